@@ -1,1 +1,299 @@
-//! TODO
+//! Protocol tables as data: a small DSL close to gem5's SLICC transition syntax.
+//!
+//! Each controller machine is described by one text file. Loading resolves every
+//! name (states, events, Rust action functions from a caller-supplied registry) and
+//! compiles the table into a dense `(state, event) -> Cell` array, so the simulator's
+//! hot path does a single vector index and no string work.
+//!
+//! # Grammar
+//!
+//! Whitespace, `// line comments` and `/* block comments */` may appear between any
+//! two tokens. Identifiers are `[A-Za-z_][A-Za-z0-9_]*`; strings are `"..."` with the
+//! escapes `\"` and `\\` only.
+//!
+//! ```text
+//! machine_file  := header state_block event_block item*
+//! overlay_file  := overlay_hdr state_block? event_block? item*
+//! header        := 'machine' '(' IDENT [',' desc] ')' ';'
+//! overlay_hdr   := 'overlay' '(' IDENT [',' desc] ')' ';'
+//! desc          := 'desc' '=' STRING
+//! state_block   := 'state_declaration' '(' 'State' [',' desc] ')' '{' state_entry+ '}'
+//! state_entry   := IDENT ',' 'AccessPermission' ':' PERM ',' KIND [',' desc] ';'
+//! PERM          := 'Invalid' | 'NotPresent' | 'Busy' | 'Read_Only' | 'Read_Write'
+//! KIND          := 'stable' | 'transient'
+//! event_block   := 'enumeration' '(' 'Event' [',' desc] ')' '{' event_entry+ '}'
+//! event_entry   := IDENT [',' desc] ';'
+//! item          := ['override'] ( transition | stall | impossible )
+//! transition    := 'transition' '(' set ',' set [',' IDENT] ')' '{' (IDENT ';')* '}'
+//! stall         := 'stall' '(' set ',' set ')' ';'
+//! impossible    := 'impossible' '(' set ',' set ')' ';'
+//! set           := IDENT | '{' IDENT (',' IDENT)* '}'
+//! ```
+//!
+//! A transition without a next state leaves the line in the state it was in. `stall`
+//! cells make the request wait until the line's state changes; reaching an
+//! `impossible` cell is an internal error. `override` is only allowed in overlay
+//! files (see [`apply_overlay`]) and replaces a cell of the base machine; without it,
+//! redefining any cell is a duplicate error.
+//!
+//! # Validation
+//!
+//! Loading stops at the first problem in file order and reports it as one line,
+//! `file:line:col: reason` (1-based, columns counted in characters): syntax errors
+//! (at the offending token, saying what was expected), unknown state / event / action
+//! / next-state names, duplicate declarations, duplicate cells (naming the first
+//! definition), an overlay for another machine, and finally an incomplete table,
+//! reported at the declaration of the state whose row has the first missing cell.
+//! Duplicate-cell errors point at the keyword that starts the second definition.
+
+mod markdown;
+mod parse;
+
+use std::collections::HashMap;
+
+pub use parse::{apply_overlay, lint, parse_machine};
+
+/// Index of a state in [`Machine::states`].
+pub type StateId = u16;
+/// Index of an event in [`Machine::events`].
+pub type EventId = u16;
+/// Index of an action in the registry passed to [`parse_machine`] / [`apply_overlay`].
+pub type ActionId = u16;
+
+/// SLICC access permission of a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Permission {
+    Invalid,
+    NotPresent,
+    Busy,
+    ReadOnly,
+    ReadWrite,
+}
+
+impl Permission {
+    /// The DSL spelling (`Read_Only`, ...).
+    pub fn dsl_name(self) -> &'static str {
+        match self {
+            Permission::Invalid => "Invalid",
+            Permission::NotPresent => "NotPresent",
+            Permission::Busy => "Busy",
+            Permission::ReadOnly => "Read_Only",
+            Permission::ReadWrite => "Read_Write",
+        }
+    }
+
+    /// Parses the DSL spelling.
+    pub fn from_dsl(s: &str) -> Option<Permission> {
+        Some(match s {
+            "Invalid" => Permission::Invalid,
+            "NotPresent" => Permission::NotPresent,
+            "Busy" => Permission::Busy,
+            "Read_Only" => Permission::ReadOnly,
+            "Read_Write" => Permission::ReadWrite,
+            _ => return None,
+        })
+    }
+}
+
+/// One declared state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateDecl {
+    pub name: String,
+    pub stable: bool,
+    pub permission: Permission,
+    pub desc: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// One declared event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventDecl {
+    pub name: String,
+    pub desc: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// What happens when `event` arrives for a line in `state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// Run `actions(first_action, n_actions)` in order, then move to `next`.
+    Transition {
+        next: StateId,
+        first_action: u32,
+        n_actions: u16,
+    },
+    /// The request waits until the line's state changes.
+    Stall,
+    /// Reaching this cell is an internal error.
+    Impossible,
+}
+
+/// Source-level description of one cell of the table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransitionInfo {
+    pub state: StateId,
+    pub event: EventId,
+    pub cell: Cell,
+    pub action_names: Vec<String>,
+    /// File that defined the cell (an overlay file for cells an overlay added or replaced).
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// An overlay that was applied to build a [`Machine`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverlayInfo {
+    pub file: String,
+    pub desc: String,
+}
+
+/// A loading error: `file:line:col: msg`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {msg}")]
+pub struct ProtocolError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub msg: String,
+}
+
+/// A loaded, complete protocol table for one controller machine.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    name: String,
+    desc: String,
+    file: String,
+    states: Vec<StateDecl>,
+    /// File that declared each state (differs from `file` for overlay states).
+    state_files: Vec<String>,
+    events: Vec<EventDecl>,
+    state_index: HashMap<String, StateId>,
+    event_index: HashMap<String, EventId>,
+    /// Position of the `state_declaration` and `enumeration` keywords in `file`.
+    states_pos: (u32, u32),
+    events_pos: (u32, u32),
+    n_events: usize,
+    /// `cells[s * n_events + e]`.
+    cells: Vec<Cell>,
+    action_seq: Vec<ActionId>,
+    transitions: Vec<TransitionInfo>,
+    overlays: Vec<OverlayInfo>,
+}
+
+impl Machine {
+    /// Machine name from the `machine(...)` header.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Description from the `machine(...)` header.
+    pub fn desc(&self) -> &str {
+        &self.desc
+    }
+
+    /// The base file the machine was loaded from.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Overlays applied on top of the base file, in order.
+    pub fn overlays(&self) -> &[OverlayInfo] {
+        &self.overlays
+    }
+
+    pub fn states(&self) -> &[StateDecl] {
+        &self.states
+    }
+
+    pub fn events(&self) -> &[EventDecl] {
+        &self.events
+    }
+
+    /// Dense lookup of the cell for `(s, e)`. Panics if either id is out of range.
+    #[inline]
+    pub fn cell(&self, s: StateId, e: EventId) -> Cell {
+        self.cells[s as usize * self.n_events + e as usize]
+    }
+
+    /// The action sequence of a [`Cell::Transition`].
+    #[inline]
+    pub fn actions(&self, first_action: u32, n_actions: u16) -> &[ActionId] {
+        let start = first_action as usize;
+        &self.action_seq[start..start + n_actions as usize]
+    }
+
+    pub fn state_id(&self, name: &str) -> Option<StateId> {
+        self.state_index.get(name).copied()
+    }
+
+    pub fn event_id(&self, name: &str) -> Option<EventId> {
+        self.event_index.get(name).copied()
+    }
+
+    pub fn state_name(&self, s: StateId) -> &str {
+        &self.states[s as usize].name
+    }
+
+    pub fn event_name(&self, e: EventId) -> &str {
+        &self.events[e as usize].name
+    }
+
+    pub fn permission(&self, s: StateId) -> Permission {
+        self.states[s as usize].permission
+    }
+
+    pub fn is_stable(&self, s: StateId) -> bool {
+        self.states[s as usize].stable
+    }
+
+    /// Every cell (transition, stall and impossible), in `(state, event)` order.
+    pub fn transitions(&self) -> &[TransitionInfo] {
+        &self.transitions
+    }
+
+    /// Looks up states the simulator relies on; the error names the file and the
+    /// first missing state and points at the `state_declaration` block.
+    pub fn require_states(&self, names: &[&str]) -> Result<Vec<StateId>, ProtocolError> {
+        names
+            .iter()
+            .map(|n| {
+                self.state_id(n).ok_or_else(|| ProtocolError {
+                    file: self.file.clone(),
+                    line: self.states_pos.0,
+                    col: self.states_pos.1,
+                    msg: format!(
+                        "machine '{}' has no state '{}' (required by the simulator)",
+                        self.name, n
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    /// Looks up events the simulator relies on; see [`Machine::require_states`].
+    pub fn require_events(&self, names: &[&str]) -> Result<Vec<EventId>, ProtocolError> {
+        names
+            .iter()
+            .map(|n| {
+                self.event_id(n).ok_or_else(|| ProtocolError {
+                    file: self.file.clone(),
+                    line: self.events_pos.0,
+                    col: self.events_pos.1,
+                    msg: format!(
+                        "machine '{}' has no event '{}' (required by the simulator)",
+                        self.name, n
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    /// Renders the machine as GitHub-flavoured Markdown: heading, states, events,
+    /// transitions (impossible cells counted, not listed) and a compact matrix.
+    pub fn to_markdown(&self) -> String {
+        markdown::render(self)
+    }
+}
