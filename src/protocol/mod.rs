@@ -297,3 +297,6 @@ impl Machine {
         markdown::render(self)
     }
 }
+
+#[cfg(test)]
+mod tests;
