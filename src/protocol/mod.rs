@@ -8,8 +8,8 @@
 //! # Grammar
 //!
 //! Whitespace, `// line comments` and `/* block comments */` may appear between any
-//! two tokens. Identifiers are `[A-Za-z_][A-Za-z0-9_]*`; strings are `"..."` with the
-//! escapes `\"` and `\\` only.
+//! two tokens. Identifiers are `[A-Za-z_][A-Za-z0-9_]*`; strings are `"..."` on one
+//! line, with the escapes `\"` and `\\` only.
 //!
 //! ```text
 //! machine_file  := header state_block event_block item*

@@ -128,7 +128,7 @@ fn keyword<'a>(i: &'a str, kw: &str) -> Option<&'a str> {
     }
 }
 
-/// A string literal starting at `i` (which begins with `"`).
+/// A string literal starting at `i` (which begins with `"`); it may not span lines.
 fn string_lit(i: &str) -> PResult<'_, String> {
     let start = i;
     let body = &i[1..];
@@ -136,7 +136,7 @@ fn string_lit(i: &str) -> PResult<'_, String> {
     let mut chars = body.char_indices();
     loop {
         match chars.next() {
-            None => return fail(start, "unterminated string"),
+            None | Some((_, '\n')) => return fail(start, "unterminated string"),
             Some((k, '"')) => return Ok((&body[k + 1..], out)),
             Some((_, '\\')) => match chars.next() {
                 Some((_, '"')) => out.push('"'),

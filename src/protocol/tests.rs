@@ -587,3 +587,8 @@ fn prefixes_never_panic() {
         }
     }
 }
+
+#[test]
+fn string_may_not_span_lines() {
+    assert_err("machine(M, desc=\"abc\n\");", 1, 17, "unterminated string");
+}
