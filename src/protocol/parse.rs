@@ -597,10 +597,11 @@ impl<'a> Builder<'a> {
         let (_, at) = tok(i)?;
         if let Some(mut i) = at.strip_prefix('{') {
             let mut out: Vec<u16> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             loop {
                 let (rest, (name, nat)) = expect_ident(i, &format!("{what} name"))?;
                 let id = resolve(name, nat)?;
-                if out.contains(&id) {
+                if !seen.insert(id) {
                     return fail(nat, format!("{what} '{name}' listed twice in the set"));
                 }
                 out.push(id);
