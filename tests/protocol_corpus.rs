@@ -240,3 +240,37 @@ fn huge_and_odd_inputs_do_not_panic() {
     let m = parse_machine(&src, "big.sm", ACTS).unwrap();
     assert_eq!(m.cell(1999, 1), Cell::Stall);
 }
+
+#[test]
+fn mutated_files_do_not_panic() {
+    let b = base();
+    let src = read(&corpus().join("valid/ovl_ok.sm"));
+    let base_src = read(&corpus().join("valid/base.sm"));
+    let alphabet: Vec<char> = "{}(),;:=\"\\/*\n _aZ9é\u{0}".chars().collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) as usize) % n.max(1)
+    };
+    for text in [&base_src, &src] {
+        let chars: Vec<char> = text.chars().collect();
+        for _ in 0..1500 {
+            let mut m = chars.clone();
+            for _ in 0..1 + next(4) {
+                let k = next(m.len());
+                match next(3) {
+                    0 => m[k] = alphabet[next(alphabet.len())],
+                    1 => {
+                        m.remove(k);
+                    }
+                    _ => m.insert(k, alphabet[next(alphabet.len())]),
+                }
+            }
+            let s: String = m.into_iter().collect();
+            let _ = parse_machine(&s, "m.sm", ACTS);
+            let _ = apply_overlay(&b, &s, "m.sm", ACTS);
+        }
+    }
+}
