@@ -164,7 +164,8 @@ impl StatsRegistry {
         self.stats.is_empty()
     }
 
-    /// Write gem5's `stats.txt` layout: a begin marker, one line per stat
+    /// Write gem5's `stats.txt` layout: an empty line and the begin marker
+    /// (as gem5 writes them), one line per stat
     /// (`name` left-justified to 40 columns, a space, the value
     /// right-justified to 12, two blank 10-column fields, then
     /// ` # description (Unit)`), a blank line and an end marker.
