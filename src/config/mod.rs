@@ -1,1 +1,904 @@
-//! TODO
+//! The simulator's configuration: one schema, read from TOML, every field
+//! defaulting to the paper's Table 1.
+//!
+//! ```toml
+//! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64
+//! [l1]          # size_bytes = 32768, assoc = 4, latency = 1
+//! [l2]          # size_bytes = 524288, assoc = 8, latency = 10 (exclusive of the L1)
+//! [directory]   # banks = 4, latency = 2
+//! [memory]      # size_bytes = 536870912, latency = 35
+//! [network]     # topology = "hierarchical_switch", net_mhz = 500.0, cores_per_leaf = 4,
+//!               # hop_latency = 1, link_bytes_per_cycle = 16, header_bytes = 8, random_delay_max = 0
+//! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
+//!               # descriptor_entries = 64, active_matches = 1
+//! [watchdog]    # progress_cycles = 50000, request_cycles = 500000
+//! ```
+//!
+//! All latencies are in core cycles except the network's `hop_latency`,
+//! which is in network cycles. Unknown keys are rejected and every error
+//! names the file, line, column (1-based, when known) and the dotted key
+//! path: `cfg.toml:2:1: key `l2.asoc`: unknown field `asoc`, expected one of
+//! size_bytes, assoc, latency`.
+//!
+//! A section given only in part keeps the defaults of its other keys; in
+//! particular `[l1]` and `[l2]` fill missing keys from their own (different)
+//! defaults.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// The only network topology implemented.
+pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
+
+/// Largest supported core count.
+pub const MAX_CORES: usize = 1024;
+
+/// A configuration error, located as precisely as known.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", render(.file, *.line, *.col, .key_path, .msg))]
+pub struct ConfigError {
+    /// File name as given by the caller (empty when not from a file).
+    pub file: String,
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// 1-based column (in characters).
+    pub col: Option<u32>,
+    /// Dotted key path such as `l2.assoc` (empty when unknown).
+    pub key_path: String,
+    pub msg: String,
+}
+
+fn render(file: &str, line: Option<u32>, col: Option<u32>, key: &str, msg: &str) -> String {
+    let mut loc = file.to_string();
+    if let Some(l) = line {
+        loc.push_str(&format!(":{l}"));
+        if let Some(c) = col {
+            loc.push_str(&format!(":{c}"));
+        }
+    }
+    let loc = loc.trim_start_matches(':').to_string();
+    let mut parts = Vec::new();
+    if !loc.is_empty() {
+        parts.push(loc);
+    }
+    if !key.is_empty() {
+        parts.push(format!("key `{key}`"));
+    }
+    parts.push(msg.to_string());
+    parts.join(": ")
+}
+
+impl ConfigError {
+    fn key(key_path: &str, msg: impl Into<String>) -> Self {
+        ConfigError {
+            file: String::new(),
+            line: None,
+            col: None,
+            key_path: key_path.to_string(),
+            msg: msg.into(),
+        }
+    }
+}
+
+/// Cores and the cache-line size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoreSection {
+    /// Number of cores (1..=1024).
+    pub cores: usize,
+    /// Core clock in GHz.
+    pub core_ghz: f64,
+    /// Cycles per non-memory instruction.
+    pub cpi: f64,
+    pub store_buffer_entries: usize,
+    /// Cache-line size in bytes (a power of two).
+    pub line_bytes: usize,
+}
+
+impl Default for CoreSection {
+    fn default() -> Self {
+        CoreSection {
+            cores: 16,
+            core_ghz: 1.0,
+            cpi: 1.0,
+            store_buffer_entries: 8,
+            line_bytes: 64,
+        }
+    }
+}
+
+/// One cache level. Its defaults depend on the level, see
+/// [`CacheSection::l1_default`] and [`CacheSection::l2_default`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSection {
+    pub size_bytes: u64,
+    pub assoc: usize,
+    /// Access latency in core cycles.
+    pub latency: u64,
+}
+
+impl CacheSection {
+    /// Private L1 data cache: 32 kB, 4-way, 1 cycle.
+    pub fn l1_default() -> Self {
+        CacheSection {
+            size_bytes: 32 * 1024,
+            assoc: 4,
+            latency: 1,
+        }
+    }
+
+    /// Private L2: 512 kB, 8-way, 10 cycles.
+    pub fn l2_default() -> Self {
+        CacheSection {
+            size_bytes: 512 * 1024,
+            assoc: 8,
+            latency: 10,
+        }
+    }
+
+    /// Number of sets for `line_bytes`-byte lines (0 if degenerate).
+    pub fn sets(&self, line_bytes: usize) -> usize {
+        let way_bytes = (self.assoc as u64).saturating_mul(line_bytes as u64);
+        self.size_bytes
+            .checked_div(way_bytes)
+            .map_or(0, |s| s as usize)
+    }
+}
+
+/// A partially given cache section, applied over the level's defaults.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of cache parameters (size_bytes, assoc, latency)"
+)]
+struct CachePatch {
+    size_bytes: Option<u64>,
+    assoc: Option<usize>,
+    latency: Option<u64>,
+}
+
+impl CachePatch {
+    fn apply(self, mut base: CacheSection) -> CacheSection {
+        if let Some(v) = self.size_bytes {
+            base.size_bytes = v;
+        }
+        if let Some(v) = self.assoc {
+            base.assoc = v;
+        }
+        if let Some(v) = self.latency {
+            base.latency = v;
+        }
+        base
+    }
+}
+
+fn de_l1<'de, D: Deserializer<'de>>(d: D) -> Result<CacheSection, D::Error> {
+    Ok(CachePatch::deserialize(d)?.apply(CacheSection::l1_default()))
+}
+
+fn de_l2<'de, D: Deserializer<'de>>(d: D) -> Result<CacheSection, D::Error> {
+    Ok(CachePatch::deserialize(d)?.apply(CacheSection::l2_default()))
+}
+
+/// The MOESI directory at memory, banked by line address.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DirSection {
+    /// Number of banks (a power of two).
+    pub banks: usize,
+    /// Directory lookup latency in core cycles.
+    pub latency: u64,
+}
+
+impl Default for DirSection {
+    fn default() -> Self {
+        DirSection {
+            banks: 4,
+            latency: 2,
+        }
+    }
+}
+
+/// Main memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemSection {
+    pub size_bytes: u64,
+    /// Access latency in core cycles.
+    pub latency: u64,
+}
+
+impl Default for MemSection {
+    fn default() -> Self {
+        MemSection {
+            size_bytes: 512 * 1024 * 1024,
+            latency: 35,
+        }
+    }
+}
+
+/// The on-chip network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetSection {
+    /// Only `"hierarchical_switch"` is accepted.
+    pub topology: String,
+    /// Network clock in MHz.
+    pub net_mhz: f64,
+    pub cores_per_leaf: usize,
+    /// Per-hop (switch + wire) latency in network cycles.
+    pub hop_latency: u32,
+    /// Link bandwidth in bytes per network cycle.
+    pub link_bytes_per_cycle: u32,
+    /// Bytes of header on every message (a data message is header + line).
+    pub header_bytes: u32,
+    /// Maximum random extra delay per message in core cycles (tester only;
+    /// 0 disables).
+    pub random_delay_max: u64,
+}
+
+impl Default for NetSection {
+    fn default() -> Self {
+        NetSection {
+            topology: TOPOLOGY_HIERARCHICAL_SWITCH.to_string(),
+            net_mhz: 500.0,
+            cores_per_leaf: 4,
+            hop_latency: 1,
+            link_bytes_per_cycle: 16,
+            header_bytes: 8,
+            random_delay_max: 0,
+        }
+    }
+}
+
+/// The MOPED device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MopedSection {
+    /// Coherence operations issued per cycle.
+    pub ops_per_cycle: u32,
+    /// Copy-unit lines in flight on the send side.
+    pub copy_send_lines: usize,
+    /// Copy-unit lines in flight on the receive side.
+    pub copy_recv_lines: usize,
+    pub descriptor_entries: usize,
+    pub active_matches: usize,
+}
+
+impl Default for MopedSection {
+    fn default() -> Self {
+        MopedSection {
+            ops_per_cycle: 2,
+            copy_send_lines: 4,
+            copy_recv_lines: 4,
+            descriptor_entries: 64,
+            active_matches: 1,
+        }
+    }
+}
+
+/// Deadlock/livelock watchdogs; they cannot be disabled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchdogSection {
+    /// Maximum cycles without any core making progress.
+    pub progress_cycles: u64,
+    /// Maximum cycles one request may stay outstanding.
+    pub request_cycles: u64,
+}
+
+impl Default for WatchdogSection {
+    fn default() -> Self {
+        WatchdogSection {
+            progress_cycles: 50_000,
+            request_cycles: 500_000,
+        }
+    }
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SystemConfig {
+    pub system: CoreSection,
+    #[serde(deserialize_with = "de_l1")]
+    pub l1: CacheSection,
+    #[serde(deserialize_with = "de_l2")]
+    pub l2: CacheSection,
+    pub directory: DirSection,
+    pub memory: MemSection,
+    pub network: NetSection,
+    pub moped: MopedSection,
+    pub watchdog: WatchdogSection,
+}
+
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig {
+            system: CoreSection::default(),
+            l1: CacheSection::l1_default(),
+            l2: CacheSection::l2_default(),
+            directory: DirSection::default(),
+            memory: MemSection::default(),
+            network: NetSection::default(),
+            moped: MopedSection::default(),
+            watchdog: WatchdogSection::default(),
+        }
+    }
+}
+
+/// 1-based (line, column in characters) of byte offset `pos` in `text`.
+fn line_col(text: &str, pos: usize) -> (u32, u32) {
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    let before = &text[..pos];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+    let col = text[line_start..pos].chars().count() + 1;
+    (line as u32, col as u32)
+}
+
+/// Make a deserializer message one line, and drop the backticks serde puts
+/// around the expected field names of an unknown-field error so it reads
+/// `unknown field `asoc`, expected one of size_bytes, assoc, latency`.
+fn tidy_message(msg: &str) -> String {
+    let msg = msg.trim().replace("\r\n", "\n").replace('\n', "; ");
+    if msg.starts_with("unknown field") {
+        if let Some(p) = msg.find(", expected") {
+            return format!("{}{}", &msg[..p], msg[p..].replace('`', ""));
+        }
+    }
+    msg
+}
+
+fn path_string(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut parts = Vec::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Map { key } => parts.push(key.clone()),
+            Segment::Seq { index } => parts.push(index.to_string()),
+            Segment::Enum { variant } => parts.push(variant.clone()),
+            Segment::Unknown => parts.push("?".to_string()),
+        }
+    }
+    parts.join(".")
+}
+
+/// The dotted key a line defines, given the current table header, e.g.
+/// `l2.assoc` for `assoc = 4` under `[l2]`. Best effort: handles bare and
+/// simply quoted keys and dotted keys.
+fn parse_key(s: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for part in s.split('.') {
+        let p = part.trim().trim_matches('"').trim_matches('\'');
+        if p.is_empty() {
+            return None;
+        }
+        out.push(p.to_string());
+    }
+    Some(out)
+}
+
+/// Find where `key_path` is defined in `text` (1-based line and column of
+/// the key); falls back to the nearest enclosing key or table that is found.
+fn locate_key(text: &str, key_path: &str) -> Option<(u32, u32)> {
+    let want: Vec<&str> = key_path.split('.').collect();
+    let mut best: Option<(usize, (u32, u32))> = None;
+    let mut table: Vec<String> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let trimmed = raw.trim_start();
+        let indent = raw.len() - trimmed.len();
+        let col = raw[..indent].chars().count() as u32 + 1;
+        let line = i as u32 + 1;
+        let (full, at_col) = if let Some(rest) = trimmed.strip_prefix('[') {
+            let inner = rest.trim_start_matches('[');
+            let Some(end) = inner.find(']') else { continue };
+            let Some(k) = parse_key(&inner[..end]) else {
+                continue;
+            };
+            table = k.clone();
+            (k, col)
+        } else if let Some(eq) = trimmed.find('=') {
+            if trimmed.starts_with('#') {
+                continue;
+            }
+            let Some(k) = parse_key(&trimmed[..eq]) else {
+                continue;
+            };
+            let mut full = table.clone();
+            full.extend(k);
+            (full, col)
+        } else {
+            continue;
+        };
+        let matched = full
+            .iter()
+            .zip(&want)
+            .take_while(|(a, b)| a.as_str() == **b)
+            .count();
+        if matched == full.len() && matched > 0 && best.map_or(true, |(m, _)| matched > m) {
+            best = Some((matched, (line, at_col)));
+        }
+    }
+    best.map(|(_, lc)| lc)
+}
+
+fn is_pow2(x: u64) -> bool {
+    x != 0 && x & (x - 1) == 0
+}
+
+impl SystemConfig {
+    /// Parse and validate a configuration. `file` is used only in errors.
+    pub fn from_toml_str(text: &str, file: &str) -> Result<Self, ConfigError> {
+        let de = toml::Deserializer::new(text);
+        let cfg: SystemConfig = match serde_path_to_error::deserialize(de) {
+            Ok(c) => c,
+            Err(e) => {
+                let mut key_path = path_string(e.path());
+                let inner = e.inner();
+                let msg = tidy_message(inner.message());
+                // Name the offending key itself for unknown fields.
+                if let Some(rest) = msg.strip_prefix("unknown field `") {
+                    if let Some(end) = rest.find('`') {
+                        let field = &rest[..end];
+                        if !key_path.ends_with(field) || key_path.is_empty() {
+                            key_path = if key_path.is_empty() {
+                                field.to_string()
+                            } else {
+                                format!("{key_path}.{field}")
+                            };
+                        }
+                    }
+                }
+                let (line, col) = match inner.span() {
+                    Some(sp) => {
+                        let (l, c) = line_col(text, sp.start);
+                        (Some(l), Some(c))
+                    }
+                    None => match locate_key(text, &key_path) {
+                        Some((l, c)) => (Some(l), Some(c)),
+                        None => (None, None),
+                    },
+                };
+                return Err(ConfigError {
+                    file: file.to_string(),
+                    line,
+                    col,
+                    key_path,
+                    msg,
+                });
+            }
+        };
+        if let Err(mut e) = cfg.validate() {
+            e.file = file.to_string();
+            if let Some((l, c)) = locate_key(text, &e.key_path) {
+                e.line = Some(l);
+                e.col = Some(c);
+            }
+            return Err(e);
+        }
+        Ok(cfg)
+    }
+
+    /// Read, parse and validate a configuration file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: name.clone(),
+            line: None,
+            col: None,
+            key_path: String::new(),
+            msg: format!("cannot read config: {e}"),
+        })?;
+        Self::from_toml_str(&text, &name)
+    }
+
+    /// The resolved configuration as TOML (every key, saved beside results).
+    pub fn to_toml_string(&self) -> String {
+        match toml::to_string_pretty(self) {
+            Ok(s) => s,
+            Err(e) => format!("# cannot serialize configuration: {e}\n"),
+        }
+    }
+
+    /// Override one key, e.g. `set("l2.latency", "12")`. The value is parsed
+    /// as a TOML value; if it is not valid TOML it is taken as a string
+    /// (so `set("network.topology", "hierarchical_switch")` works unquoted).
+    /// Unknown keys and wrong types are errors naming the path. The result is
+    /// not validated (several overrides may be needed to reach a valid
+    /// configuration): call [`validate`](Self::validate) afterwards.
+    pub fn set(&mut self, key_path: &str, value: &str) -> Result<(), ConfigError> {
+        let new_value = match format!("v = {value}").parse::<toml::Table>() {
+            Ok(mut t) if t.len() == 1 && t.contains_key("v") => t.remove("v").expect("checked"),
+            _ => toml::Value::String(value.to_string()),
+        };
+        let mut root = toml::Value::try_from(&*self)
+            .map_err(|e| ConfigError::key(key_path, format!("cannot serialize config: {e}")))?;
+        let segs: Vec<&str> = key_path.split('.').collect();
+        if segs.iter().any(|s| s.is_empty()) {
+            return Err(ConfigError::key(key_path, "malformed key path"));
+        }
+        let mut node = &mut root;
+        for (i, seg) in segs.iter().enumerate() {
+            let here = segs[..=i].join(".");
+            let table = match node {
+                toml::Value::Table(t) => t,
+                _ => {
+                    return Err(ConfigError::key(
+                        &here,
+                        format!("`{}` is not a section", segs[..i].join(".")),
+                    ))
+                }
+            };
+            if !table.contains_key(*seg) {
+                let names: Vec<&str> = table.keys().map(String::as_str).collect();
+                return Err(ConfigError::key(
+                    &here,
+                    format!(
+                        "unknown field `{seg}`, expected one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            node = table.get_mut(*seg).expect("checked");
+        }
+        if node.is_table() && !new_value.is_table() {
+            return Err(ConfigError::key(
+                key_path,
+                "is a section; set one of its keys (e.g. `section.key`)",
+            ));
+        }
+        *node = new_value;
+        let cfg: SystemConfig = serde_path_to_error::deserialize(root).map_err(|e| {
+            let p = path_string(e.path());
+            ConfigError::key(
+                if p.is_empty() { key_path } else { &p },
+                tidy_message(e.inner().message()),
+            )
+        })?;
+        *self = cfg;
+        Ok(())
+    }
+
+    /// Check the configuration for values the simulator cannot model.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |k: &str, m: String| Err(ConfigError::key(k, m));
+        let s = &self.system;
+        if s.cores == 0 || s.cores > MAX_CORES {
+            return err(
+                "system.cores",
+                format!("must be between 1 and {MAX_CORES}, got {}", s.cores),
+            );
+        }
+        if !(s.core_ghz.is_finite() && s.core_ghz > 0.0) {
+            return err(
+                "system.core_ghz",
+                format!("must be a positive finite frequency, got {}", s.core_ghz),
+            );
+        }
+        if !(s.cpi.is_finite() && s.cpi > 0.0) {
+            return err(
+                "system.cpi",
+                format!("must be positive and finite, got {}", s.cpi),
+            );
+        }
+        if s.store_buffer_entries == 0 {
+            return err("system.store_buffer_entries", "must be >= 1".to_string());
+        }
+        if !is_pow2(s.line_bytes as u64) || !(8..=4096).contains(&s.line_bytes) {
+            return err(
+                "system.line_bytes",
+                format!(
+                    "must be a power of two between 8 and 4096, got {}",
+                    s.line_bytes
+                ),
+            );
+        }
+        for (name, c) in [("l1", &self.l1), ("l2", &self.l2)] {
+            if c.assoc == 0 {
+                return err(&format!("{name}.assoc"), "must be >= 1".to_string());
+            }
+            if c.size_bytes == 0 {
+                return err(&format!("{name}.size_bytes"), "must be > 0".to_string());
+            }
+            let way = c.assoc as u64 * s.line_bytes as u64;
+            if c.size_bytes % way != 0 {
+                return err(
+                    &format!("{name}.size_bytes"),
+                    format!(
+                        "{} is not divisible by assoc * line_bytes = {} * {} = {way}",
+                        c.size_bytes, c.assoc, s.line_bytes
+                    ),
+                );
+            }
+            let sets = c.size_bytes / way;
+            if !is_pow2(sets) {
+                return err(
+                    &format!("{name}.size_bytes"),
+                    format!(
+                        "number of sets ({} / {way} = {sets}) must be a power of two",
+                        c.size_bytes
+                    ),
+                );
+            }
+            if c.latency == 0 {
+                return err(&format!("{name}.latency"), "must be >= 1 cycle".to_string());
+            }
+        }
+        let d = &self.directory;
+        if !is_pow2(d.banks as u64) || d.banks > MAX_CORES {
+            return err(
+                "directory.banks",
+                format!(
+                    "must be a power of two between 1 and {MAX_CORES}, got {}",
+                    d.banks
+                ),
+            );
+        }
+        if d.latency == 0 {
+            return err("directory.latency", "must be >= 1 cycle".to_string());
+        }
+        let m = &self.memory;
+        if m.size_bytes == 0 || m.size_bytes % s.line_bytes as u64 != 0 {
+            return err(
+                "memory.size_bytes",
+                format!(
+                    "must be a positive multiple of line_bytes ({}), got {}",
+                    s.line_bytes, m.size_bytes
+                ),
+            );
+        }
+        if m.size_bytes > i64::MAX as u64 {
+            return err("memory.size_bytes", "is too large".to_string());
+        }
+        if m.latency == 0 {
+            return err("memory.latency", "must be >= 1 cycle".to_string());
+        }
+        let n = &self.network;
+        if n.topology != TOPOLOGY_HIERARCHICAL_SWITCH {
+            return err(
+                "network.topology",
+                format!(
+                    "unsupported topology {:?}; the only one implemented is {:?}",
+                    n.topology, TOPOLOGY_HIERARCHICAL_SWITCH
+                ),
+            );
+        }
+        if !(n.net_mhz.is_finite() && n.net_mhz > 0.0) {
+            return err(
+                "network.net_mhz",
+                format!("must be a positive finite frequency, got {}", n.net_mhz),
+            );
+        }
+        let ratio = s.core_ghz * 1000.0 / n.net_mhz;
+        if !(ratio.is_finite() && (1e-3..=1e6).contains(&ratio)) {
+            return err(
+                "network.net_mhz",
+                format!("core/network clock ratio {ratio} is out of range"),
+            );
+        }
+        if n.cores_per_leaf == 0 {
+            return err("network.cores_per_leaf", "must be >= 1".to_string());
+        }
+        if n.hop_latency == 0 {
+            return err(
+                "network.hop_latency",
+                "must be >= 1 network cycle".to_string(),
+            );
+        }
+        if n.link_bytes_per_cycle == 0 {
+            return err("network.link_bytes_per_cycle", "must be >= 1".to_string());
+        }
+        if n.header_bytes == 0 {
+            return err("network.header_bytes", "must be >= 1".to_string());
+        }
+        let mp = &self.moped;
+        for (k, v) in [
+            ("moped.ops_per_cycle", mp.ops_per_cycle as usize),
+            ("moped.copy_send_lines", mp.copy_send_lines),
+            ("moped.copy_recv_lines", mp.copy_recv_lines),
+            ("moped.descriptor_entries", mp.descriptor_entries),
+            ("moped.active_matches", mp.active_matches),
+        ] {
+            if v == 0 {
+                return err(k, "must be >= 1".to_string());
+            }
+        }
+        if self.watchdog.progress_cycles == 0 {
+            return err(
+                "watchdog.progress_cycles",
+                "must be > 0 (the watchdog cannot be disabled)".to_string(),
+            );
+        }
+        if self.watchdog.request_cycles == 0 {
+            return err(
+                "watchdog.request_cycles",
+                "must be > 0 (the watchdog cannot be disabled)".to_string(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Sets in each L1.
+    pub fn l1_sets(&self) -> usize {
+        self.l1.sets(self.system.line_bytes)
+    }
+
+    /// Sets in each L2.
+    pub fn l2_sets(&self) -> usize {
+        self.l2.sets(self.system.line_bytes)
+    }
+
+    /// The network parameters (one directory node per bank).
+    pub fn net_config(&self) -> crate::net::NetConfig {
+        crate::net::NetConfig {
+            n_cores: self.system.cores,
+            n_dirs: self.directory.banks,
+            cores_per_leaf: self.network.cores_per_leaf,
+            core_ghz: self.system.core_ghz,
+            net_mhz: self.network.net_mhz,
+            hop_latency: self.network.hop_latency,
+            link_bytes_per_cycle: self.network.link_bytes_per_cycle,
+        }
+    }
+}
+
+impl fmt::Display for SystemConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_toml_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_table_1() {
+        let c = SystemConfig::default();
+        assert_eq!(c.system.cores, 16);
+        assert_eq!(c.system.core_ghz, 1.0);
+        assert_eq!(c.system.line_bytes, 64);
+        assert_eq!(
+            (c.l1.size_bytes, c.l1.assoc, c.l1.latency),
+            (32 * 1024, 4, 1)
+        );
+        assert_eq!(
+            (c.l2.size_bytes, c.l2.assoc, c.l2.latency),
+            (512 * 1024, 8, 10)
+        );
+        assert_eq!(c.memory.size_bytes, 512 << 20);
+        assert_eq!(c.memory.latency, 35);
+        assert_eq!(c.network.topology, "hierarchical_switch");
+        assert_eq!(c.network.net_mhz, 500.0);
+        assert_eq!(c.moped.ops_per_cycle, 2);
+        assert_eq!((c.moped.copy_send_lines, c.moped.copy_recv_lines), (4, 4));
+        assert_eq!(c.moped.descriptor_entries, 64);
+        assert_eq!(c.moped.active_matches, 1);
+        assert_eq!(c.l1_sets(), 128);
+        assert_eq!(c.l2_sets(), 1024);
+        c.validate().unwrap();
+        assert_eq!(SystemConfig::from_toml_str("", "e.toml").unwrap(), c);
+    }
+
+    #[test]
+    fn round_trip() {
+        let mut c = SystemConfig::default();
+        c.l2.latency = 12;
+        c.system.cores = 32;
+        c.network.net_mhz = 750.5;
+        let text = c.to_toml_string();
+        assert_eq!(SystemConfig::from_toml_str(&text, "rt.toml").unwrap(), c);
+        let d = SystemConfig::default();
+        assert_eq!(
+            SystemConfig::from_toml_str(&d.to_toml_string(), "d").unwrap(),
+            d
+        );
+    }
+
+    #[test]
+    fn partial_sections_keep_level_defaults() {
+        let c = SystemConfig::from_toml_str("[l2]\nassoc = 16\n[l1]\nlatency = 2\n", "p").unwrap();
+        assert_eq!(c.l2.size_bytes, 512 * 1024);
+        assert_eq!(c.l2.assoc, 16);
+        assert_eq!(c.l2.latency, 10);
+        assert_eq!(c.l1.size_bytes, 32 * 1024);
+        assert_eq!(c.l1.latency, 2);
+        let c = SystemConfig::from_toml_str("l2 = { latency = 20 }\n", "p").unwrap();
+        assert_eq!(c.l2.assoc, 8);
+        assert_eq!(c.l2.latency, 20);
+    }
+
+    #[test]
+    fn unknown_key_message() {
+        let e = SystemConfig::from_toml_str("[l2]\nasoc = 4\n", "cfg.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cfg.toml:2:1: key `l2.asoc`: unknown field `asoc`, expected one of size_bytes, assoc, latency"
+        );
+    }
+
+    #[test]
+    fn wrong_type_message() {
+        let e = SystemConfig::from_toml_str("[l2]\nassoc = \"x\"\n", "cfg.toml").unwrap_err();
+        assert_eq!(e.key_path, "l2.assoc");
+        assert_eq!(e.line, Some(2));
+        assert!(e.msg.contains("expected usize"), "{e}");
+    }
+
+    #[test]
+    fn validation_is_located() {
+        let e = SystemConfig::from_toml_str("# x\n[l1]\n  assoc = 3\n", "v.toml").unwrap_err();
+        assert_eq!(e.key_path, "l1.size_bytes");
+        // l1.size_bytes is not in the file: points at the [l1] header.
+        assert_eq!((e.line, e.col), (Some(2), Some(1)));
+        let e = SystemConfig::from_toml_str("[memory]\n  latency = 0\n", "v.toml").unwrap_err();
+        assert_eq!(e.key_path, "memory.latency");
+        assert_eq!((e.line, e.col), (Some(2), Some(3)));
+        assert_eq!(
+            e.to_string(),
+            "v.toml:2:3: key `memory.latency`: must be >= 1 cycle"
+        );
+    }
+
+    #[test]
+    fn set_overrides() {
+        let mut c = SystemConfig::default();
+        c.set("l2.latency", "12").unwrap();
+        assert_eq!(c.l2.latency, 12);
+        assert_eq!(c.l2.assoc, 8);
+        c.set("system.core_ghz", "2").unwrap();
+        assert_eq!(c.system.core_ghz, 2.0);
+        c.set("network.topology", "hierarchical_switch").unwrap();
+        c.set("network.topology", "\"hierarchical_switch\"")
+            .unwrap();
+        c.set("l1", "{ latency = 3 }").unwrap();
+        assert_eq!(c.l1.latency, 3);
+        assert_eq!(c.l1.size_bytes, 32 * 1024);
+        let e = c.set("l2.asoc", "4").unwrap_err();
+        assert_eq!(e.key_path, "l2.asoc");
+        assert!(e.msg.contains("unknown field `asoc`"), "{e}");
+        let e = c.set("nosuch.key", "4").unwrap_err();
+        assert_eq!(e.key_path, "nosuch");
+        let e = c.set("l2.assoc", "\"x\"").unwrap_err();
+        assert_eq!(e.key_path, "l2.assoc");
+        assert!(e.msg.contains("expected usize"), "{e}");
+        let e = c.set("l2.assoc.deeper", "1").unwrap_err();
+        assert_eq!(e.key_path, "l2.assoc.deeper");
+        assert!(c.set("l2", "4").is_err());
+        assert!(c.set("", "4").is_err());
+        assert!(c.set("l2..assoc", "4").is_err());
+        // Failed overrides leave the config unchanged.
+        assert_eq!(c.l2.assoc, 8);
+        c.set("l2.assoc", "3").unwrap();
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn net_config_matches() {
+        let n = SystemConfig::default().net_config();
+        assert_eq!(n.n_cores, 16);
+        assert_eq!(n.n_dirs, 4);
+        assert_eq!(n.cores_per_leaf, 4);
+        assert_eq!(n.link_bytes_per_cycle, 16);
+    }
+
+    #[test]
+    fn display_omits_unknown_parts() {
+        let e = ConfigError::key("", "boom");
+        assert_eq!(e.to_string(), "boom");
+        let e = ConfigError {
+            file: "f.toml".into(),
+            line: Some(3),
+            col: None,
+            key_path: "a.b".into(),
+            msg: "bad".into(),
+        };
+        assert_eq!(e.to_string(), "f.toml:3: key `a.b`: bad");
+    }
+}

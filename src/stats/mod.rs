@@ -1,1 +1,618 @@
-//! TODO
+//! Statistics registry and its three output formats.
+//!
+//! Every component registers its end-of-run numbers into one [`StatsRegistry`]
+//! under dotted names (`system.cpu0.l1d.hits`). The registry keeps insertion
+//! order and writes the same list three ways:
+//!
+//! * `stats.txt`: gem5's text format (see [`StatsRegistry::write_stats_txt`]);
+//! * `stats.json`: `{"format": "moped-stats-1", "stats": [...], "tree": {...}}`
+//!   (see [`StatsRegistry::to_json`]);
+//! * `stats.csv`: `name,value,unit,description` with RFC-4180 quoting.
+//!
+//! Integers are exact in all three. Floats are written with full (shortest
+//! round-trip) precision in JSON and CSV and with 6 decimals in `stats.txt`,
+//! as gem5 does. Non-finite floats become `null` in JSON.
+//!
+//! Units use gem5's spelling: `Count`, `Cycle`, `Byte`, `Tick`, `Second`,
+//! `Ratio`, `Byte/Cycle`, ... An empty unit is stored as `Unspecified`.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Identifier of the JSON layout written by [`StatsRegistry::to_json`].
+pub const JSON_FORMAT: &str = "moped-stats-1";
+
+/// Key used in the JSON tree for a value whose name is also a prefix of
+/// other names (`a.b` and `a.b.c` give `tree.a.b._value` and `tree.a.b.c`).
+pub const TREE_SELF_KEY: &str = "_value";
+
+const BEGIN_LINE: &str = "---------- Begin Simulation Statistics ----------";
+const END_LINE: &str = "---------- End Simulation Statistics   ----------";
+
+/// A statistic's value: an exact counter or a derived floating-point number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StatValue {
+    Int(u64),
+    Float(f64),
+}
+
+impl StatValue {
+    /// The value as `f64` (counters above 2^53 lose precision).
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            StatValue::Int(v) => v as f64,
+            StatValue::Float(v) => v,
+        }
+    }
+
+    /// Parse a value as written in `stats.txt` or `stats.csv`: a plain
+    /// run of digits is an `Int`, anything else that parses as `f64`
+    /// (`1.5`, `3.0`, `1e-7`, `inf`, `NaN`) is a `Float`.
+    pub fn parse(s: &str) -> Option<StatValue> {
+        let s = s.trim();
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            return s.parse().ok().map(StatValue::Int);
+        }
+        s.parse().ok().map(StatValue::Float)
+    }
+
+    /// Text used in CSV: integers plain, floats with shortest round-trip
+    /// digits and always a `.`/exponent so they read back as floats.
+    fn csv_text(&self) -> String {
+        match *self {
+            StatValue::Int(v) => v.to_string(),
+            StatValue::Float(v) => format!("{v:?}"),
+        }
+    }
+}
+
+impl fmt::Display for StatValue {
+    /// gem5 style: integers plain, floats with 6 decimals.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            StatValue::Int(v) => write!(f, "{v}"),
+            StatValue::Float(v) => write!(f, "{v:.6}"),
+        }
+    }
+}
+
+/// One named statistic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stat {
+    pub name: String,
+    pub value: StatValue,
+    pub desc: String,
+    pub unit: String,
+}
+
+/// An ordered collection of statistics with unique names.
+#[derive(Default, Debug, Clone)]
+pub struct StatsRegistry {
+    stats: Vec<Stat>,
+    index: FxHashMap<String, usize>,
+}
+
+/// Tuple returned by the parsers: `(name, value, description, unit)`.
+pub type ParsedStat = (String, StatValue, String, String);
+
+fn clean_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect()
+}
+
+impl StatsRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn push(&mut self, name: String, value: StatValue, desc: &str, unit: &str) {
+        debug_assert!(
+            !name.is_empty() && !name.chars().any(char::is_whitespace),
+            "stat name must be non-empty and contain no whitespace: {name:?}"
+        );
+        debug_assert!(
+            !self.index.contains_key(&name),
+            "duplicate stat name {name:?}"
+        );
+        let unit = if unit.trim().is_empty() {
+            "Unspecified".to_string()
+        } else {
+            clean_text(unit)
+        };
+        self.index.insert(name.clone(), self.stats.len());
+        self.stats.push(Stat {
+            name,
+            value,
+            desc: clean_text(desc),
+            unit,
+        });
+    }
+
+    /// Register an integer counter.
+    pub fn scalar(&mut self, name: impl Into<String>, value: u64, desc: &str, unit: &str) {
+        self.push(name.into(), StatValue::Int(value), desc, unit);
+    }
+
+    /// Register a floating-point value (ratios, averages, rates).
+    pub fn float(&mut self, name: impl Into<String>, value: f64, desc: &str, unit: &str) {
+        self.push(name.into(), StatValue::Float(value), desc, unit);
+    }
+
+    /// Look a statistic up by its full name.
+    pub fn get(&self, name: &str) -> Option<&Stat> {
+        self.index.get(name).map(|&i| &self.stats[i])
+    }
+
+    /// All statistics in insertion order.
+    pub fn stats(&self) -> &[Stat] {
+        &self.stats
+    }
+
+    /// Number of statistics.
+    pub fn len(&self) -> usize {
+        self.stats.len()
+    }
+
+    /// True when nothing has been registered.
+    pub fn is_empty(&self) -> bool {
+        self.stats.is_empty()
+    }
+
+    /// Write gem5's `stats.txt` layout: an empty line and the begin marker
+    /// (as gem5 writes them), one line per stat
+    /// (`name` left-justified to 40 columns, a space, the value
+    /// right-justified to 12, two blank 10-column fields, then
+    /// ` # description (Unit)`), a blank line and an end marker.
+    pub fn write_stats_txt(&self, w: &mut impl Write) -> io::Result<()> {
+        writeln!(w)?;
+        writeln!(w, "{BEGIN_LINE}")?;
+        for s in &self.stats {
+            writeln!(
+                w,
+                "{:<40} {:>12} {:>10} {:>10} # {} ({})",
+                s.name,
+                s.value.to_string(),
+                "",
+                "",
+                s.desc,
+                s.unit
+            )?;
+        }
+        writeln!(w)?;
+        writeln!(w, "{END_LINE}")?;
+        Ok(())
+    }
+
+    /// The JSON document: `format`, a flat `stats` array of
+    /// `{name, value, unit, desc}` in insertion order, and a `tree` nesting
+    /// values by the `.`-separated parts of their names. A name that is both
+    /// a value and a prefix of other names keeps its value under
+    /// [`TREE_SELF_KEY`] (`"_value"`) inside its object.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let flat: Vec<Value> = self
+            .stats
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "value": value_json(&s.value),
+                    "unit": s.unit,
+                    "desc": s.desc,
+                })
+            })
+            .collect();
+        let mut tree = Map::new();
+        for s in &self.stats {
+            insert_tree(&mut tree, &s.name, value_json(&s.value));
+        }
+        json!({ "format": JSON_FORMAT, "stats": flat, "tree": Value::Object(tree) })
+    }
+
+    /// Write `stats.csv`: header `name,value,unit,description`, one row per
+    /// stat, fields quoted per RFC 4180 when they contain `,`, `"` or a line
+    /// break. Rows end with CRLF as the RFC asks.
+    pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
+        write!(w, "name,value,unit,description\r\n")?;
+        for s in &self.stats {
+            write!(
+                w,
+                "{},{},{},{}\r\n",
+                csv_field(&s.name),
+                csv_field(&s.value.csv_text()),
+                csv_field(&s.unit),
+                csv_field(&s.desc)
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Write `stats.txt`, `stats.json` and `stats.csv` into `dir` (created if
+    /// missing).
+    pub fn write_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut txt = io::BufWriter::new(std::fs::File::create(dir.join("stats.txt"))?);
+        self.write_stats_txt(&mut txt)?;
+        txt.flush()?;
+        let mut js = io::BufWriter::new(std::fs::File::create(dir.join("stats.json"))?);
+        serde_json::to_writer_pretty(&mut js, &self.to_json()).map_err(io::Error::other)?;
+        writeln!(js)?;
+        js.flush()?;
+        let mut csv = io::BufWriter::new(std::fs::File::create(dir.join("stats.csv"))?);
+        self.write_csv(&mut csv)?;
+        csv.flush()
+    }
+}
+
+fn value_json(v: &StatValue) -> serde_json::Value {
+    match *v {
+        StatValue::Int(i) => serde_json::Value::from(i),
+        StatValue::Float(f) => serde_json::Value::from(f),
+    }
+}
+
+fn insert_tree(
+    root: &mut serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    value: serde_json::Value,
+) {
+    use serde_json::{Map, Value};
+    let parts: Vec<&str> = name.split('.').collect();
+    let (last, inner) = parts.split_last().expect("split yields at least one part");
+    let mut node = root;
+    for part in inner {
+        let slot = node
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            let leaf = std::mem::replace(slot, Value::Object(Map::new()));
+            slot.as_object_mut()
+                .expect("just made an object")
+                .insert(TREE_SELF_KEY.to_string(), leaf);
+        }
+        node = slot.as_object_mut().expect("checked object");
+    }
+    match node.get_mut(*last) {
+        Some(Value::Object(m)) => {
+            m.insert(TREE_SELF_KEY.to_string(), value);
+        }
+        _ => {
+            node.insert(last.to_string(), value);
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Read back a `stats.txt` written by [`StatsRegistry::write_stats_txt`].
+/// Lines outside the begin/end markers and blank lines are ignored.
+pub fn parse_stats_txt(text: &str) -> Result<Vec<ParsedStat>, String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut seen_begin = false;
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        let t = line.trim();
+        if t.starts_with("---------- Begin Simulation Statistics") {
+            inside = true;
+            seen_begin = true;
+            continue;
+        }
+        if t.starts_with("---------- End Simulation Statistics") {
+            inside = false;
+            continue;
+        }
+        if !inside || t.is_empty() {
+            continue;
+        }
+        let mut it = t.splitn(2, char::is_whitespace);
+        let name = it.next().unwrap_or_default();
+        let rest = it.next().unwrap_or_default().trim_start();
+        let (val_s, rest) = match rest.find(char::is_whitespace) {
+            Some(p) => (&rest[..p], &rest[p..]),
+            None => (rest, ""),
+        };
+        let value = StatValue::parse(val_s)
+            .ok_or_else(|| format!("line {lineno}: bad value {val_s:?} for {name}"))?;
+        let comment = match rest.find('#') {
+            Some(p) => rest[p + 1..].trim(),
+            None => return Err(format!("line {lineno}: missing `# description` for {name}")),
+        };
+        let (desc, unit) = match comment.rfind('(') {
+            Some(p) if comment.ends_with(')') => (
+                comment[..p].trim_end().to_string(),
+                comment[p + 1..comment.len() - 1].to_string(),
+            ),
+            _ => (comment.to_string(), String::new()),
+        };
+        out.push((name.to_string(), value, desc, unit));
+    }
+    if !seen_begin {
+        return Err("no `Begin Simulation Statistics` marker".to_string());
+    }
+    Ok(out)
+}
+
+/// Split CSV text into records of fields (RFC 4180: quoted fields may hold
+/// commas, doubled quotes and line breaks; records end with CRLF or LF).
+fn csv_records(text: &str) -> Result<Vec<Vec<String>>, String> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut line = 1usize;
+    let mut at_field_start = true;
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        any = true;
+        match c {
+            '"' if at_field_start => {
+                at_field_start = false;
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            field.push('"');
+                        }
+                        Some('"') => break,
+                        Some(ch) => {
+                            if ch == '\n' {
+                                line += 1;
+                            }
+                            field.push(ch);
+                        }
+                        None => return Err(format!("line {line}: unterminated quoted field")),
+                    }
+                }
+                match chars.peek() {
+                    None | Some(',') | Some('\r') | Some('\n') => {}
+                    Some(ch) => {
+                        return Err(format!("line {line}: unexpected {ch:?} after quoted field"))
+                    }
+                }
+            }
+            ',' => {
+                record.push(std::mem::take(&mut field));
+                at_field_start = true;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+                at_field_start = true;
+                any = false;
+                line += 1;
+            }
+            _ => {
+                at_field_start = false;
+                field.push(c);
+            }
+        }
+    }
+    if any {
+        record.push(field);
+        records.push(record);
+    }
+    Ok(records)
+}
+
+/// Read back a `stats.csv` written by [`StatsRegistry::write_csv`].
+pub fn parse_stats_csv(text: &str) -> Result<Vec<ParsedStat>, String> {
+    let records = csv_records(text)?;
+    let mut it = records.into_iter();
+    match it.next() {
+        Some(h) if h == ["name", "value", "unit", "description"] => {}
+        Some(h) => return Err(format!("unexpected CSV header {h:?}")),
+        None => return Err("empty CSV".to_string()),
+    }
+    let mut out = Vec::new();
+    for (i, rec) in it.enumerate() {
+        if rec.len() == 1 && rec[0].is_empty() {
+            continue;
+        }
+        let [name, value, unit, desc]: [String; 4] = rec.try_into().map_err(|r: Vec<String>| {
+            format!("record {}: {} fields, expected 4", i + 2, r.len())
+        })?;
+        let v = StatValue::parse(&value)
+            .ok_or_else(|| format!("record {}: bad value {value:?}", i + 2))?;
+        out.push((name, v, desc, unit));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> StatsRegistry {
+        let mut r = StatsRegistry::new();
+        r.scalar("sim_cycles", 123456, "Number of cycles simulated", "Cycle");
+        r.float("sim_seconds", 0.000123456, "Simulated seconds", "Second");
+        r.scalar("system.cpu0.l1d", 7, "Leaf that is also a prefix", "Count");
+        r.scalar("system.cpu0.l1d.hits", 1000, "L1D hits", "Count");
+        r.scalar("system.cpu0.l1d.misses", 24, "L1D misses", "Count");
+        r.float(
+            "system.cpu0.l1d.miss_rate",
+            24.0 / 1024.0,
+            "Miss rate, \"demand\" accesses",
+            "Ratio",
+        );
+        r.float("system.network.bw", 3.0, "Bandwidth", "Byte/Cycle");
+        r.float("system.tiny", 1e-9, "tiny, with comma", "");
+        r.scalar("system.big", u64::MAX, "Largest counter", "Count");
+        r
+    }
+
+    fn same(a: &[ParsedStat], r: &StatsRegistry) {
+        assert_eq!(a.len(), r.stats().len());
+        for (p, s) in a.iter().zip(r.stats()) {
+            assert_eq!(p.0, s.name);
+            assert_eq!(p.2, s.desc, "desc of {}", s.name);
+            assert_eq!(p.3, s.unit, "unit of {}", s.name);
+            match (&p.1, &s.value) {
+                (StatValue::Int(x), StatValue::Int(y)) => assert_eq!(x, y),
+                (StatValue::Float(x), StatValue::Float(y)) => {
+                    assert!(
+                        (x - y).abs() <= 1e-6 * y.abs().max(1.0),
+                        "{} {x} {y}",
+                        s.name
+                    )
+                }
+                (x, y) => panic!("kind mismatch for {}: {x:?} vs {y:?}", s.name),
+            }
+        }
+    }
+
+    #[test]
+    fn three_formats_agree() {
+        let r = sample();
+        let mut txt = Vec::new();
+        r.write_stats_txt(&mut txt).unwrap();
+        let txt = String::from_utf8(txt).unwrap();
+        same(&parse_stats_txt(&txt).unwrap(), &r);
+
+        let mut csv = Vec::new();
+        r.write_csv(&mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        let parsed = parse_stats_csv(&csv).unwrap();
+        same(&parsed, &r);
+        // CSV keeps full precision.
+        for (p, s) in parsed.iter().zip(r.stats()) {
+            assert_eq!(p.1, s.value);
+        }
+
+        let js = r.to_json();
+        assert_eq!(js["format"], JSON_FORMAT);
+        let arr = js["stats"].as_array().unwrap();
+        let from_json: Vec<ParsedStat> = arr
+            .iter()
+            .map(|o| {
+                (
+                    o["name"].as_str().unwrap().to_string(),
+                    serde_json::from_value::<StatValue>(o["value"].clone()).unwrap(),
+                    o["desc"].as_str().unwrap().to_string(),
+                    o["unit"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        same(&from_json, &r);
+        for (p, s) in from_json.iter().zip(r.stats()) {
+            assert_eq!(p.1, s.value);
+        }
+    }
+
+    #[test]
+    fn json_tree_nesting() {
+        let js = sample().to_json();
+        let t = &js["tree"];
+        assert_eq!(t["sim_cycles"], 123456);
+        assert_eq!(t["system"]["cpu0"]["l1d"]["hits"], 1000);
+        assert_eq!(t["system"]["cpu0"]["l1d"][TREE_SELF_KEY], 7);
+        // Prefix registered before its leaf is handled too.
+        let mut r = StatsRegistry::new();
+        r.scalar("a.b.c", 1, "", "Count");
+        r.scalar("a.b", 2, "", "Count");
+        let t = r.to_json()["tree"].clone();
+        assert_eq!(t["a"]["b"]["c"], 1);
+        assert_eq!(t["a"]["b"][TREE_SELF_KEY], 2);
+    }
+
+    #[test]
+    fn txt_column_widths() {
+        let mut r = StatsRegistry::new();
+        r.scalar("sim_ticks", 42, "Number of ticks simulated", "Tick");
+        r.float(
+            "host_seconds",
+            1.5,
+            "Real time elapsed on the host",
+            "Second",
+        );
+        let mut out = Vec::new();
+        r.write_stats_txt(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "");
+        assert_eq!(lines[1], BEGIN_LINE);
+        let l = lines[2];
+        assert_eq!(&l[..40], format!("{:<40}", "sim_ticks"));
+        assert_eq!(&l[40..41], " ");
+        assert_eq!(&l[41..53], format!("{:>12}", "42"));
+        assert_eq!(&l[53..75], " ".repeat(22));
+        assert_eq!(&l[75..], " # Number of ticks simulated (Tick)");
+        assert_eq!(&lines[3][41..53], "    1.500000");
+        assert_eq!(lines[4], "");
+        assert_eq!(lines[5], END_LINE);
+    }
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let recs = csv_records("a,\"b,\"\"c\"\"\nd\",e\r\nx,y,z\n").unwrap();
+        assert_eq!(
+            recs,
+            vec![vec!["a", "b,\"c\"\nd", "e"], vec!["x", "y", "z"]]
+        );
+        assert!(csv_records("\"open").is_err());
+    }
+
+    #[test]
+    fn lookup_and_units() {
+        let r = sample();
+        assert_eq!(
+            r.get("system.cpu0.l1d.hits").unwrap().value,
+            StatValue::Int(1000)
+        );
+        assert_eq!(r.get("system.tiny").unwrap().unit, "Unspecified");
+        assert!(r.get("nope").is_none());
+        assert_eq!(r.len(), 9);
+    }
+
+    #[test]
+    fn value_parsing() {
+        assert_eq!(StatValue::parse("12"), Some(StatValue::Int(12)));
+        assert_eq!(StatValue::parse("12.000000"), Some(StatValue::Float(12.0)));
+        assert_eq!(StatValue::parse("1e-7"), Some(StatValue::Float(1e-7)));
+        assert!(matches!(StatValue::parse("nan"), Some(StatValue::Float(f)) if f.is_nan()));
+        assert_eq!(StatValue::parse("x"), None);
+        assert_eq!(StatValue::parse(""), None);
+    }
+
+    #[test]
+    fn write_all_creates_files() {
+        let dir = std::env::temp_dir().join(format!("moped-stats-test-{}", std::process::id()));
+        let r = sample();
+        r.write_all(&dir).unwrap();
+        let txt = std::fs::read_to_string(dir.join("stats.txt")).unwrap();
+        let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+        let js: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap())
+                .unwrap();
+        same(&parse_stats_txt(&txt).unwrap(), &r);
+        same(&parse_stats_csv(&csv).unwrap(), &r);
+        assert_eq!(js, r.to_json());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[should_panic]
+    #[cfg(debug_assertions)]
+    fn duplicate_names_panic() {
+        let mut r = StatsRegistry::new();
+        r.scalar("x", 1, "", "Count");
+        r.scalar("x", 2, "", "Count");
+    }
+}
