@@ -1,8 +1,24 @@
 //! moped: a simulator of MOPED, a device that moves MPI message data through a chip
 //! multiprocessor's cache-coherence protocol instead of through the cores.
+//!
+//! Layout: `protocol` (the table DSL), `coherence` (controllers executing the tables),
+//! `mem`, `net`, `engine`, `core` (program-driven cores), `sim` (the timing simulator),
+//! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
+//! (entry points), `cli`, and `python` (PyO3 bindings, behind the `python` feature).
 
+pub mod bench;
+pub mod checker;
+pub mod cli;
+pub mod coherence;
 pub mod config;
+pub mod core;
 pub mod engine;
+pub mod mem;
 pub mod net;
 pub mod protocol;
+#[cfg(feature = "python")]
+mod python;
+pub mod run;
+pub mod sim;
 pub mod stats;
+pub mod tester;

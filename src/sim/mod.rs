@@ -1,1 +1,937 @@
-//! TODO
+//! The timing simulator: cores, the L2 controllers and directory banks of `coherence`, the
+//! on-chip network and a deterministic event queue. Whatever generates accesses (program
+//! cores, the random tester) plugs in as a [`Driver`].
+
+use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::coherence::{
+    AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
+    DirParams, Msg, MsgType, NodeId, Outgoing, Protocol, Violation,
+};
+use crate::config::SystemConfig;
+use crate::engine::EventQueue;
+use crate::mem::{line_of, LineAddr};
+use crate::net::Network;
+use crate::stats::StatsRegistry;
+
+/// What a driver wants a core to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Issue an access: loads block the core, stores enter its store buffer.
+    Access(CoreReq),
+    /// Compute for this many cycles, then ask again.
+    Wait(u64),
+    /// Wait until one of this core's outstanding accesses completes, then ask again.
+    WaitForCompletion,
+    /// The core has finished.
+    Done,
+}
+
+/// Something that generates core accesses and checks their results.
+pub trait Driver {
+    fn next(&mut self, core: usize, now: u64) -> Next;
+    /// A completed access; an error fails the run.
+    fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
+}
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Protocol(#[from] Violation),
+    #[error("check failed at cycle {cycle}: {detail}")]
+    Check { cycle: u64, detail: String },
+    #[error("watchdog: {detail}")]
+    Watchdog { cycle: u64, detail: String },
+    #[error("configuration: {0}")]
+    Config(String),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Deliver the message in slab slot `n`.
+    Deliver(u32),
+    /// A core asks its driver for the next access.
+    Step(u16),
+    /// A core retries its blocked load.
+    RetryLoad(u16),
+    /// A core retries draining its store buffer.
+    RetryStore(u16),
+    /// A hit completes (the completion waits in the core's slot).
+    HitDone(u16, bool),
+    /// Periodic watchdog check.
+    Watchdog,
+}
+
+#[derive(Clone, Debug, Default)]
+struct CoreState {
+    /// The blocking load in progress (issued or waiting to issue).
+    load: Option<CoreReq>,
+    load_issued_at: u64,
+    load_outstanding: bool,
+    store_buffer: VecDeque<CoreReq>,
+    store_issued_at: u64,
+    store_outstanding: bool,
+    /// Completions of hits waiting for their latency, per path.
+    hit_load: Option<Completed>,
+    hit_store: Option<Completed>,
+    waiting_for_completion: bool,
+    stepping: bool,
+    done: bool,
+    last_progress: u64,
+    stalled_load: bool,
+    stalled_store: bool,
+    next_id: u64,
+    accesses: u64,
+    finish_cycle: u64,
+}
+
+/// Counters of the simulator itself.
+#[derive(Clone, Debug, Default)]
+pub struct SimCounters {
+    pub events: u64,
+    pub messages: u64,
+    pub message_stalls: u64,
+    /// Largest number of pending events seen.
+    pub max_queue: u64,
+}
+
+/// A whole CMP: cores, caches, directory banks, network.
+pub struct Sim {
+    pub cfg: SystemConfig,
+    pub protocol: Protocol,
+    pub caches: Vec<CacheCtrl>,
+    pub dirs: Vec<DirCtrl>,
+    pub net: Network,
+    q: EventQueue<Ev>,
+    cores: Vec<CoreState>,
+    slab: Vec<Msg>,
+    free: Vec<u32>,
+    /// Stalled messages per controller (node id), in arrival order.
+    stalled: Vec<Vec<u32>>,
+    rng: ChaCha8Rng,
+    out: Vec<Outgoing>,
+    done: Vec<Completed>,
+    pub counters: SimCounters,
+    watchdog_armed: bool,
+}
+
+impl Sim {
+    pub fn new(cfg: &SystemConfig, protocol: Protocol, seed: u64) -> Result<Sim, SimError> {
+        cfg.validate()
+            .map_err(|e| SimError::Config(e.to_string()))?;
+        let n = cfg.system.cores;
+        if n > 64 {
+            return Err(SimError::Config(
+                "system.cores: at most 64 cores are supported".into(),
+            ));
+        }
+        let banks = cfg.directory.banks;
+        let mut caches = Vec::with_capacity(n);
+        for c in 0..n {
+            let p = CacheParams {
+                node: c as NodeId,
+                n_cores: n,
+                dir_banks: banks,
+                l1_sets: cfg.l1_sets(),
+                l1_ways: cfg.l1.assoc,
+                l2_sets: cfg.l2_sets(),
+                l2_ways: cfg.l2.assoc,
+                l1_latency: cfg.l1.latency as u32,
+                l2_latency: cfg.l2.latency as u32,
+            };
+            caches.push(
+                CacheCtrl::new(p, protocol.l2.clone())
+                    .map_err(|e| SimError::Config(e.to_string()))?,
+            );
+        }
+        let mut dirs = Vec::with_capacity(banks);
+        for b in 0..banks {
+            let p = DirParams {
+                node: (n + b) as NodeId,
+                bank: b,
+                n_cores: n,
+                latency: cfg.directory.latency as u32,
+                mem_latency: cfg.memory.latency as u32,
+            };
+            dirs.push(
+                DirCtrl::new(p, protocol.dir.clone())
+                    .map_err(|e| SimError::Config(e.to_string()))?,
+            );
+        }
+        let net = Network::new(&cfg.net_config(), &MsgType::NAMES, MsgType::VNETS);
+        Ok(Sim {
+            cfg: cfg.clone(),
+            protocol,
+            caches,
+            dirs,
+            net,
+            q: EventQueue::with_capacity(1024),
+            cores: vec![CoreState::default(); n],
+            slab: Vec::new(),
+            free: Vec::new(),
+            stalled: vec![Vec::new(); n + banks],
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            out: Vec::new(),
+            done: Vec::new(),
+            counters: SimCounters::default(),
+            watchdog_armed: false,
+        })
+    }
+
+    pub fn n_cores(&self) -> usize {
+        self.cores.len()
+    }
+
+    pub fn now(&self) -> u64 {
+        self.q.now()
+    }
+
+    /// Runs until every core is done and the system is quiescent.
+    pub fn run(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
+        for c in 0..self.cores.len() {
+            self.cores[c].stepping = true;
+            self.q.schedule(0, Ev::Step(c as u16));
+        }
+        if !self.watchdog_armed {
+            self.watchdog_armed = true;
+            self.q.schedule(self.watchdog_period(), Ev::Watchdog);
+        }
+        while let Some((now, ev)) = self.q.pop() {
+            self.counters.events += 1;
+            self.counters.max_queue = self.counters.max_queue.max(self.q.len() as u64);
+            match ev {
+                Ev::Deliver(slot) => self.deliver(slot, now, driver)?,
+                Ev::Step(c) => self.step(c as usize, now, driver)?,
+                Ev::RetryLoad(c) => {
+                    self.cores[c as usize].stalled_load = false;
+                    self.issue_load(c as usize, now, driver)?
+                }
+                Ev::RetryStore(c) => {
+                    self.cores[c as usize].stalled_store = false;
+                    self.drain_store(c as usize, now, driver)?
+                }
+                Ev::HitDone(c, is_load) => self.hit_done(c as usize, is_load, now, driver)?,
+                Ev::Watchdog => {
+                    self.check_watchdog(now)?;
+                    if self.cores.iter().any(|c| !c.done) || !self.q.is_empty() {
+                        self.q.schedule(now + self.watchdog_period(), Ev::Watchdog);
+                    } else {
+                        self.watchdog_armed = false;
+                    }
+                }
+            }
+        }
+        self.watchdog_armed = false;
+        self.check_quiescent()?;
+        Ok(self.cycles())
+    }
+
+    /// Cycles until the last core finished.
+    pub fn cycles(&self) -> u64 {
+        self.cores.iter().map(|c| c.finish_cycle).max().unwrap_or(0)
+    }
+
+    fn watchdog_period(&self) -> u64 {
+        (self.cfg.watchdog.progress_cycles / 4).max(1)
+    }
+
+    fn check_quiescent(&self) -> Result<(), SimError> {
+        for c in &self.caches {
+            if let Some(t) = c.tbes().first() {
+                return Err(SimError::Watchdog {
+                    cycle: self.now(),
+                    detail: format!(
+                        "event queue drained with a transaction outstanding: controller {}, address {:#x}, state {}",
+                        c.name(),
+                        t.addr,
+                        c.state_name(t.addr)
+                    ),
+                });
+            }
+        }
+        for (n, s) in self.stalled.iter().enumerate() {
+            if let Some(&slot) = s.first() {
+                let m = &self.slab[slot as usize];
+                return Err(SimError::Watchdog {
+                    cycle: self.now(),
+                    detail: format!(
+                        "deadlock: message {} for {:#x} from node {} stalled forever at node {}: {}",
+                        m.ty.name(),
+                        m.addr,
+                        m.src,
+                        n,
+                        self.describe_line(m.addr)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// States of a line in every controller that knows it (for error reports).
+    pub fn describe_line(&self, addr: LineAddr) -> String {
+        let mut parts = Vec::new();
+        for c in &self.caches {
+            let s = c.state_name(addr);
+            if s != "I" || c.tbes().iter().any(|t| t.addr == addr) {
+                parts.push(format!("{}={}", c.name(), s));
+            }
+        }
+        let d = &self.dirs[crate::coherence::home_bank(addr, self.dirs.len())];
+        let e = d.entry(addr);
+        parts.push(format!(
+            "{}={} owner={} sharers={:#x}",
+            d.name(),
+            d.table().state_name(e.state),
+            if e.owner == crate::coherence::dir::NOBODY {
+                "-".to_string()
+            } else {
+                e.owner.to_string()
+            },
+            e.sharers
+        ));
+        parts.join(", ")
+    }
+
+    fn check_watchdog(&self, now: u64) -> Result<(), SimError> {
+        let wd = &self.cfg.watchdog;
+        for (i, c) in self.cores.iter().enumerate() {
+            if c.done {
+                continue;
+            }
+            let pending = c
+                .load
+                .filter(|_| c.load_outstanding || c.stalled_load)
+                .map(|r| (r, c.load_issued_at))
+                .or_else(|| {
+                    c.store_buffer
+                        .front()
+                        .filter(|_| c.store_outstanding || c.stalled_store)
+                        .map(|r| (*r, c.store_issued_at))
+                });
+            if let Some((req, since)) = pending {
+                if now.saturating_sub(since) > wd.request_cycles
+                    || now.saturating_sub(c.last_progress) > wd.progress_cycles
+                {
+                    let addr = line_of(req.addr);
+                    let cache = &self.caches[i];
+                    let event = match req.kind {
+                        AccessKind::Load => "Load",
+                        AccessKind::Store => "Store",
+                    };
+                    return Err(SimError::Watchdog {
+                        cycle: now,
+                        detail: format!(
+                            "core {i} made no progress for {} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
+                            now - c.last_progress,
+                            cache.name(),
+                            cache.state_name(addr),
+                            self.describe_line(addr)
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- Cores ----
+
+    fn step(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+        self.cores[c].stepping = false;
+        if self.cores[c].done || self.cores[c].load.is_some() {
+            return Ok(());
+        }
+        match driver.next(c, now) {
+            Next::Done => {
+                let core = &mut self.cores[c];
+                if core.store_buffer.is_empty() && !core.store_outstanding {
+                    core.done = true;
+                    core.finish_cycle = now;
+                } else {
+                    core.waiting_for_completion = true;
+                }
+            }
+            Next::Wait(n) => self.schedule_step(c, now + n.max(1)),
+            Next::WaitForCompletion => {
+                let core = &mut self.cores[c];
+                if core.load.is_none() && core.store_buffer.is_empty() {
+                    self.schedule_step(c, now + 1);
+                } else {
+                    core.waiting_for_completion = true;
+                }
+            }
+            Next::Access(mut req) => {
+                let core = &mut self.cores[c];
+                req.id = core.next_id;
+                core.next_id += 1;
+                core.accesses += 1;
+                match req.kind {
+                    AccessKind::Load => {
+                        core.load = Some(req);
+                        core.load_issued_at = now;
+                        self.issue_load(c, now, driver)?;
+                    }
+                    AccessKind::Store => {
+                        if core.store_buffer.len() >= self.cfg.system.store_buffer_entries.max(1) {
+                            return Err(SimError::Check {
+                                cycle: now,
+                                detail: format!(
+                                    "core {c}: driver issued a store into a full store buffer"
+                                ),
+                            });
+                        }
+                        core.store_buffer.push_back(req);
+                        let full =
+                            core.store_buffer.len() >= self.cfg.system.store_buffer_entries.max(1);
+                        if core.store_buffer.len() == 1 {
+                            core.store_issued_at = now;
+                            self.drain_store(c, now, driver)?;
+                        }
+                        if full {
+                            self.cores[c].waiting_for_completion = true;
+                        } else {
+                            self.schedule_step(c, now + 1);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn schedule_step(&mut self, c: usize, at: u64) {
+        if !self.cores[c].stepping {
+            self.cores[c].stepping = true;
+            self.q.schedule(at, Ev::Step(c as u16));
+        }
+    }
+
+    fn issue_load(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+        let Some(req) = self.cores[c].load else {
+            return Ok(());
+        };
+        // A load waits for older stores to the same line to drain (no store forwarding).
+        if self.cores[c]
+            .store_buffer
+            .iter()
+            .any(|s| line_of(s.addr) == line_of(req.addr))
+        {
+            self.cores[c].stalled_load = true;
+            return Ok(());
+        }
+        self.caches[c].now = now;
+        let outcome = self.caches[c].core_request(req, &mut self.out, &mut self.done)?;
+        self.flush(c as NodeId, now);
+        match outcome {
+            CoreOutcome::Hit(level) => {
+                let lat = match level {
+                    crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
+                    _ => self.cfg.l1.latency + self.cfg.l2.latency,
+                };
+                let comp = self.done.pop().expect("hit completion");
+                self.cores[c].hit_load = Some(comp);
+                self.cores[c].load_outstanding = true;
+                self.q.schedule(now + lat, Ev::HitDone(c as u16, true));
+            }
+            CoreOutcome::Miss => self.cores[c].load_outstanding = true,
+            CoreOutcome::Stalled => self.cores[c].stalled_load = true,
+        }
+        self.take_completions(c, now, driver)
+    }
+
+    fn drain_store(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+        let core = &self.cores[c];
+        if core.store_outstanding {
+            return Ok(());
+        }
+        let Some(&req) = core.store_buffer.front() else {
+            return Ok(());
+        };
+        self.caches[c].now = now;
+        let outcome = self.caches[c].core_request(req, &mut self.out, &mut self.done)?;
+        self.flush(c as NodeId, now);
+        match outcome {
+            CoreOutcome::Hit(level) => {
+                let lat = match level {
+                    crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
+                    _ => self.cfg.l1.latency + self.cfg.l2.latency,
+                };
+                let comp = self.done.pop().expect("hit completion");
+                self.cores[c].hit_store = Some(comp);
+                self.cores[c].store_outstanding = true;
+                self.q.schedule(now + lat, Ev::HitDone(c as u16, false));
+            }
+            CoreOutcome::Miss => self.cores[c].store_outstanding = true,
+            CoreOutcome::Stalled => self.cores[c].stalled_store = true,
+        }
+        self.take_completions(c, now, driver)
+    }
+
+    fn hit_done(
+        &mut self,
+        c: usize,
+        is_load: bool,
+        now: u64,
+        driver: &mut dyn Driver,
+    ) -> Result<(), SimError> {
+        let comp = if is_load {
+            self.cores[c].hit_load.take()
+        } else {
+            self.cores[c].hit_store.take()
+        };
+        let comp = comp.expect("hit completion pending");
+        self.finish_access(c, &comp, now, driver)
+    }
+
+    /// Routes completions produced by core `c`'s controller to that core.
+    fn take_completions(
+        &mut self,
+        c: usize,
+        now: u64,
+        driver: &mut dyn Driver,
+    ) -> Result<(), SimError> {
+        while let Some(comp) = self.done.pop() {
+            debug_assert!(match comp.req.kind {
+                AccessKind::Load => self.cores[c].load == Some(comp.req),
+                AccessKind::Store => self.cores[c].store_buffer.front() == Some(&comp.req),
+            });
+            self.finish_access(c, &comp, now, driver)?;
+        }
+        Ok(())
+    }
+
+    fn finish_access(
+        &mut self,
+        c: usize,
+        comp: &Completed,
+        now: u64,
+        driver: &mut dyn Driver,
+    ) -> Result<(), SimError> {
+        let core = &mut self.cores[c];
+        core.last_progress = now;
+        match comp.req.kind {
+            AccessKind::Load => {
+                core.load = None;
+                core.load_outstanding = false;
+            }
+            AccessKind::Store => {
+                core.store_buffer.pop_front();
+                core.store_outstanding = false;
+                core.store_issued_at = now;
+            }
+        }
+        driver
+            .completed(c, comp, now)
+            .map_err(|detail| SimError::Check { cycle: now, detail })?;
+        let core = &mut self.cores[c];
+        if comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty() {
+            self.q.schedule(now + 1, Ev::RetryStore(c as u16));
+        }
+        if core.stalled_load {
+            core.stalled_load = false;
+            self.q.schedule(now + 1, Ev::RetryLoad(c as u16));
+        }
+        let core = &mut self.cores[c];
+        if core.waiting_for_completion || comp.req.kind == AccessKind::Load {
+            core.waiting_for_completion = false;
+            if !core.done {
+                self.schedule_step(c, now + 1);
+            }
+        }
+        Ok(())
+    }
+
+    // ---- Network ----
+
+    /// Sends the messages a controller produced.
+    fn flush(&mut self, _from: NodeId, now: u64) {
+        let max_delay = self.cfg.network.random_delay_max;
+        let header = self.cfg.network.header_bytes;
+        for i in 0..self.out.len() {
+            let extra = if max_delay > 0 {
+                self.rng.gen_range(0..=max_delay)
+            } else {
+                0
+            };
+            let (ty, src, dst, delay) = {
+                let o = &self.out[i];
+                (o.msg.ty, o.msg.src, o.msg.dst, o.delay)
+            };
+            let t = self.net.send(
+                now + delay as u64,
+                src as usize,
+                dst as usize,
+                ty.bytes(header),
+                ty as usize,
+                ty.vnet(),
+                extra,
+            );
+            self.counters.messages += 1;
+            let slot = match self.free.pop() {
+                Some(s) => {
+                    self.slab[s as usize] = self.out[i].msg.clone();
+                    s
+                }
+                None => {
+                    self.slab.push(self.out[i].msg.clone());
+                    (self.slab.len() - 1) as u32
+                }
+            };
+            self.q.schedule(t, Ev::Deliver(slot));
+        }
+        self.out.clear();
+    }
+
+    fn deliver(&mut self, slot: u32, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+        let msg = self.slab[slot as usize].clone();
+        let node = msg.dst as usize;
+        let n = self.cores.len();
+        let r = if node < n {
+            self.caches[node].now = now;
+            self.caches[node].deliver(&msg, &mut self.out, &mut self.done)?
+        } else {
+            self.dirs[node - n].now = now;
+            self.dirs[node - n].deliver(&msg, &mut self.out)?
+        };
+        self.flush(node as NodeId, now);
+        match r {
+            Delivery::Stalled => {
+                self.counters.message_stalls += 1;
+                self.stalled[node].push(slot);
+            }
+            Delivery::Done => {
+                self.free.push(slot);
+                self.wake(node, msg.addr, now);
+                if node < n {
+                    self.take_completions(node, now, driver)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After a line changed in a controller, retry what was stalled on it.
+    fn wake(&mut self, node: usize, addr: LineAddr, now: u64) {
+        if self.stalled[node]
+            .iter()
+            .any(|&s| self.slab[s as usize].addr == addr)
+        {
+            let slab = &self.slab;
+            let (ready, rest): (Vec<u32>, Vec<u32>) = self.stalled[node]
+                .iter()
+                .partition(|&&s| slab[s as usize].addr == addr);
+            self.stalled[node] = rest;
+            for s in ready {
+                self.q.schedule(now + 1, Ev::Deliver(s));
+            }
+        }
+        if node < self.cores.len() {
+            let core = &mut self.cores[node];
+            if core.stalled_load {
+                core.stalled_load = false;
+                self.q.schedule(now + 1, Ev::RetryLoad(node as u16));
+            }
+            let core = &mut self.cores[node];
+            if core.stalled_store {
+                core.stalled_store = false;
+                self.q.schedule(now + 1, Ev::RetryStore(node as u16));
+            }
+        }
+    }
+
+    /// Accesses each core issued.
+    pub fn accesses(&self, core: usize) -> u64 {
+        self.cores[core].accesses
+    }
+
+    // ---- Statistics ----
+
+    /// Every statistic of the run, with descriptions and units.
+    pub fn stats(&self, host_seconds: f64) -> StatsRegistry {
+        let mut r = StatsRegistry::new();
+        let cycles = self.cycles();
+        r.scalar(
+            "sim.cycles",
+            cycles,
+            "Cycles until the last core finished",
+            "Cycle",
+        );
+        r.scalar(
+            "sim.events",
+            self.counters.events,
+            "Simulation events processed",
+            "Count",
+        );
+        r.scalar(
+            "sim.messages",
+            self.counters.messages,
+            "Coherence messages sent",
+            "Count",
+        );
+        r.scalar(
+            "sim.max_queue",
+            self.counters.max_queue,
+            "Largest number of pending events",
+            "Count",
+        );
+        r.scalar(
+            "sim.message_stalls",
+            self.counters.message_stalls,
+            "Message deliveries that stalled on a busy line",
+            "Count",
+        );
+        r.float(
+            "host.seconds",
+            host_seconds,
+            "Host wall-clock time of the run",
+            "Second",
+        );
+        let eps = if host_seconds > 0.0 {
+            self.counters.events as f64 / host_seconds
+        } else {
+            0.0
+        };
+        r.float(
+            "host.events_per_second",
+            eps,
+            "Simulation events per host second",
+            "Count/Second",
+        );
+        let mut tot = crate::coherence::cache::CacheStats::default();
+        for (i, c) in self.caches.iter().enumerate() {
+            let s = &c.stats;
+            let p = format!("system.cpu{i}");
+            r.scalar(
+                format!("{p}.accesses"),
+                self.cores[i].accesses,
+                "Loads and stores the core issued",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l1d.hits"),
+                s.l1_hits,
+                "L1 D-cache hits",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l1d.misses"),
+                s.l1_misses,
+                "L1 D-cache misses (absent, or a store without write permission)",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.hits"),
+                s.l2_hits,
+                "L1 misses served by this core's L2",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.misses"),
+                s.l2_misses,
+                "L2 misses: requests sent to the directory",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.misses_other_cache"),
+                s.l2_misses_other_cache,
+                "L2 misses served by another core's cache (the paper's private L2 misses)",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.misses_memory"),
+                s.l2_misses_memory,
+                "L2 misses served by memory (the paper's global L2 misses)",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.misses_upgrade"),
+                s.l2_misses_upgrade,
+                "L2 misses that needed only write permission (owner upgrades)",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.writebacks_dirty"),
+                s.writebacks_dirty,
+                "Modified lines written back to memory",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.writebacks_clean"),
+                s.writebacks_clean,
+                "Unmodified owned lines handed back to the directory",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.invalidations"),
+                s.invalidations,
+                "Invalidations received",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.forwarded_requests"),
+                s.forwarded_requests,
+                "Forwarded GETS/GETX received as owner",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.l2.stalls"),
+                s.stalls,
+                "Requests and messages that stalled on a busy line",
+                "Count",
+            );
+            tot.l1_hits += s.l1_hits;
+            tot.l1_misses += s.l1_misses;
+            tot.l2_hits += s.l2_hits;
+            tot.l2_misses += s.l2_misses;
+            tot.l2_misses_other_cache += s.l2_misses_other_cache;
+            tot.l2_misses_memory += s.l2_misses_memory;
+            tot.l2_misses_upgrade += s.l2_misses_upgrade;
+            tot.writebacks_dirty += s.writebacks_dirty;
+            tot.writebacks_clean += s.writebacks_clean;
+            tot.invalidations += s.invalidations;
+        }
+        r.scalar(
+            "system.total.l1d.hits",
+            tot.l1_hits,
+            "L1 D-cache hits, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l1d.misses",
+            tot.l1_misses,
+            "L1 D-cache misses, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.hits",
+            tot.l2_hits,
+            "L2 hits, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.misses",
+            tot.l2_misses,
+            "L2 misses, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.misses_other_cache",
+            tot.l2_misses_other_cache,
+            "L2 misses served by another cache, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.misses_memory",
+            tot.l2_misses_memory,
+            "L2 misses served by memory, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.misses_upgrade",
+            tot.l2_misses_upgrade,
+            "L2 misses that needed only permission, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.writebacks_dirty",
+            tot.writebacks_dirty,
+            "Modified lines written back, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.writebacks_clean",
+            tot.writebacks_clean,
+            "Clean owned lines handed back, all cores",
+            "Count",
+        );
+        r.scalar(
+            "system.total.l2.invalidations",
+            tot.invalidations,
+            "Invalidations received, all cores",
+            "Count",
+        );
+        for d in &self.dirs {
+            let p = format!("system.dir{}", d.params.bank);
+            r.scalar(
+                format!("{p}.memory_reads"),
+                d.stats.memory_reads,
+                "Lines read from memory",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.memory_writes"),
+                d.stats.memory_writes,
+                "Lines written to memory",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.forwards"),
+                d.stats.forwards,
+                "Requests forwarded to an owner",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.invalidations_sent"),
+                d.stats.invalidations_sent,
+                "Invalidations sent",
+                "Count",
+            );
+            r.scalar(
+                format!("{p}.stalls"),
+                d.stats.stalls,
+                "Requests stalled on a busy line",
+                "Count",
+            );
+        }
+        self.net.register_stats(&mut r, "system.network");
+        transition_stats(
+            &mut r,
+            "system.L2Cache_Controller",
+            self.protocol.l2.as_ref(),
+            self.caches.iter().map(|c| &c.transitions),
+        );
+        transition_stats(
+            &mut r,
+            "system.Directory_Controller",
+            self.protocol.dir.as_ref(),
+            self.dirs.iter().map(|d| &d.transitions),
+        );
+        r
+    }
+}
+
+/// Per-transition counts summed over controllers, gem5-style `<Machine>_Controller.<State>.<Event>`.
+fn transition_stats<'a>(
+    r: &mut StatsRegistry,
+    prefix: &str,
+    m: &crate::protocol::Machine,
+    counts: impl Iterator<Item = &'a Vec<u64>>,
+) {
+    let ne = m.events().len();
+    let mut sum = vec![0u64; m.states().len() * ne];
+    for c in counts {
+        for (s, v) in sum.iter_mut().zip(c) {
+            *s += v;
+        }
+    }
+    for (i, &v) in sum.iter().enumerate() {
+        if v > 0 {
+            let (s, e) = (i / ne, i % ne);
+            r.scalar(
+                format!(
+                    "{prefix}.{}.{}",
+                    m.state_name(s as u16),
+                    m.event_name(e as u16)
+                ),
+                v,
+                "Times this transition ran, all controllers",
+                "Count",
+            );
+        }
+    }
+}

@@ -1,0 +1,669 @@
+//! The `moped` command line. [`main_with_args`] parses, runs one subcommand and returns the
+//! exit status: 0 on success, 1 for a user error (bad file, failed run, failed test), 2 for
+//! a usage error. It never panics on any input; a bug that panics is reported as an internal
+//! error (status 101) instead of unwinding into the caller (the Python extension calls it).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::coherence::protocols;
+use crate::coherence::Protocol;
+use crate::core::Program;
+use crate::protocol::{Cell, Machine, ProtocolError};
+use crate::run::{load_config, run_program, write_results, MopedError};
+use crate::stats::{StatValue, StatsRegistry};
+use crate::tester::{self, TesterConfig};
+
+/// Exit status of a panic caught at the top (a bug, not a user error).
+const EXIT_INTERNAL: i32 = 101;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "moped",
+    version,
+    about = "Cycle-level simulator of a 16-core CMP with directory MOESI coherence and MOPED",
+    long_about = "Cycle-level simulator of a 16-core chip multiprocessor with directory MOESI \
+                  coherence, built to study MOPED, a device that moves MPI message data through \
+                  the coherence protocol. Every setting defaults to the paper's Table 1."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate a program file and write stats.txt, stats.json, stats.csv and config.toml.
+    Run(RunArgs),
+    /// Random coherence test (false sharing, set conflicts, random delays) on tiny caches.
+    RandomTest(RandomTestArgs),
+    /// Exhaustive check of the protocol on small configurations (c1, c2, c3).
+    Check(CheckArgs),
+    /// Inspect and check protocol tables.
+    Protocol {
+        #[command(subcommand)]
+        command: ProtocolCommand,
+    },
+    /// Simulation speed (host time per simulated event); not a test.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// System config (TOML); fields left out take the Table 1 defaults.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Program file (TOML, one `[[core]]` table per group of cores).
+    #[arg(long, value_name = "FILE")]
+    program: PathBuf,
+    /// Folder for the results (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Coherence protocol (design) name.
+    #[arg(long, default_value = "baseline", value_name = "NAME")]
+    protocol: String,
+    /// Seed of the simulator's random choices.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+    /// Override one config field, e.g. `--set l2.latency=12` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
+    /// Print the miss summary of the totals only, not of every core.
+    #[arg(long)]
+    totals_only: bool,
+}
+
+#[derive(Args, Debug)]
+struct RandomTestArgs {
+    /// Number of cores.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    cores: u16,
+    /// Checks to complete per seed.
+    #[arg(long, default_value_t = 10_000)]
+    checks: u64,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of consecutive seeds to run, from --seed on.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+    /// Coherence protocol (design) name.
+    #[arg(long, default_value = "baseline", value_name = "NAME")]
+    protocol: String,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Configurations to check (default: c1, c2 and c3).
+    #[arg(value_enum)]
+    configs: Vec<CheckConfig>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckConfig {
+    C1,
+    C2,
+    C3,
+    /// The largest (manual runs; not in the default set).
+    C4,
+}
+
+impl CheckConfig {
+    fn name(self) -> &'static str {
+        match self {
+            CheckConfig::C1 => "c1",
+            CheckConfig::C2 => "c2",
+            CheckConfig::C3 => "c3",
+            CheckConfig::C4 => "c4",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// Multiplies the work of every benchmark.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    scale: u32,
+}
+
+#[derive(Subcommand, Debug)]
+enum ProtocolCommand {
+    /// Print a protocol's transition tables.
+    Show {
+        /// Protocol name.
+        name: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Md)]
+        format: Format,
+    },
+    /// Check protocol machine files; prints `FILE: ok (...)` or `file:line:col: reason`.
+    Lint {
+        /// Machine files (`.sm`).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// Markdown tables.
+    Md,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("`{s}` is not KEY=VALUE (e.g. l2.latency=12)")),
+    }
+}
+
+/// Why a command stopped early.
+#[derive(Debug)]
+enum Failure {
+    /// A user error: printed as `error: ...`, status 1.
+    User(String),
+    /// A usage error found after parsing: printed as `error: ...`, status 2.
+    Usage(String),
+    /// Already reported (e.g. lint errors, failed seeds): status 1.
+    Reported,
+    /// Stdout was closed (`moped ... | head`): stop quietly, status 0.
+    BrokenPipe,
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::User(format!("cannot write output: {e}"))
+        }
+    }
+}
+
+impl From<MopedError> for Failure {
+    fn from(e: MopedError) -> Self {
+        Failure::User(e.to_string())
+    }
+}
+
+type CmdResult = Result<(), Failure>;
+
+/// Runs `moped` with `args` (the first is the program name) and returns the exit status.
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" that go to stdout with status 0.
+            let status = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return status;
+        }
+    };
+    let outcome = std::panic::catch_unwind(move || dispatch(cli));
+    let mut stderr = io::stderr();
+    match outcome {
+        Ok(Ok(())) => 0,
+        Ok(Err(Failure::User(msg))) => {
+            let _ = writeln!(stderr, "error: {msg}");
+            1
+        }
+        Ok(Err(Failure::Usage(msg))) => {
+            let _ = writeln!(stderr, "error: {msg}");
+            2
+        }
+        Ok(Err(Failure::Reported)) => 1,
+        Ok(Err(Failure::BrokenPipe)) => 0,
+        Err(_) => {
+            let _ = writeln!(stderr, "error: internal error (a bug in moped: the panic message is above); please report it");
+            EXIT_INTERNAL
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> CmdResult {
+    match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::RandomTest(a) => cmd_random_test(a),
+        Command::Check(a) => cmd_check(&a.configs),
+        Command::Protocol {
+            command: ProtocolCommand::Show { name, format },
+        } => cmd_protocol_show(&name, format),
+        Command::Protocol {
+            command: ProtocolCommand::Lint { files },
+        } => cmd_protocol_lint(&files),
+        Command::Bench(a) => cmd_bench(a.scale),
+    }
+}
+
+fn cmd_run(a: RunArgs) -> CmdResult {
+    let mut cfg = load_config(a.config.as_deref())?;
+    for (key, value) in &a.set {
+        cfg.set(key, value)
+            .map_err(|e| Failure::User(format!("--set {key}={value}: {e}")))?;
+    }
+    cfg.validate().map_err(|e| Failure::User(e.to_string()))?;
+    let program = Program::from_file(&a.program, cfg.system.cores).map_err(MopedError::from)?;
+    let result = run_program(&cfg, &program, &a.protocol, a.seed)?;
+    write_results(&a.out, &result)?;
+    let mut out = io::stdout().lock();
+    print_miss_summary(&mut out, &result.stats, cfg.system.cores, !a.totals_only)?;
+    writeln!(
+        out,
+        "protocol {}, seed {}: {} cycles simulated in {:.2} s; results in {}",
+        result.protocol,
+        a.seed,
+        result.cycles,
+        result.host_seconds,
+        a.out.display()
+    )?;
+    Ok(())
+}
+
+/// Prints the paper's headline counters per core and in total, from a run's stats.
+pub fn print_miss_summary(
+    out: &mut dyn Write,
+    stats: &StatsRegistry,
+    cores: usize,
+    per_core: bool,
+) -> io::Result<()> {
+    let values: HashMap<&str, f64> = stats
+        .stats()
+        .iter()
+        .map(|s| {
+            let v = match s.value {
+                StatValue::Int(i) => i as f64,
+                StatValue::Float(f) => f,
+            };
+            (s.name.as_str(), v)
+        })
+        .collect();
+    const COLUMNS: [(&str, &str); 6] = [
+        ("l1d.hits", "L1 hits"),
+        ("l1d.misses", "L1 misses"),
+        ("l2.hits", "L2 hits"),
+        ("l2.misses", "L2 misses"),
+        ("l2.misses_other_cache", "other cache"),
+        ("l2.misses_memory", "memory"),
+    ];
+    write!(out, "{:<8}", "")?;
+    for (_, title) in COLUMNS {
+        write!(out, " {title:>12}")?;
+    }
+    writeln!(out)?;
+    let row = |out: &mut dyn Write, label: &str, prefix: &str| -> io::Result<()> {
+        write!(out, "{label:<8}")?;
+        for (suffix, _) in COLUMNS {
+            match values.get(format!("{prefix}.{suffix}").as_str()) {
+                Some(v) if v.fract() == 0.0 => write!(out, " {:>12}", *v as u64)?,
+                Some(v) => write!(out, " {v:>12.2}")?,
+                None => write!(out, " {:>12}", "-")?,
+            }
+        }
+        writeln!(out)
+    };
+    if per_core {
+        for c in 0..cores {
+            row(out, &format!("cpu{c}"), &format!("system.cpu{c}"))?;
+        }
+    }
+    row(out, "total", "system.total")?;
+    writeln!(
+        out,
+        "(L2 misses are served by another cache or by memory, or need only write permission)"
+    )?;
+    if let Some(c) = values.get("sim.cycles") {
+        writeln!(out, "sim.cycles {}", *c as u64)?;
+    }
+    Ok(())
+}
+
+fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
+    if !Protocol::names().contains(&a.protocol.as_str()) {
+        return Err(Failure::Usage(unknown_protocol(&a.protocol)));
+    }
+    let mut out = io::stdout().lock();
+    let mut failed = 0u64;
+    for k in 0..a.seeds {
+        let Some(seed) = a.seed.checked_add(k) else {
+            return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
+        };
+        let mut tc = TesterConfig::new(a.cores as usize, a.checks, seed);
+        tc.protocol = a.protocol.clone();
+        let t0 = Instant::now();
+        match tester::run(&tc) {
+            Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
+                writeln!(
+                    out,
+                    "seed {seed}: ok: {} checks, {} loads, {} stores, {} cycles, {} events, {} messages ({:.2} s)",
+                    r.checks_completed,
+                    r.loads,
+                    r.stores,
+                    r.cycles,
+                    r.events,
+                    r.messages,
+                    t0.elapsed().as_secs_f64()
+                )?;
+            }
+            Ok(r) => {
+                failed += 1;
+                out.flush()?;
+                let _ = writeln!(
+                    io::stderr(),
+                    "error: seed {seed}: {} mismatches, {} watchdog trips\n  replay: {}",
+                    r.mismatches,
+                    r.watchdog_trips,
+                    tc.replay_command()
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                out.flush()?;
+                let _ = writeln!(io::stderr(), "error: {e}");
+            }
+        }
+    }
+    if a.seeds > 1 {
+        writeln!(out, "{} of {} seeds passed", a.seeds - failed, a.seeds)?;
+    }
+    if failed > 0 {
+        Err(Failure::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// `moped check`: the exhaustive checker on each requested configuration (all by default).
+fn cmd_check(configs: &[CheckConfig]) -> CmdResult {
+    let all = [CheckConfig::C1, CheckConfig::C2, CheckConfig::C3];
+    let configs = if configs.is_empty() {
+        &all[..]
+    } else {
+        configs
+    };
+    let mut out = io::stdout().lock();
+    let mut failed = false;
+    for c in configs {
+        match run_checker(c.name()) {
+            Ok(summary) => writeln!(out, "{summary}")?,
+            Err(e) => {
+                failed = true;
+                out.flush()?;
+                let _ = writeln!(io::stderr(), "error: {}: {e}", c.name());
+            }
+        }
+    }
+    if failed {
+        Err(Failure::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// One exhaustive-checker run, summarised.
+fn run_checker(name: &str) -> Result<String, String> {
+    crate::checker::run_named(name).map(|r| r.to_string())
+}
+
+fn cmd_bench(scale: u32) -> CmdResult {
+    let results = crate::bench::run(scale).map_err(Failure::User)?;
+    let mut out = io::stdout().lock();
+    for r in &results {
+        writeln!(out, "{r}")?;
+    }
+    Ok(())
+}
+
+fn unknown_protocol(name: &str) -> String {
+    format!(
+        "unknown protocol `{name}`; known protocols: {}",
+        Protocol::names().join(", ")
+    )
+}
+
+/// Both machines of a shipped protocol as Markdown tables. An unknown name is an error that
+/// lists the known ones.
+pub fn protocol_markdown(name: &str) -> Result<String, MopedError> {
+    if !Protocol::names().contains(&name) {
+        return Err(MopedError::Protocol(ProtocolError {
+            file: "<protocol name>".into(),
+            line: 1,
+            col: 1,
+            msg: unknown_protocol(name),
+        }));
+    }
+    let p = Protocol::by_name(name)?;
+    let mut md = format!("# Protocol `{name}`\n\n");
+    for m in [p.l2.as_ref(), p.dir.as_ref()] {
+        md.push_str(&m.to_markdown());
+        if !md.ends_with('\n') {
+            md.push('\n');
+        }
+        md.push('\n');
+    }
+    Ok(md)
+}
+
+fn cmd_protocol_show(name: &str, format: Format) -> CmdResult {
+    if !Protocol::names().contains(&name) {
+        return Err(Failure::Usage(unknown_protocol(name)));
+    }
+    let md = match format {
+        Format::Md => protocol_markdown(name)?,
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(md.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The one-line summary of a machine that passed the lint.
+pub fn lint_summary(m: &Machine) -> String {
+    let transitions = m
+        .transitions()
+        .iter()
+        .filter(|t| matches!(t.cell, Cell::Transition { .. }))
+        .count();
+    format!(
+        "ok ({} states, {} events, {transitions} transitions)",
+        m.states().len(),
+        m.events().len()
+    )
+}
+
+/// Reads and lints one machine file.
+pub fn lint_file(path: &Path) -> Result<Machine, String> {
+    let file = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("error: {file}: cannot read: {e}"))?;
+    protocols::lint(&text, &file)
+        .map_err(|e| format!("{}:{}:{}: error: {}", e.file, e.line, e.col, e.msg))
+}
+
+fn cmd_protocol_lint(files: &[PathBuf]) -> CmdResult {
+    let mut out = io::stdout().lock();
+    let mut failed = false;
+    for path in files {
+        match lint_file(path) {
+            Ok(m) => writeln!(out, "{}: {}", path.display(), lint_summary(&m))?,
+            Err(msg) => {
+                failed = true;
+                out.flush()?;
+                let _ = writeln!(io::stderr(), "{msg}");
+            }
+        }
+    }
+    if failed {
+        Err(Failure::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> i32 {
+        main_with_args(args.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        assert_eq!(run(&["moped"]), 2);
+        assert_eq!(run(&["moped", "fly"]), 2);
+        assert_eq!(run(&["moped", "run"]), 2);
+        assert_eq!(
+            run(&[
+                "moped",
+                "run",
+                "--program",
+                "p",
+                "--out",
+                "o",
+                "--set",
+                "novalue"
+            ]),
+            2
+        );
+        assert_eq!(run(&["moped", "random-test", "--cores", "0"]), 2);
+        assert_eq!(run(&["moped", "protocol", "show", "nope"]), 2);
+        assert_eq!(
+            run(&["moped", "protocol", "show", "baseline", "--format", "html"]),
+            2
+        );
+        assert_eq!(run(&["moped", "check", "c9"]), 2);
+    }
+
+    #[test]
+    fn help_and_version_exit_0() {
+        assert_eq!(run(&["moped", "--version"]), 0);
+    }
+
+    #[test]
+    fn empty_args_do_not_panic() {
+        assert_eq!(main_with_args(Vec::new()), 2);
+    }
+
+    #[test]
+    fn key_value_parsing() {
+        assert_eq!(
+            parse_key_value("l2.latency=12"),
+            Ok(("l2.latency".into(), "12".into()))
+        );
+        assert_eq!(parse_key_value("a= b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_key_value("=1").is_err());
+        assert!(parse_key_value("x").is_err());
+    }
+
+    #[test]
+    fn protocol_show_and_lint_shipped_files() {
+        let md = protocol_markdown("baseline").expect("baseline renders");
+        assert!(md.contains("IS"));
+        assert!(protocol_markdown("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("baseline"));
+        for f in [
+            "protocols/baseline/L2Cache.sm",
+            "protocols/baseline/Directory.sm",
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            let m = lint_file(&path).expect("shipped file lints");
+            assert!(lint_summary(&m).starts_with("ok ("));
+        }
+    }
+
+    #[test]
+    fn lint_reports_position_and_missing_files() {
+        let dir = std::env::temp_dir().join(format!("moped-cli-lint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("Bad.sm");
+        std::fs::write(
+            &bad,
+            "machine(L2Cache, desc=\"x\");\ntransition(Q, Load) { nope; }\n",
+        )
+        .unwrap();
+        let msg = lint_file(&bad).expect_err("a bad file fails the lint");
+        assert!(msg.starts_with(&format!("{}:", bad.display())), "{msg}");
+        assert_eq!(
+            run(&["moped", "protocol", "lint", bad.to_str().unwrap()]),
+            1
+        );
+        let missing = dir.join("missing.sm");
+        assert!(lint_file(&missing)
+            .expect_err("a missing file fails")
+            .starts_with("error:"));
+        assert_eq!(
+            run(&["moped", "protocol", "lint", missing.to_str().unwrap()]),
+            1
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn garbage_files_are_clean_errors() {
+        let dir = std::env::temp_dir().join(format!("moped-cli-garbage-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        // Some garbage that is valid UTF-8 too, to get past the decoder.
+        bytes.extend_from_slice(
+            b"\n[[core]]\ncores = [0]\nops = '''\nload 0x\n'''\n[system]\ncores = -1\n",
+        );
+        let junk = dir.join("junk.bin");
+        std::fs::write(&junk, &bytes).unwrap();
+        let text_junk = dir.join("junk.toml");
+        std::fs::write(&text_junk, String::from_utf8_lossy(&bytes).as_bytes()).unwrap();
+        let out = dir.join("out");
+        for f in [&junk, &text_junk] {
+            let f = f.to_str().unwrap();
+            let o = out.to_str().unwrap();
+            assert_eq!(run(&["moped", "run", "--program", f, "--out", o]), 1);
+            assert_eq!(
+                run(&["moped", "run", "--config", f, "--program", f, "--out", o]),
+                1
+            );
+            assert_eq!(run(&["moped", "protocol", "lint", f]), 1);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn bad_set_is_a_user_error() {
+        assert_eq!(
+            run(&[
+                "moped",
+                "run",
+                "--program",
+                "nope.toml",
+                "--out",
+                "o",
+                "--set",
+                "l2.nosuchkey=1"
+            ]),
+            1
+        );
+    }
+
+    #[test]
+    fn random_test_small() {
+        assert_eq!(
+            run(&[
+                "moped",
+                "random-test",
+                "--cores",
+                "2",
+                "--checks",
+                "50",
+                "--seed",
+                "3",
+                "--seeds",
+                "2"
+            ]),
+            0
+        );
+    }
+}

@@ -1,0 +1,1088 @@
+//! The per-core L2 controller: the core's coherence agent. It executes the `L2Cache`
+//! table; the L1 D-cache is a placement level beneath it (exclusive of the L2), holding the
+//! data of lines whose coherence state lives here.
+
+use std::sync::Arc;
+
+use crate::mem::{
+    line_of, read_bytes, write_bytes, LineAddr, LineData, SetAssoc, Slot, LINE_BYTES,
+};
+use crate::protocol::{ActionId, Cell, EventId, Machine, Permission, ProtocolError, StateId};
+
+use super::msg::{Msg, MsgType, NodeId, Outgoing};
+use super::{home_bank, Delivery, Violation};
+
+/// A core's memory access, at most 8 bytes within one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoreReq {
+    pub id: u64,
+    pub kind: AccessKind,
+    pub addr: u64,
+    pub size: u8,
+    /// The value stored (stores only).
+    pub value: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+}
+
+/// Where a completed access found its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HitLevel {
+    L1,
+    L2,
+    /// An L2 miss whose data came from another core's cache.
+    OtherCache,
+    /// An L2 miss whose data came from memory.
+    Memory,
+    /// An L2 miss that needed only permission (the core owned the data).
+    Upgrade,
+}
+
+/// A finished core access: the value loaded (or stored) and where it was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completed {
+    pub req: CoreReq,
+    pub value: u64,
+    pub level: HitLevel,
+}
+
+/// The answer to a core request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreOutcome {
+    /// Completed at once (an L1 or L2 hit); the completion is in the output list.
+    Hit(HitLevel),
+    /// A miss is outstanding; the completion comes with a later message.
+    Miss,
+    /// The line is busy or no way can be freed: retry when this controller changes.
+    Stalled,
+}
+
+/// A cached line: coherence state, data and dirty bit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Line {
+    pub state: StateId,
+    pub data: LineData,
+    pub dirty: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Source {
+    None,
+    Cache,
+    Memory,
+}
+
+/// Transaction buffer entry (an MSHR): an outstanding miss or writeback.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tbe {
+    pub addr: LineAddr,
+    /// State of a line that left the arrays (writebacks); `None` while the line has a way.
+    pub state: Option<StateId>,
+    pub data: LineData,
+    pub dirty: bool,
+    pub acks_pending: i32,
+    pub acks_known: bool,
+    pub req: Option<CoreReq>,
+    source: Source,
+}
+
+/// Where [`CacheCtrl::place_line`] puts a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    L1,
+    L2,
+    /// No way: the state lives in the TBE (writebacks).
+    TbeOnly,
+}
+
+impl Tbe {
+    /// An empty TBE for `addr`.
+    pub fn new(addr: LineAddr) -> Tbe {
+        Tbe {
+            addr,
+            state: None,
+            data: [0; LINE_BYTES],
+            dirty: false,
+            acks_pending: 0,
+            acks_known: false,
+            req: None,
+            source: Source::None,
+        }
+    }
+}
+
+/// Geometry and latencies of one core's caches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheParams {
+    pub node: NodeId,
+    pub n_cores: usize,
+    pub dir_banks: usize,
+    pub l1_sets: usize,
+    pub l1_ways: usize,
+    pub l2_sets: usize,
+    pub l2_ways: usize,
+    pub l1_latency: u32,
+    pub l2_latency: u32,
+}
+
+/// Per-core counters; descriptions and units are given where they are registered.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub l1_hits: u64,
+    pub l1_misses: u64,
+    pub l2_hits: u64,
+    pub l2_misses: u64,
+    pub l2_misses_other_cache: u64,
+    pub l2_misses_memory: u64,
+    pub l2_misses_upgrade: u64,
+    pub writebacks_dirty: u64,
+    pub writebacks_clean: u64,
+    pub invalidations: u64,
+    pub forwarded_requests: u64,
+    pub stalls: u64,
+}
+
+/// State and event ids the Rust side needs, resolved once when the table is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheIds {
+    pub i: StateId,
+    pub load: EventId,
+    pub store: EventId,
+    pub replacement: EventId,
+    pub fwd_gets: EventId,
+    pub fwd_getx: EventId,
+    pub own_getx: EventId,
+    pub inv: EventId,
+    pub ack: EventId,
+    pub data: EventId,
+    pub exclusive_data: EventId,
+    pub all_acks: EventId,
+    pub writeback_ack: EventId,
+    pub writeback_nack: EventId,
+}
+
+impl CacheIds {
+    pub fn resolve(m: &Machine) -> Result<CacheIds, ProtocolError> {
+        let s = m.require_states(&["I"])?;
+        let e = m.require_events(&[
+            "Load",
+            "Store",
+            "Replacement",
+            "Fwd_GETS",
+            "Fwd_GETX",
+            "Own_GETX",
+            "Inv",
+            "Ack",
+            "Data",
+            "Exclusive_Data",
+            "All_Acks",
+            "Writeback_Ack",
+            "Writeback_Nack",
+        ])?;
+        Ok(CacheIds {
+            i: s[0],
+            load: e[0],
+            store: e[1],
+            replacement: e[2],
+            fwd_gets: e[3],
+            fwd_getx: e[4],
+            own_getx: e[5],
+            inv: e[6],
+            ack: e[7],
+            data: e[8],
+            exclusive_data: e[9],
+            all_acks: e[10],
+            writeback_ack: e[11],
+            writeback_nack: e[12],
+        })
+    }
+}
+
+/// Where a line's state lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    L1(Slot),
+    L2(Slot),
+    Tbe,
+    Absent,
+}
+
+/// Everything an action may need about the event being processed.
+struct Ctx<'a> {
+    addr: LineAddr,
+    msg: Option<&'a Msg>,
+    req: Option<CoreReq>,
+    /// Controller latency before messages sent by this transition leave.
+    delay: u32,
+    out: &'a mut Vec<Outgoing>,
+    done: &'a mut Vec<Completed>,
+    trigger: bool,
+}
+
+type Action = fn(&mut CacheCtrl, &mut Ctx);
+
+/// The action registry: names used in `protocols/*/L2Cache.sm`, bound to Rust functions.
+const ACTIONS: &[(&str, Action)] = &[
+    ("i_allocateTBE", CacheCtrl::i_allocate_tbe),
+    ("s_deallocateTBE", CacheCtrl::s_deallocate_tbe),
+    ("a_issueGETS", CacheCtrl::a_issue_gets),
+    ("b_issueGETX", CacheCtrl::b_issue_getx),
+    ("c_issuePUTO", CacheCtrl::c_issue_puto),
+    ("cc_issuePUTX", CacheCtrl::cc_issue_putx),
+    ("uu_profileMiss", CacheCtrl::uu_profile_miss),
+    ("h_loadHit", CacheCtrl::h_load_hit),
+    ("hh_storeHit", CacheCtrl::hh_store_hit),
+    ("hx_loadMissComplete", CacheCtrl::hx_load_miss_complete),
+    ("hx_storeMissComplete", CacheCtrl::hx_store_miss_complete),
+    ("t_copyDataToTBE", CacheCtrl::t_copy_data_to_tbe),
+    ("rr_deallocateLine", CacheCtrl::rr_deallocate_line),
+    ("e_sendDataToRequestor", CacheCtrl::e_send_data_to_requestor),
+    (
+        "ee_sendExclusiveDataToRequestor",
+        CacheCtrl::ee_send_exclusive_data_to_requestor,
+    ),
+    (
+        "et_sendDataFromTBEToRequestor",
+        CacheCtrl::et_send_data_from_tbe_to_requestor,
+    ),
+    (
+        "eet_sendExclusiveDataFromTBEToRequestor",
+        CacheCtrl::eet_send_exclusive_data_from_tbe_to_requestor,
+    ),
+    ("f_sendAckToRequestor", CacheCtrl::f_send_ack_to_requestor),
+    ("m_addAcksFromMessage", CacheCtrl::m_add_acks_from_message),
+    ("m_decrementAcks", CacheCtrl::m_decrement_acks),
+    ("o_checkForCompletion", CacheCtrl::o_check_for_completion),
+    ("u_writeDataToLine", CacheCtrl::u_write_data_to_line),
+    ("j_sendUnblock", CacheCtrl::j_send_unblock),
+    (
+        "jj_sendExclusiveUnblock",
+        CacheCtrl::jj_send_exclusive_unblock,
+    ),
+    ("wb_sendWritebackData", CacheCtrl::wb_send_writeback_data),
+];
+
+/// Names of the L2 controller's actions, in registry order.
+pub fn action_names() -> Vec<&'static str> {
+    ACTIONS.iter().map(|(n, _)| *n).collect()
+}
+
+/// One core's L2 controller with its L1 placement level.
+#[derive(Clone, Debug)]
+pub struct CacheCtrl {
+    pub params: CacheParams,
+    table: Arc<Machine>,
+    ids: CacheIds,
+    l1: SetAssoc<Line>,
+    l2: SetAssoc<Line>,
+    tbes: Vec<Tbe>,
+    pub stats: CacheStats,
+    /// Transition counts, indexed `state * events + event`.
+    pub transitions: Vec<u64>,
+    /// Cycle of the event being processed (for error reports only).
+    pub now: u64,
+}
+
+impl CacheCtrl {
+    pub fn new(params: CacheParams, table: Arc<Machine>) -> Result<CacheCtrl, ProtocolError> {
+        let ids = CacheIds::resolve(&table)?;
+        let n = table.states().len() * table.events().len();
+        Ok(CacheCtrl {
+            l1: SetAssoc::new(params.l1_sets, params.l1_ways),
+            l2: SetAssoc::new(params.l2_sets, params.l2_ways),
+            params,
+            table,
+            ids,
+            tbes: Vec::new(),
+            stats: CacheStats::default(),
+            transitions: vec![0; n],
+            now: 0,
+        })
+    }
+
+    pub fn table(&self) -> &Machine {
+        &self.table
+    }
+
+    pub fn ids(&self) -> &CacheIds {
+        &self.ids
+    }
+
+    pub fn name(&self) -> String {
+        format!("L2Cache[{}]", self.params.node)
+    }
+
+    // ---- State lookup ----
+
+    fn loc(&self, addr: LineAddr) -> Loc {
+        if let Some(s) = self.l1.find(addr) {
+            Loc::L1(s)
+        } else if let Some(s) = self.l2.find(addr) {
+            Loc::L2(s)
+        } else if self
+            .tbes
+            .iter()
+            .any(|t| t.addr == addr && t.state.is_some())
+        {
+            Loc::Tbe
+        } else {
+            Loc::Absent
+        }
+    }
+
+    fn line(&self, addr: LineAddr) -> Option<&Line> {
+        match self.loc(addr) {
+            Loc::L1(s) => Some(&self.l1.get(s).payload),
+            Loc::L2(s) => Some(&self.l2.get(s).payload),
+            _ => None,
+        }
+    }
+
+    fn line_mut(&mut self, addr: LineAddr) -> &mut Line {
+        match self.loc(addr) {
+            Loc::L1(s) => &mut self.l1.get_mut(s).payload,
+            Loc::L2(s) => &mut self.l2.get_mut(s).payload,
+            _ => panic!("{}: no line for {addr:#x}", self.name()),
+        }
+    }
+
+    fn tbe(&self, addr: LineAddr) -> Option<&Tbe> {
+        self.tbes.iter().find(|t| t.addr == addr)
+    }
+
+    fn tbe_mut(&mut self, addr: LineAddr) -> &mut Tbe {
+        let node = self.params.node;
+        self.tbes
+            .iter_mut()
+            .find(|t| t.addr == addr)
+            .unwrap_or_else(|| panic!("L2Cache[{node}]: no TBE for {addr:#x}"))
+    }
+
+    /// The coherence state of a line in this core.
+    pub fn state(&self, addr: LineAddr) -> StateId {
+        match self.loc(addr) {
+            Loc::L1(s) => self.l1.get(s).payload.state,
+            Loc::L2(s) => self.l2.get(s).payload.state,
+            Loc::Tbe => self.tbe(addr).and_then(|t| t.state).unwrap_or(self.ids.i),
+            Loc::Absent => self.ids.i,
+        }
+    }
+
+    pub fn state_name(&self, addr: LineAddr) -> &str {
+        self.table.state_name(self.state(addr))
+    }
+
+    fn set_state(&mut self, addr: LineAddr, next: StateId) {
+        match self.loc(addr) {
+            Loc::L1(s) => self.l1.get_mut(s).payload.state = next,
+            Loc::L2(s) => self.l2.get_mut(s).payload.state = next,
+            Loc::Tbe | Loc::Absent => {
+                if let Some(t) = self.tbes.iter_mut().find(|t| t.addr == addr) {
+                    t.state = Some(next);
+                } else {
+                    debug_assert_eq!(next, self.ids.i, "a line without a way or TBE must be I");
+                }
+            }
+        }
+    }
+
+    /// The data this core holds for a line, if its state grants read permission.
+    pub fn readable_data(&self, addr: LineAddr) -> Option<&LineData> {
+        let st = self.state(addr);
+        match self.table.permission(st) {
+            Permission::ReadOnly | Permission::ReadWrite => self.line(addr).map(|l| &l.data),
+            _ => None,
+        }
+    }
+
+    /// Whether the line is in the L1 array (for tests and statistics).
+    pub fn in_l1(&self, addr: LineAddr) -> bool {
+        self.l1.find(addr).is_some()
+    }
+
+    /// True when no transaction is outstanding.
+    pub fn is_quiescent(&self) -> bool {
+        self.tbes.is_empty()
+    }
+
+    /// Outstanding TBEs (for watchdogs and error reports).
+    pub fn tbes(&self) -> &[Tbe] {
+        &self.tbes
+    }
+
+    /// Every line with a way, sorted by address, and TBE-only states.
+    pub fn lines(&self) -> Vec<(LineAddr, StateId, Option<&Line>)> {
+        let mut v: Vec<_> = self
+            .l1
+            .iter()
+            .chain(self.l2.iter())
+            .map(|(_, w)| (w.addr, w.payload.state, Some(&w.payload)))
+            .collect();
+        for t in &self.tbes {
+            if let Some(s) = t.state {
+                v.push((t.addr, s, None));
+            }
+        }
+        v.sort_by_key(|(a, _, _)| *a);
+        v
+    }
+
+    /// Appends a canonical encoding of the coherence-relevant state (lines, placement, TBEs;
+    /// not statistics or LRU clocks) for the exhaustive checker's visited set.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut lines: Vec<(LineAddr, u8, &Line)> = self
+            .l1
+            .iter()
+            .map(|(_, w)| (w.addr, 1u8, &w.payload))
+            .chain(self.l2.iter().map(|(_, w)| (w.addr, 2u8, &w.payload)))
+            .collect();
+        lines.sort_by_key(|(a, _, _)| *a);
+        out.push(lines.len() as u8);
+        for (addr, level, l) in lines {
+            out.extend_from_slice(&addr.to_le_bytes());
+            out.push(level);
+            out.extend_from_slice(&l.state.to_le_bytes());
+            out.push(l.dirty as u8);
+            out.extend_from_slice(&l.data);
+        }
+        let mut tbes: Vec<&Tbe> = self.tbes.iter().collect();
+        tbes.sort_by_key(|t| t.addr);
+        out.push(tbes.len() as u8);
+        for t in tbes {
+            out.extend_from_slice(&t.addr.to_le_bytes());
+            out.extend_from_slice(&t.state.map(|s| s + 1).unwrap_or(0).to_le_bytes());
+            out.push(t.dirty as u8);
+            out.extend_from_slice(&t.data);
+            out.extend_from_slice(&t.acks_pending.to_le_bytes());
+            out.push(t.acks_known as u8);
+            out.push(t.source as u8);
+            match t.req {
+                None => out.push(0),
+                Some(r) => {
+                    out.push(1 + r.kind as u8);
+                    out.extend_from_slice(&r.addr.to_le_bytes());
+                    out.push(r.size);
+                    out.extend_from_slice(&r.value.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// Puts a line straight into a state, for controller-under-test harnesses: in a way of
+    /// the L1 (or the L2 with `in_l2`) unless `in_array` is false, with an optional TBE.
+    /// Replaces whatever this controller held for the line.
+    pub fn place_line(
+        &mut self,
+        addr: LineAddr,
+        state: StateId,
+        data: LineData,
+        dirty: bool,
+        place: Placement,
+        tbe: Option<Tbe>,
+    ) {
+        self.drop_empty_line(addr);
+        self.tbes.retain(|t| t.addr != addr);
+        let line = Line { state, data, dirty };
+        match place {
+            Placement::L1 => {
+                let slot = self
+                    .l1
+                    .free_slot(addr)
+                    .expect("free L1 way for the placed line");
+                self.l1.insert(slot, addr, line);
+            }
+            Placement::L2 => {
+                let slot = self
+                    .l2
+                    .free_slot(addr)
+                    .expect("free L2 way for the placed line");
+                self.l2.insert(slot, addr, line);
+            }
+            Placement::TbeOnly => {}
+        }
+        if let Some(mut t) = tbe {
+            t.addr = addr;
+            if place == Placement::TbeOnly {
+                t.state = Some(state);
+            }
+            self.tbes.push(t);
+        }
+    }
+
+    /// A copy of the line in a way, if any.
+    pub fn line_copy(&self, addr: LineAddr) -> Option<Line> {
+        self.line(addr).cloned()
+    }
+
+    /// Where the line sits.
+    pub fn placement(&self, addr: LineAddr) -> Placement {
+        match self.loc(addr) {
+            Loc::L1(_) => Placement::L1,
+            Loc::L2(_) => Placement::L2,
+            _ => Placement::TbeOnly,
+        }
+    }
+
+    /// The line's TBE, for harnesses that set up ack counts.
+    pub fn tbe_for_test(&mut self, addr: LineAddr) -> &mut Tbe {
+        self.tbe_mut(addr)
+    }
+
+    // ---- Event processing ----
+
+    fn violation(&self, addr: LineAddr, state: StateId, event: EventId, detail: &str) -> Violation {
+        Violation {
+            controller: self.name(),
+            cycle: self.now,
+            addr,
+            state: self.table.state_name(state).to_string(),
+            event: self.table.event_name(event).to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
+    /// Runs one (state, event) cell of the table, then any trigger it raised.
+    fn handle(&mut self, event: EventId, ctx: &mut Ctx) -> Result<Delivery, Violation> {
+        let addr = ctx.addr;
+        let mut event = event;
+        loop {
+            let state = self.state(addr);
+            match self.table.cell(state, event) {
+                Cell::Transition {
+                    next,
+                    first_action,
+                    n_actions,
+                } => {
+                    self.transitions
+                        [state as usize * self.table.events().len() + event as usize] += 1;
+                    // Copy the action list out of the table so actions may borrow self mutably.
+                    let mut buf = [0 as ActionId; 16];
+                    let list = self.table.actions(first_action, n_actions);
+                    let n = list.len().min(buf.len());
+                    buf[..n].copy_from_slice(&list[..n]);
+                    let rest: Vec<ActionId> = list[n..].to_vec();
+                    for &a in buf[..n].iter().chain(rest.iter()) {
+                        (ACTIONS[a as usize].1)(self, ctx);
+                    }
+                    self.set_state(addr, next);
+                }
+                Cell::Stall => {
+                    self.stats.stalls += 1;
+                    return Ok(Delivery::Stalled);
+                }
+                Cell::Impossible => {
+                    return Err(self.violation(addr, state, event, "impossible cell reached"))
+                }
+            }
+            if !std::mem::take(&mut ctx.trigger) {
+                return Ok(Delivery::Done);
+            }
+            event = self.ids.all_acks;
+            ctx.msg = None;
+        }
+    }
+
+    /// The event a network message raises in this controller.
+    fn event_for(&self, msg: &Msg) -> Option<EventId> {
+        let ids = &self.ids;
+        Some(match msg.ty {
+            MsgType::FwdGets => ids.fwd_gets,
+            MsgType::FwdGetx if msg.requestor == self.params.node => ids.own_getx,
+            MsgType::FwdGetx => ids.fwd_getx,
+            MsgType::Inv => ids.inv,
+            MsgType::Ack => ids.ack,
+            MsgType::Data => ids.data,
+            MsgType::DataExclusive => ids.exclusive_data,
+            MsgType::WbAck => ids.writeback_ack,
+            MsgType::WbNack => ids.writeback_nack,
+            _ => return None,
+        })
+    }
+
+    /// Delivers a network message. A stalled message is left to the caller to retry.
+    pub fn deliver(
+        &mut self,
+        msg: &Msg,
+        out: &mut Vec<Outgoing>,
+        done: &mut Vec<Completed>,
+    ) -> Result<Delivery, Violation> {
+        let Some(event) = self.event_for(msg) else {
+            return Err(Violation {
+                controller: self.name(),
+                cycle: self.now,
+                addr: msg.addr,
+                state: self.state_name(msg.addr).to_string(),
+                event: msg.ty.name().to_string(),
+                detail: "message type not handled by an L2 controller".into(),
+            });
+        };
+        match msg.ty {
+            MsgType::Inv => self.stats.invalidations += 1,
+            MsgType::FwdGets | MsgType::FwdGetx => self.stats.forwarded_requests += 1,
+            _ => {}
+        }
+        let mut ctx = Ctx {
+            addr: msg.addr,
+            msg: Some(msg),
+            req: None,
+            delay: self.params.l2_latency,
+            out,
+            done,
+            trigger: false,
+        };
+        let n_done = ctx.done.len();
+        let r = self.handle(event, &mut ctx)?;
+        if r == Delivery::Done && done.len() > n_done {
+            self.promote_completed(msg.addr);
+        }
+        Ok(r)
+    }
+
+    /// A core access. Hits complete at once; misses complete with a later message.
+    pub fn core_request(
+        &mut self,
+        req: CoreReq,
+        out: &mut Vec<Outgoing>,
+        done: &mut Vec<Completed>,
+    ) -> Result<CoreOutcome, Violation> {
+        let addr = line_of(req.addr);
+        debug_assert!(
+            req.size >= 1
+                && req.size <= 8
+                && (req.addr - addr) as usize + req.size as usize <= LINE_BYTES
+        );
+        let event = match req.kind {
+            AccessKind::Load => self.ids.load,
+            AccessKind::Store => self.ids.store,
+        };
+        let loc = self.loc(addr);
+        if loc == Loc::Absent && !self.make_room(addr, out, done)? {
+            self.stats.stalls += 1;
+            return Ok(CoreOutcome::Stalled);
+        }
+        let delay = match loc {
+            Loc::L1(_) => self.params.l1_latency,
+            _ => self.params.l1_latency + self.params.l2_latency,
+        };
+        let n_done = done.len();
+        let mut ctx = Ctx {
+            addr,
+            msg: None,
+            req: Some(req),
+            delay,
+            out,
+            done,
+            trigger: false,
+        };
+        match self.handle(event, &mut ctx)? {
+            Delivery::Stalled => {
+                if loc == Loc::Absent {
+                    // Room was made for a line that never got its transition.
+                    self.drop_empty_line(addr);
+                }
+                Ok(CoreOutcome::Stalled)
+            }
+            Delivery::Done if done.len() > n_done => {
+                let level = if matches!(loc, Loc::L1(_)) {
+                    HitLevel::L1
+                } else {
+                    HitLevel::L2
+                };
+                done.last_mut().expect("completion").level = level;
+                match level {
+                    HitLevel::L1 => self.stats.l1_hits += 1,
+                    _ => {
+                        self.stats.l1_misses += 1;
+                        self.stats.l2_hits += 1;
+                        self.promote(addr, out, done)?;
+                    }
+                }
+                Ok(CoreOutcome::Hit(level))
+            }
+            Delivery::Done => {
+                self.stats.l1_misses += 1;
+                Ok(CoreOutcome::Miss)
+            }
+        }
+    }
+
+    /// Evicts a line as if it were chosen as a victim (the checker's voluntary eviction).
+    /// Returns false if the line is absent or its state does not allow it now.
+    pub fn evict(
+        &mut self,
+        addr: LineAddr,
+        out: &mut Vec<Outgoing>,
+        done: &mut Vec<Completed>,
+    ) -> Result<bool, Violation> {
+        let st = self.state(addr);
+        if st == self.ids.i || !self.table.is_stable(st) {
+            return Ok(false);
+        }
+        let mut ctx = Ctx {
+            addr,
+            msg: None,
+            req: None,
+            delay: self.params.l2_latency,
+            out,
+            done,
+            trigger: false,
+        };
+        Ok(self.handle(self.ids.replacement, &mut ctx)? == Delivery::Done)
+    }
+
+    // ---- Placement (the exclusive L1/L2 hierarchy) ----
+
+    fn evictable(&self) -> impl Fn(&crate::mem::Way<Line>) -> bool + '_ {
+        move |w| self.table.is_stable(w.payload.state) && w.payload.state != self.ids.i
+    }
+
+    /// Makes a way for a new line in the L1 (or the L2 when there is no L1), evicting a
+    /// victim through the table's Replacement event. False if every candidate is busy.
+    fn make_room(
+        &mut self,
+        addr: LineAddr,
+        out: &mut Vec<Outgoing>,
+        done: &mut Vec<Completed>,
+    ) -> Result<bool, Violation> {
+        let empty = Line {
+            state: self.ids.i,
+            data: [0; LINE_BYTES],
+            dirty: false,
+        };
+        if self.l1.ways() > 0 {
+            if let Some(slot) = self.l1.free_slot(addr) {
+                self.l1.insert(slot, addr, empty);
+                return Ok(true);
+            }
+            let Some(v) = self.l1.victim(addr, self.evictable()) else {
+                return Ok(false);
+            };
+            let vaddr = self.l1.get(v).addr;
+            // The L1 victim moves down into the L2 (exclusive hierarchy).
+            if !self.make_l2_way(vaddr, out, done)? {
+                return Ok(false);
+            }
+            let victim = self.l1.remove(v);
+            let l2slot = self.l2.free_slot(vaddr).expect("way made");
+            self.l2.insert(l2slot, vaddr, victim.payload);
+            self.l1.insert(v, addr, empty);
+            Ok(true)
+        } else {
+            if !self.make_l2_way(addr, out, done)? {
+                return Ok(false);
+            }
+            let slot = self.l2.free_slot(addr).expect("way made");
+            self.l2.insert(slot, addr, empty);
+            Ok(true)
+        }
+    }
+
+    /// Ensures a free L2 way in `addr`'s set, replacing the LRU stable line if needed.
+    fn make_l2_way(
+        &mut self,
+        addr: LineAddr,
+        out: &mut Vec<Outgoing>,
+        done: &mut Vec<Completed>,
+    ) -> Result<bool, Violation> {
+        if self.l2.free_slot(addr).is_some() {
+            return Ok(true);
+        }
+        let Some(v) = self.l2.victim(addr, self.evictable()) else {
+            return Ok(false);
+        };
+        let vaddr = self.l2.get(v).addr;
+        let mut ctx = Ctx {
+            addr: vaddr,
+            msg: None,
+            req: None,
+            delay: self.params.l2_latency,
+            out,
+            done,
+            trigger: false,
+        };
+        let r = self.handle(self.ids.replacement, &mut ctx)?;
+        Ok(r == Delivery::Done && self.l2.free_slot(addr).is_some())
+    }
+
+    fn drop_empty_line(&mut self, addr: LineAddr) {
+        if let Loc::L1(s) = self.loc(addr) {
+            self.l1.remove(s);
+        } else if let Loc::L2(s) = self.loc(addr) {
+            self.l2.remove(s);
+        }
+    }
+
+    /// After a miss completes on a line that sits in the L2, move it up to the L1.
+    fn promote_completed(&mut self, addr: LineAddr) {
+        if let Loc::L2(_) = self.loc(addr) {
+            if self.table.is_stable(self.state(addr)) {
+                self.try_swap_up(addr);
+            }
+        }
+    }
+
+    /// Moves a line just hit in the L2 into the L1, sending the L1's victim down.
+    fn promote(
+        &mut self,
+        addr: LineAddr,
+        _out: &mut [Outgoing],
+        _done: &mut [Completed],
+    ) -> Result<(), Violation> {
+        self.try_swap_up(addr);
+        Ok(())
+    }
+
+    /// Best-effort swap of an L2 line into the L1: only when the L1 victim can take a way
+    /// in the L2 without another replacement (its set has a free way once this line leaves).
+    fn try_swap_up(&mut self, addr: LineAddr) {
+        if self.l1.ways() == 0 {
+            return;
+        }
+        let Loc::L2(from) = self.loc(addr) else {
+            return;
+        };
+        if let Some(slot) = self.l1.free_slot(addr) {
+            let w = self.l2.remove(from);
+            self.l1.insert(slot, addr, w.payload);
+            return;
+        }
+        let Some(v) = self.l1.victim(addr, self.evictable()) else {
+            return;
+        };
+        let vaddr = self.l1.get(v).addr;
+        let fits = self.l2.free_slot(vaddr).is_some() || self.l2.same_set(from, vaddr);
+        if !fits {
+            return;
+        }
+        let w = self.l2.remove(from);
+        let victim = self.l1.remove(v);
+        self.l1.insert(v, addr, w.payload);
+        let slot = self.l2.free_slot(vaddr).expect("fits");
+        self.l2.insert(slot, vaddr, victim.payload);
+    }
+
+    // ---- Helpers for actions ----
+
+    fn home(&self, addr: LineAddr) -> NodeId {
+        (self.params.n_cores + home_bank(addr, self.params.dir_banks)) as NodeId
+    }
+
+    fn send(&self, ctx: &mut Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) -> usize {
+        ctx.out.push(Outgoing {
+            msg: Msg::control(ty, ctx.addr, self.params.node, dst, requestor),
+            delay: ctx.delay,
+        });
+        ctx.out.len() - 1
+    }
+
+    fn msg<'m>(ctx: &Ctx<'m>) -> &'m Msg {
+        ctx.msg.expect("action needs a message")
+    }
+
+    fn complete(&mut self, ctx: &mut Ctx, req: CoreReq, level: HitLevel) {
+        let offset = (req.addr - ctx.addr) as usize;
+        let size = req.size as usize;
+        let line = self.line_mut(ctx.addr);
+        let value = match req.kind {
+            AccessKind::Load => read_bytes(&line.data, offset, size),
+            AccessKind::Store => {
+                write_bytes(&mut line.data, offset, size, req.value);
+                line.dirty = true;
+                req.value
+            }
+        };
+        ctx.done.push(Completed { req, value, level });
+    }
+
+    // ---- Actions (names as in the protocol file) ----
+
+    fn i_allocate_tbe(&mut self, ctx: &mut Ctx) {
+        debug_assert!(self.tbe(ctx.addr).is_none());
+        let mut t = Tbe::new(ctx.addr);
+        t.req = ctx.req.take();
+        self.tbes.push(t);
+    }
+
+    fn s_deallocate_tbe(&mut self, ctx: &mut Ctx) {
+        self.tbes.retain(|t| t.addr != ctx.addr);
+    }
+
+    fn a_issue_gets(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::Gets, home, self.params.node);
+    }
+
+    fn b_issue_getx(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::Getx, home, self.params.node);
+    }
+
+    fn c_issue_puto(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::Puto, home, self.params.node);
+    }
+
+    fn cc_issue_putx(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::Putx, home, self.params.node);
+    }
+
+    fn uu_profile_miss(&mut self, _ctx: &mut Ctx) {
+        self.stats.l2_misses += 1;
+    }
+
+    fn h_load_hit(&mut self, ctx: &mut Ctx) {
+        let req = ctx.req.take().expect("load hit without a request");
+        self.complete(ctx, req, HitLevel::L1);
+    }
+
+    fn hh_store_hit(&mut self, ctx: &mut Ctx) {
+        let req = ctx.req.take().expect("store hit without a request");
+        self.complete(ctx, req, HitLevel::L1);
+    }
+
+    fn miss_complete(&mut self, ctx: &mut Ctx) {
+        let tbe = self.tbe_mut(ctx.addr);
+        let req = tbe.req.take();
+        let level = match tbe.source {
+            Source::Cache => HitLevel::OtherCache,
+            Source::Memory => HitLevel::Memory,
+            Source::None => HitLevel::Upgrade,
+        };
+        let Some(req) = req else { return };
+        match level {
+            HitLevel::OtherCache => self.stats.l2_misses_other_cache += 1,
+            HitLevel::Memory => self.stats.l2_misses_memory += 1,
+            _ => self.stats.l2_misses_upgrade += 1,
+        }
+        self.complete(ctx, req, level);
+    }
+
+    fn hx_load_miss_complete(&mut self, ctx: &mut Ctx) {
+        self.miss_complete(ctx);
+    }
+
+    fn hx_store_miss_complete(&mut self, ctx: &mut Ctx) {
+        self.miss_complete(ctx);
+    }
+
+    fn t_copy_data_to_tbe(&mut self, ctx: &mut Ctx) {
+        let line = self.line(ctx.addr).expect("line to copy").clone();
+        let tbe = self.tbe_mut(ctx.addr);
+        tbe.data = line.data;
+        tbe.dirty = line.dirty;
+    }
+
+    fn rr_deallocate_line(&mut self, ctx: &mut Ctx) {
+        let addr = ctx.addr;
+        let state = self.state(addr);
+        self.drop_empty_line(addr);
+        // A line leaving for a writeback keeps its state in the TBE until the next state is set.
+        if let Some(t) = self.tbes.iter_mut().find(|t| t.addr == addr) {
+            t.state = Some(state);
+        }
+    }
+
+    fn send_line(&self, ctx: &mut Ctx, ty: MsgType, data: LineData, dirty: bool) {
+        let m = Self::msg(ctx);
+        let (dst, acks) = (m.requestor, m.acks);
+        let i = self.send(ctx, ty, dst, dst);
+        let o = &mut ctx.out[i].msg;
+        o.data = data;
+        o.dirty = dirty;
+        o.acks = acks;
+    }
+
+    fn e_send_data_to_requestor(&mut self, ctx: &mut Ctx) {
+        let data = self.line(ctx.addr).expect("owner line").data;
+        // A shared copy is clean for its holder: this owner keeps the writeback duty.
+        self.send_line(ctx, MsgType::Data, data, false);
+    }
+
+    fn ee_send_exclusive_data_to_requestor(&mut self, ctx: &mut Ctx) {
+        let l = self.line(ctx.addr).expect("owner line");
+        let (data, dirty) = (l.data, l.dirty);
+        self.send_line(ctx, MsgType::DataExclusive, data, dirty);
+    }
+
+    fn et_send_data_from_tbe_to_requestor(&mut self, ctx: &mut Ctx) {
+        let data = self.tbe_mut(ctx.addr).data;
+        self.send_line(ctx, MsgType::Data, data, false);
+    }
+
+    fn eet_send_exclusive_data_from_tbe_to_requestor(&mut self, ctx: &mut Ctx) {
+        let t = self.tbe_mut(ctx.addr);
+        let (data, dirty) = (t.data, t.dirty);
+        self.send_line(ctx, MsgType::DataExclusive, data, dirty);
+    }
+
+    fn f_send_ack_to_requestor(&mut self, ctx: &mut Ctx) {
+        let r = Self::msg(ctx).requestor;
+        self.send(ctx, MsgType::Ack, r, r);
+    }
+
+    fn m_add_acks_from_message(&mut self, ctx: &mut Ctx) {
+        let acks = Self::msg(ctx).acks as i32;
+        let t = self.tbe_mut(ctx.addr);
+        t.acks_pending += acks;
+        t.acks_known = true;
+    }
+
+    fn m_decrement_acks(&mut self, ctx: &mut Ctx) {
+        self.tbe_mut(ctx.addr).acks_pending -= 1;
+    }
+
+    fn o_check_for_completion(&mut self, ctx: &mut Ctx) {
+        let t = self.tbe_mut(ctx.addr);
+        if t.acks_known && t.acks_pending == 0 {
+            ctx.trigger = true;
+        }
+    }
+
+    fn u_write_data_to_line(&mut self, ctx: &mut Ctx) {
+        let m = Self::msg(ctx);
+        let from_cache = (m.src as usize) < self.params.n_cores;
+        let (data, dirty) = (m.data, m.dirty);
+        let line = self.line_mut(ctx.addr);
+        line.data = data;
+        line.dirty = dirty;
+        self.tbe_mut(ctx.addr).source = if from_cache {
+            Source::Cache
+        } else {
+            Source::Memory
+        };
+    }
+
+    fn j_send_unblock(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::Unblock, home, self.params.node);
+    }
+
+    fn jj_send_exclusive_unblock(&mut self, ctx: &mut Ctx) {
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::ExclusiveUnblock, home, self.params.node);
+    }
+
+    fn wb_send_writeback_data(&mut self, ctx: &mut Ctx) {
+        let t = self.tbe_mut(ctx.addr);
+        let (data, dirty) = (t.data, t.dirty);
+        let ty = if dirty {
+            MsgType::WbDirtyData
+        } else {
+            MsgType::WbCleanData
+        };
+        if dirty {
+            self.stats.writebacks_dirty += 1;
+        } else {
+            self.stats.writebacks_clean += 1;
+        }
+        let home = self.home(ctx.addr);
+        let i = self.send(ctx, ty, home, self.params.node);
+        ctx.out[i].msg.data = data;
+        ctx.out[i].msg.dirty = dirty;
+    }
+}
