@@ -268,8 +268,13 @@ impl Driver for RandomTester {
 
 /// Runs the tester on the real protocol. The error text names the seed and replay command.
 pub fn run(cfg: &TesterConfig) -> Result<TesterReport, String> {
-    let sys = cfg.system();
     let protocol = Protocol::by_name(&cfg.protocol).map_err(|e| e.to_string())?;
+    run_with_protocol(cfg, protocol)
+}
+
+/// Runs the tester on a given protocol (for seeded-bug tests of the tester itself).
+pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<TesterReport, String> {
+    let sys = cfg.system();
     let mut sim = Sim::new(&sys, protocol, cfg.seed).map_err(|e| e.to_string())?;
     let span = (sys.l2.size_bytes / sys.l2.assoc as u64).max(LINE_BYTES as u64);
     let mut t = RandomTester::new(cfg.clone(), span);

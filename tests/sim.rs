@@ -1,0 +1,236 @@
+//! The timing simulator end to end: the random tester on the baseline protocol over several
+//! seeds, its self-test against an ideal memory, watchdogs on a seeded bug, determinism,
+//! and the three statistics outputs of a small program.
+
+use moped::coherence::protocols::{BASELINE_DIR, BASELINE_L2};
+use moped::coherence::Protocol;
+use moped::config::SystemConfig;
+use moped::core::Program;
+use moped::run::{run_program, write_results};
+use moped::stats::{parse_stats_csv, parse_stats_txt, StatValue};
+use moped::tester::{self, TesterConfig};
+
+#[test]
+fn random_tester_passes_on_16_cores_over_16_seeds() {
+    // 16 seeds x 100,000 checks (the per-change target); the nightly run goes further.
+    let checks = std::env::var("MOPED_TESTER_CHECKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    for seed in 1..=16 {
+        let cfg = TesterConfig::new(16, checks, seed);
+        let r = tester::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.checks_completed >= checks, "seed {seed}: {r:?}");
+        assert_eq!((r.mismatches, r.watchdog_trips), (0, 0), "seed {seed}");
+    }
+}
+
+#[test]
+fn random_tester_passes_with_few_cores() {
+    for cores in [1, 2, 3, 5] {
+        let r = tester::run(&TesterConfig::new(cores, 5_000, 3)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.mismatches, 0);
+    }
+}
+
+#[test]
+fn tester_self_test_against_ideal_memory() {
+    for cores in [16, 32] {
+        let r = tester::run_ideal(&TesterConfig::new(cores, 50_000, 5), 0)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.checks_completed >= 50_000);
+    }
+    // A memory that drops every 97th store must be caught, with seed and replay command.
+    let e = tester::run_ideal(&TesterConfig::new(16, 50_000, 5), 97).unwrap_err();
+    assert!(
+        e.contains("data mismatch") && e.contains("seed 5") && e.contains("moped random-test"),
+        "{e}"
+    );
+}
+
+fn mutated(l2_from: &str, l2_to: &str, dir_from: &str, dir_to: &str) -> Protocol {
+    let l2 = BASELINE_L2.replace(l2_from, l2_to);
+    let dir = BASELINE_DIR.replace(dir_from, dir_to);
+    assert!(
+        l2 != BASELINE_L2 || dir != BASELINE_DIR,
+        "the mutation must change a table"
+    );
+    Protocol::from_sources("mutant", (&l2, "L2Cache.sm"), (&dir, "Directory.sm")).unwrap()
+}
+
+#[test]
+fn watchdog_catches_a_dropped_invalidation_ack() {
+    let p = mutated(
+        "transition(S, Inv, I) { f_sendAckToRequestor; rr_deallocateLine; }",
+        "transition(S, Inv, I) { rr_deallocateLine; }",
+        "",
+        "",
+    );
+    let e = tester::run_with_protocol(&TesterConfig::new(4, 20_000, 11), p).unwrap_err();
+    for want in [
+        "watchdog",
+        "controller L2Cache[",
+        "state ",
+        "event ",
+        "address 0x",
+        "cycle ",
+        "seed 11",
+        "replay: moped random-test",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+}
+
+#[test]
+fn tester_catches_a_lost_writeback_as_data_mismatch() {
+    let p = mutated(
+        "",
+        "",
+        "transition(MI, Dirty_Writeback, I) { m_writeDataToMemory; c_clearOwner; w_deallocateTBE; }",
+        "transition(MI, Dirty_Writeback, I) { c_clearOwner; w_deallocateTBE; }",
+    );
+    let e = tester::run_with_protocol(&TesterConfig::new(4, 20_000, 2), p).unwrap_err();
+    assert!(e.contains("data mismatch") && e.contains("expected"), "{e}");
+    assert!(
+        e.contains("seed 2") && e.contains("replay: moped random-test"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tester_catches_missing_invalidations_as_a_stuck_request() {
+    let p = mutated(
+        "",
+        "",
+        "transition({I, S}, GETX, MM) { v_allocateTBE; dd_sendExclusiveDataFromMemory; i_sendInvToSharers; }",
+        "transition({I, S}, GETX, MM) { v_allocateTBE; dd_sendExclusiveDataFromMemory; }",
+    );
+    let e = tester::run_with_protocol(&TesterConfig::new(4, 20_000, 2), p).unwrap_err();
+    assert!(
+        e.contains("watchdog") && e.contains("made no progress"),
+        "{e}"
+    );
+}
+
+fn small_program() -> Program {
+    let text = "[[core]]\ncores = \"all\"\noffset_per_core = 0x10000\nops = '''\nsweep load 0x100000 4096 64\nstore 0x100040 8 5\nload 0x100040 8 expect=5\n'''\n\
+                [[core]]\ncores = [0]\nops = '''\nstore 0x40 8 0x1234\ncompute 50\n'''\n\
+                [[core]]\ncores = [1]\nops = '''\ncompute 2000\nload 0x40 8\n'''\n";
+    Program::from_toml_str(text, "small.toml", 4).unwrap()
+}
+
+fn small_system() -> SystemConfig {
+    let mut cfg = SystemConfig::default();
+    cfg.system.cores = 4;
+    cfg
+}
+
+#[test]
+fn stats_outputs_agree_and_name_the_paper_metrics() {
+    let r = run_program(&small_system(), &small_program(), "baseline", 1).unwrap();
+    let dir = std::env::temp_dir().join(format!("moped-stats-test-{}", std::process::id()));
+    write_results(&dir, &r).unwrap();
+    let txt = parse_stats_txt(&std::fs::read_to_string(dir.join("stats.txt")).unwrap()).unwrap();
+    let csv = parse_stats_csv(&std::fs::read_to_string(dir.join("stats.csv")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    let json_list = json["stats"].as_array().unwrap();
+    assert_eq!(txt.len(), csv.len());
+    assert_eq!(txt.len(), json_list.len());
+    for ((t, c), j) in txt.iter().zip(&csv).zip(json_list) {
+        assert_eq!(t.0, c.0);
+        assert_eq!(t.0, j["name"].as_str().unwrap());
+        match (&t.1, &c.1) {
+            (StatValue::Int(a), StatValue::Int(b)) => {
+                assert_eq!(a, b, "{}", t.0);
+                assert_eq!(j["value"].as_u64(), Some(*a), "{}", t.0);
+            }
+            (a, b) => assert!(
+                (a.as_f64() - b.as_f64()).abs() < 1e-5 * b.as_f64().abs().max(1.0),
+                "{}",
+                t.0
+            ),
+        }
+        assert!(
+            !t.2.is_empty() && !t.3.is_empty(),
+            "{} needs a description and unit",
+            t.0
+        );
+    }
+    let get = |name: &str| {
+        r.stats
+            .get(name)
+            .unwrap_or_else(|| panic!("missing {name}"))
+            .value
+            .as_f64()
+    };
+    for i in 0..4 {
+        for s in [
+            "l1d.hits",
+            "l1d.misses",
+            "l2.hits",
+            "l2.misses_other_cache",
+            "l2.misses_memory",
+            "l2.writebacks_dirty",
+            "l2.invalidations",
+        ] {
+            get(&format!("system.cpu{i}.{s}"));
+        }
+    }
+    assert!(get("sim.cycles") > 0.0);
+    assert!(
+        get("system.total.l2.misses_memory") >= 4.0 * 64.0,
+        "each core's sweep misses to memory"
+    );
+    assert!(
+        get("system.total.l2.misses_other_cache") >= 1.0,
+        "core 1 reads core 0's line"
+    );
+    assert!(r
+        .stats
+        .stats()
+        .iter()
+        .any(|s| s.name.starts_with("system.network.msg_count.GETS.vnet0")));
+    assert!(r
+        .stats
+        .stats()
+        .iter()
+        .any(|s| s.name.starts_with("system.L2Cache_Controller.I.Load")));
+    let cfg_text = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    assert_eq!(
+        SystemConfig::from_toml_str(&cfg_text, "config.toml").unwrap(),
+        small_system()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn same_seed_same_stats() {
+    let cfg = TesterConfig::new(8, 3_000, 9);
+    assert_eq!(tester::run(&cfg).unwrap(), tester::run(&cfg).unwrap());
+    let a = run_program(&small_system(), &small_program(), "baseline", 4).unwrap();
+    let b = run_program(&small_system(), &small_program(), "baseline", 4).unwrap();
+    let strip = |r: &moped::run::RunResult| {
+        r.stats
+            .stats()
+            .iter()
+            .filter(|s| !s.name.starts_with("host."))
+            .map(|s| (s.name.clone(), s.value.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+#[test]
+fn expect_mismatch_fails_the_run_naming_the_load() {
+    let p = Program::from_toml_str(
+        "[[core]]\ncores = [0]\nops = '''\nstore 0x40 8 1\nload 0x40 8 expect=2\n'''\n",
+        "p.toml",
+        4,
+    )
+    .unwrap();
+    let e = run_program(&small_system(), &p, "baseline", 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("0x40") && e.contains("expected 0x2"), "{e}");
+}
