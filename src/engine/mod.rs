@@ -4,6 +4,17 @@
 //! counter. Two events scheduled for the same cycle therefore pop in the order
 //! they were scheduled, which makes every simulation run reproducible.
 //!
+//! The queue is a timing wheel: one FIFO bucket per cycle of a window of
+//! [`WHEEL`] cycles starting at `now` (linked lists threaded through one node
+//! array, so a freed node is reused while still in the host's cache), and a
+//! binary heap for events beyond the window. Nearly every event of the simulator (cache, network and memory
+//! latencies) lands inside the window, so scheduling and popping are O(1).
+//! Order stays exactly `(time, seq)` because of one invariant: every pending
+//! event earlier than `now + WHEEL` sits in its bucket. Events move from the
+//! heap into the window, in `(time, seq)` order, as soon as `now` advances far
+//! enough, so they are queued before any later-scheduled event of the same
+//! cycle.
+//!
 //! Time is measured in core cycles ([`Cycle`]); at 1 GHz one cycle is 1 ns.
 
 use std::cmp::Ordering;
@@ -11,6 +22,10 @@ use std::collections::BinaryHeap;
 
 /// Simulated time in core cycles.
 pub type Cycle = u64;
+
+/// Cycles covered by the wheel (a power of two).
+pub const WHEEL: usize = 1024;
+const WORDS: usize = WHEEL / 64;
 
 /// One heap entry: a packed `(time << 64) | seq` key plus the payload.
 struct Entry<E> {
@@ -39,32 +54,58 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// A min-heap of events keyed on `(time, insertion order)`.
-pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+/// End of a bucket list or of the free list.
+const NIL: u32 = u32::MAX;
+
+/// A wheel event and the next node of its bucket (or of the free list).
+#[derive(Clone, Copy)]
+struct Node<E> {
+    ev: E,
+    next: u32,
+}
+
+/// A min-priority queue of events keyed on `(time, insertion order)`.
+pub struct EventQueue<E: Copy> {
+    /// Bucket `t % WHEEL` lists, first to last, the events of cycle `t` for `t` in
+    /// `[now, now + WHEEL)`.
+    head: Box<[u32; WHEEL]>,
+    tail: Box<[u32; WHEEL]>,
+    nodes: Vec<Node<E>>,
+    free: u32,
+    /// Bit `b` set when `buckets[b]` is non-empty.
+    occupied: [u64; WORDS],
+    /// Events at `now + WHEEL` or later.
+    far: BinaryHeap<Entry<E>>,
     seq: u64,
     now: Cycle,
+    len: usize,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
         Self::with_capacity(0)
     }
 
-    /// An empty queue at time 0 with room for `n` events.
+    /// An empty queue at time 0 with room for `n` events beyond the wheel's window.
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(n),
+            head: Box::new([NIL; WHEEL]),
+            tail: Box::new([NIL; WHEEL]),
+            nodes: Vec::with_capacity(1024),
+            free: NIL,
+            occupied: [0; WORDS],
+            far: BinaryHeap::with_capacity(n),
             seq: 0,
             now: 0,
+            len: 0,
             popped: 0,
         }
     }
@@ -75,8 +116,31 @@ impl<E> EventQueue<E> {
         self.now
     }
 
+    #[inline]
+    fn push_bucket(&mut self, at: Cycle, ev: E) {
+        let b = at as usize & (WHEEL - 1);
+        let node = Node { ev, next: NIL };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        match self.tail[b] {
+            NIL => {
+                self.head[b] = i;
+                self.occupied[b / 64] |= 1 << (b % 64);
+            }
+            t => self.nodes[t as usize].next = i,
+        }
+        self.tail[b] = i;
+    }
+
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug
-    /// (checked in debug builds).
+    /// (checked in debug builds; release builds run it at `now`).
     #[inline]
     pub fn schedule(&mut self, at: Cycle, ev: E) {
         debug_assert!(
@@ -84,9 +148,15 @@ impl<E> EventQueue<E> {
             "event scheduled in the past: at {at}, now {}",
             self.now
         );
-        let key = ((at as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        self.heap.push(Entry { key, ev });
+        let at = at.max(self.now);
+        self.len += 1;
+        if at - self.now < WHEEL as Cycle {
+            self.push_bucket(at, ev);
+        } else {
+            let key = ((at as u128) << 64) | self.seq as u128;
+            self.seq += 1;
+            self.far.push(Entry { key, ev });
+        }
     }
 
     /// Schedule `ev` `delay` cycles after [`now`](Self::now).
@@ -95,32 +165,87 @@ impl<E> EventQueue<E> {
         self.schedule(self.now.saturating_add(delay), ev);
     }
 
+    /// The first occupied bucket's time in `(now, now + WHEEL)`, if any.
+    fn next_in_window(&self) -> Option<Cycle> {
+        let start = (self.now as usize + 1) & (WHEEL - 1);
+        // Scan WORDS + 1 words from `start`, wrapping: the first word is masked below
+        // `start`, the last one above it.
+        for k in 0..=WORDS {
+            let w = (start / 64 + k) % WORDS;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= !0u64 << (start % 64);
+            } else if k == WORDS {
+                bits &= !(!0u64 << (start % 64));
+            }
+            if bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                let delta = (b + WHEEL - (self.now as usize & (WHEEL - 1))) & (WHEEL - 1);
+                return Some(self.now + delta as Cycle);
+            }
+        }
+        None
+    }
+
     /// Remove the earliest event, advance `now` to its time and return it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Cycle, E)> {
-        let Entry { key, ev } = self.heap.pop()?;
-        let t = (key >> 64) as Cycle;
-        self.now = t;
+        if self.len == 0 {
+            return None;
+        }
+        let mut b = self.now as usize & (WHEEL - 1);
+        if self.head[b] == NIL {
+            let t = match self.next_in_window() {
+                Some(t) => t,
+                None => (self.far.peek()?.key >> 64) as Cycle,
+            };
+            self.now = t;
+            // Keep the invariant: pull every far event now inside the window.
+            let horizon = (t + WHEEL as Cycle) as u128;
+            while self.far.peek().is_some_and(|e| (e.key >> 64) < horizon) {
+                let e = self.far.pop().expect("peeked");
+                self.push_bucket((e.key >> 64) as Cycle, e.ev);
+            }
+            b = t as usize & (WHEEL - 1);
+        }
+        let i = self.head[b];
+        debug_assert_ne!(i, NIL, "occupied bucket");
+        let Node { ev, next } = self.nodes[i as usize];
+        self.head[b] = next;
+        if next == NIL {
+            self.tail[b] = NIL;
+            self.occupied[b / 64] &= !(1 << (b % 64));
+        }
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+        self.len -= 1;
         self.popped += 1;
-        Some((t, ev))
+        Some((self.now, ev))
     }
 
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Cycle> {
-        self.heap.peek().map(|e| (e.key >> 64) as Cycle)
+        if self.len == 0 {
+            None
+        } else if self.head[self.now as usize & (WHEEL - 1)] != NIL {
+            Some(self.now)
+        } else {
+            self.next_in_window()
+                .or_else(|| self.far.peek().map(|e| (e.key >> 64) as Cycle))
+        }
     }
 
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// True when no events are pending.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Total number of events popped so far.
@@ -212,5 +337,53 @@ mod tests {
         q.schedule(10, ());
         q.pop();
         q.schedule(9, ());
+    }
+
+    /// The wheel against a reference `(time, seq)` sort, with delays that straddle the
+    /// window and ties at every distance.
+    #[test]
+    fn matches_a_reference_order_across_the_window() {
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Cycle, u64)> = Vec::new();
+        let mut x: u64 = 99;
+        let mut next = 0u64;
+        let mut rand = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut popped = Vec::new();
+        let mut expected = Vec::new();
+        for round in 0..20_000u64 {
+            let burst = rand(4);
+            for _ in 0..burst {
+                let d = match rand(5) {
+                    0 => 0,
+                    1 => rand(8),
+                    2 => rand(WHEEL as u64 * 3),
+                    3 => WHEEL as u64 - 1 + rand(3),
+                    _ => rand(200),
+                };
+                q.schedule_in(d, next);
+                reference.push((q.now() + d, next));
+                next += 1;
+            }
+            if round % 3 != 0 {
+                // Reference: smallest (time, seq); seq equals the payload here.
+                if let Some(i) = (0..reference.len()).min_by_key(|&i| reference[i]) {
+                    expected.push(reference.swap_remove(i));
+                }
+                assert_eq!(q.peek_time(), expected.last().map(|e| e.0));
+                popped.extend(q.pop());
+            }
+        }
+        while let Some(i) = (0..reference.len()).min_by_key(|&i| reference[i]) {
+            expected.push(reference.swap_remove(i));
+            popped.extend(q.pop());
+        }
+        assert_eq!(popped, expected);
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
     }
 }
