@@ -101,14 +101,22 @@ struct CheckArgs {
     /// Configurations to check (default: c1, c2 and c3).
     #[arg(value_enum)]
     configs: Vec<CheckConfig>,
+    /// Protocol to check.
+    #[arg(long, default_value = "baseline", value_name = "NAME")]
+    protocol: String,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum CheckConfig {
+    /// Two caches, one line.
     C1,
+    /// Three caches, one line, symmetry reduction.
     C2,
+    /// Two caches, two lines conflicting in one-line L2s.
     C3,
-    /// The largest (manual runs; not in the default set).
+    /// c3 with two store values (manual runs; not in the default set).
+    C3Full,
+    /// Four caches, one line (manual runs; not in the default set).
     C4,
 }
 
@@ -118,6 +126,7 @@ impl CheckConfig {
             CheckConfig::C1 => "c1",
             CheckConfig::C2 => "c2",
             CheckConfig::C3 => "c3",
+            CheckConfig::C3Full => "c3-full",
             CheckConfig::C4 => "c4",
         }
     }
@@ -128,6 +137,9 @@ struct BenchArgs {
     /// Multiplies the work of every benchmark.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     scale: u32,
+    /// Runs of each benchmark; the median time is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
 }
 
 #[derive(Subcommand, Debug)]
@@ -228,14 +240,14 @@ fn dispatch(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::RandomTest(a) => cmd_random_test(a),
-        Command::Check(a) => cmd_check(&a.configs),
+        Command::Check(a) => cmd_check(&a.configs, &a.protocol),
         Command::Protocol {
             command: ProtocolCommand::Show { name, format },
         } => cmd_protocol_show(&name, format),
         Command::Protocol {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
-        Command::Bench(a) => cmd_bench(a.scale),
+        Command::Bench(a) => cmd_bench(a.scale, a.repeat),
     }
 }
 
@@ -376,24 +388,46 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
     }
 }
 
-/// `moped check`: the exhaustive checker on each requested configuration (all by default).
-fn cmd_check(configs: &[CheckConfig]) -> CmdResult {
+/// `moped check`: the exhaustive checker on each requested configuration (c1-c3 by
+/// default), then the table cells no configuration reached.
+fn cmd_check(configs: &[CheckConfig], protocol: &str) -> CmdResult {
     let all = [CheckConfig::C1, CheckConfig::C2, CheckConfig::C3];
     let configs = if configs.is_empty() {
         &all[..]
     } else {
         configs
     };
+    if !Protocol::names().contains(&protocol) {
+        return Err(Failure::Usage(unknown_protocol(protocol)));
+    }
+    let p = Protocol::by_name(protocol).map_err(|e| Failure::User(e.to_string()))?;
     let mut out = io::stdout().lock();
+    let mut reports = Vec::new();
     let mut failed = false;
     for c in configs {
-        match run_checker(c.name()) {
-            Ok(summary) => writeln!(out, "{summary}")?,
+        match crate::checker::run_with_protocol(c.name(), p.clone()) {
+            Ok(r) => {
+                writeln!(out, "{r}")?;
+                reports.push(r);
+            }
             Err(e) => {
                 failed = true;
                 out.flush()?;
                 let _ = writeln!(io::stderr(), "error: {}: {e}", c.name());
             }
+        }
+    }
+    if !reports.is_empty() {
+        let cov = crate::checker::union_coverage(&reports);
+        writeln!(
+            out,
+            "coverage: {}/{} transition cells reached ({:.1} %)",
+            cov.reached.len(),
+            cov.possible.len(),
+            cov.percent()
+        )?;
+        for c in &cov.unreached {
+            writeln!(out, "  not reached: {c}")?;
         }
     }
     if failed {
@@ -403,13 +437,8 @@ fn cmd_check(configs: &[CheckConfig]) -> CmdResult {
     }
 }
 
-/// One exhaustive-checker run, summarised.
-fn run_checker(name: &str) -> Result<String, String> {
-    crate::checker::run_named(name).map(|r| r.to_string())
-}
-
-fn cmd_bench(scale: u32) -> CmdResult {
-    let results = crate::bench::run(scale).map_err(Failure::User)?;
+fn cmd_bench(scale: u32, repeat: u32) -> CmdResult {
+    let results = crate::bench::run(scale, repeat).map_err(Failure::User)?;
     let mut out = io::stdout().lock();
     for r in &results {
         writeln!(out, "{r}")?;
