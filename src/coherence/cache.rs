@@ -2,12 +2,13 @@
 //! table; the L1 D-cache is a placement level beneath it (exclusive of the L2), holding the
 //! data of lines whose coherence state lives here.
 
+use std::cell::Cell as HintCell;
 use std::sync::Arc;
 
 use crate::mem::{
     line_of, read_bytes, write_bytes, LineAddr, LineData, SetAssoc, Slot, LINE_BYTES,
 };
-use crate::protocol::{ActionId, Cell, EventId, Machine, Permission, ProtocolError, StateId};
+use crate::protocol::{Cell, EventId, Machine, Permission, ProtocolError, StateId};
 
 use super::msg::{Msg, MsgType, NodeId, Outgoing};
 use super::{home_bank, Delivery, Violation};
@@ -280,6 +281,13 @@ pub struct CacheCtrl {
     l1: SetAssoc<Line>,
     l2: SetAssoc<Line>,
     tbes: Vec<Tbe>,
+    /// The last line found in an array, `(addr, slot, in_l1)`: one transition looks its
+    /// line up several times. Checked against the tags before use, so it never goes stale.
+    hint: HintCell<(LineAddr, Slot, bool)>,
+    /// Per state, for loads (`[0]`) and stores (`[1]`): the next state when the table's
+    /// cell is a plain L1 hit (its only action `h_loadHit` or `hh_storeHit`). Derived from
+    /// the table at load time, so the fast path in `core_request` is the same transition.
+    hit_next: Vec<[Option<StateId>; 2]>,
     pub stats: CacheStats,
     /// Transition counts, indexed `state * events + event`.
     pub transitions: Vec<u64>,
@@ -291,6 +299,7 @@ impl CacheCtrl {
     pub fn new(params: CacheParams, table: Arc<Machine>) -> Result<CacheCtrl, ProtocolError> {
         let ids = CacheIds::resolve(&table)?;
         let n = table.states().len() * table.events().len();
+        let hit_next = Self::plain_hits(&table, &ids);
         Ok(CacheCtrl {
             l1: SetAssoc::new(params.l1_sets, params.l1_ways),
             l2: SetAssoc::new(params.l2_sets, params.l2_ways),
@@ -298,6 +307,8 @@ impl CacheCtrl {
             table,
             ids,
             tbes: Vec::new(),
+            hint: HintCell::new((LineAddr::MAX, 0, false)),
+            hit_next,
             stats: CacheStats::default(),
             transitions: vec![0; n],
             now: 0,
@@ -306,6 +317,28 @@ impl CacheCtrl {
 
     pub fn table(&self) -> &Machine {
         &self.table
+    }
+
+    /// The cells whose whole effect is a hit completion (see `hit_next`).
+    fn plain_hits(table: &Machine, ids: &CacheIds) -> Vec<[Option<StateId>; 2]> {
+        let id_of = |name: &str| ACTIONS.iter().position(|(n, _)| *n == name);
+        let (load_hit, store_hit) = (id_of("h_loadHit"), id_of("hh_storeHit"));
+        (0..table.states().len() as StateId)
+            .map(|st| {
+                let plain = |event: EventId, action: Option<usize>| match table.cell(st, event) {
+                    Cell::Transition {
+                        next,
+                        first_action,
+                        n_actions,
+                    } => {
+                        let list = table.actions(first_action, n_actions);
+                        (list.len() == 1 && Some(list[0] as usize) == action).then_some(next)
+                    }
+                    _ => None,
+                };
+                [plain(ids.load, load_hit), plain(ids.store, store_hit)]
+            })
+            .collect()
     }
 
     pub fn ids(&self) -> &CacheIds {
@@ -318,10 +351,22 @@ impl CacheCtrl {
 
     // ---- State lookup ----
 
+    #[inline]
     fn loc(&self, addr: LineAddr) -> Loc {
+        let (a, slot, in_l1) = self.hint.get();
+        if a == addr {
+            if in_l1 && self.l1.holds(slot, addr) {
+                return Loc::L1(slot);
+            }
+            if !in_l1 && self.l2.holds(slot, addr) {
+                return Loc::L2(slot);
+            }
+        }
         if let Some(s) = self.l1.find(addr) {
+            self.hint.set((addr, s, true));
             Loc::L1(s)
         } else if let Some(s) = self.l2.find(addr) {
+            self.hint.set((addr, s, false));
             Loc::L2(s)
         } else if self
             .tbes
@@ -559,13 +604,10 @@ impl CacheCtrl {
                 } => {
                     self.transitions
                         [state as usize * self.table.events().len() + event as usize] += 1;
-                    // Copy the action list out of the table so actions may borrow self mutably.
-                    let mut buf = [0 as ActionId; 16];
-                    let list = self.table.actions(first_action, n_actions);
-                    let n = list.len().min(buf.len());
-                    buf[..n].copy_from_slice(&list[..n]);
-                    let rest: Vec<ActionId> = list[n..].to_vec();
-                    for &a in buf[..n].iter().chain(rest.iter()) {
+                    // Index the list afresh each time: the table's borrow must end before
+                    // an action borrows the controller mutably.
+                    for k in 0..n_actions as usize {
+                        let a = self.table.actions(first_action, n_actions)[k];
                         (ACTIONS[a as usize].1)(self, ctx);
                     }
                     self.set_state(addr, next);
@@ -660,6 +702,32 @@ impl CacheCtrl {
             AccessKind::Store => self.ids.store,
         };
         let loc = self.loc(addr);
+        if let Loc::L1(slot) = loc {
+            // The common case without the generic machinery: a plain hit in the L1.
+            let state = self.l1.get(slot).payload.state;
+            if let Some(next) = self.hit_next[state as usize][req.kind as usize] {
+                self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
+                let offset = (req.addr - addr) as usize;
+                let line = &mut self.l1.get_mut(slot).payload;
+                let value = match req.kind {
+                    AccessKind::Load => read_bytes(&line.data, offset, req.size as usize),
+                    AccessKind::Store => {
+                        write_bytes(&mut line.data, offset, req.size as usize, req.value);
+                        line.dirty = true;
+                        req.value
+                    }
+                };
+                line.state = next;
+                self.l1.touch(slot);
+                done.push(Completed {
+                    req,
+                    value,
+                    level: HitLevel::L1,
+                });
+                self.stats.l1_hits += 1;
+                return Ok(CoreOutcome::Hit(HitLevel::L1));
+            }
+        }
         if loc == Loc::Absent && !self.make_room(addr, out, done)? {
             self.stats.stalls += 1;
             return Ok(CoreOutcome::Stalled);
@@ -694,7 +762,12 @@ impl CacheCtrl {
                 };
                 done.last_mut().expect("completion").level = level;
                 match level {
-                    HitLevel::L1 => self.stats.l1_hits += 1,
+                    HitLevel::L1 => {
+                        self.stats.l1_hits += 1;
+                        if let Loc::L1(slot) = self.loc(addr) {
+                            self.l1.touch(slot);
+                        }
+                    }
                     _ => {
                         self.stats.l1_misses += 1;
                         self.stats.l2_hits += 1;
@@ -833,6 +906,10 @@ impl CacheCtrl {
         _done: &mut [Completed],
     ) -> Result<(), Violation> {
         self.try_swap_up(addr);
+        // A line that could not move up is still the L2's most recently used.
+        if let Loc::L2(slot) = self.loc(addr) {
+            self.l2.touch(slot);
+        }
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::mem::{BackingStore, LineAddr};
-use crate::protocol::{ActionId, Cell, EventId, Machine, ProtocolError, StateId};
+use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId};
 
 use super::msg::{Msg, MsgType, NodeId, Outgoing};
 use super::{Delivery, Violation};
@@ -89,6 +89,8 @@ impl DirIds {
 
 struct Ctx<'a> {
     msg: &'a Msg,
+    /// The line's directory entry, read once and written back after the actions.
+    e: DirEntry,
     out: &'a mut Vec<Outgoing>,
 }
 
@@ -248,9 +250,8 @@ impl DirCtrl {
         })
     }
 
-    fn event_for(&self, msg: &Msg) -> Option<EventId> {
+    fn event_for(&self, msg: &Msg, owner: NodeId) -> Option<EventId> {
         let ids = &self.ids;
-        let owner = self.entry(msg.addr).owner;
         Some(match msg.ty {
             MsgType::Gets => ids.gets,
             MsgType::Getx => ids.getx,
@@ -269,7 +270,7 @@ impl DirCtrl {
     pub fn deliver(&mut self, msg: &Msg, out: &mut Vec<Outgoing>) -> Result<Delivery, Violation> {
         let entry = self.entry(msg.addr);
         let state = entry.state;
-        let Some(event) = self.event_for(msg) else {
+        let Some(event) = self.event_for(msg, entry.owner) else {
             return Err(Violation {
                 controller: self.name(),
                 cycle: self.now,
@@ -306,21 +307,19 @@ impl DirCtrl {
                 n_actions,
             } => {
                 self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
-                // Copy the action list out of the table so actions may borrow self mutably.
-                let mut buf = [0 as ActionId; 16];
-                let list = self.table.actions(first_action, n_actions);
-                let n = list.len().min(buf.len());
-                buf[..n].copy_from_slice(&list[..n]);
-                let rest: Vec<ActionId> = list[n..].to_vec();
-                let mut ctx = Ctx { msg, out };
-                for &a in buf[..n].iter().chain(rest.iter()) {
+                let mut ctx = Ctx { msg, e: entry, out };
+                // Index the list afresh each time: the table's borrow must end before an
+                // action borrows the controller mutably.
+                for k in 0..n_actions as usize {
+                    let a = self.table.actions(first_action, n_actions)[k];
                     (ACTIONS[a as usize].1)(self, &mut ctx);
                 }
-                let i = self.ids.i;
-                let e = self.entry_mut(msg.addr);
+                let mut e = ctx.e;
                 e.state = next;
-                if next == i && e.sharers == 0 && e.owner == NOBODY {
+                if next == self.ids.i && e.sharers == 0 && e.owner == NOBODY {
                     self.entries.remove(&msg.addr);
+                } else {
+                    *self.entry_mut(msg.addr) = e;
                 }
                 Ok(Delivery::Done)
             }
@@ -357,11 +356,11 @@ impl DirCtrl {
     // ---- Actions (names as in the protocol file) ----
 
     fn v_allocate_tbe(&mut self, ctx: &mut Ctx) {
-        self.entry_mut(ctx.msg.addr).requestor = ctx.msg.src;
+        ctx.e.requestor = ctx.msg.src;
     }
 
     fn w_deallocate_tbe(&mut self, ctx: &mut Ctx) {
-        self.entry_mut(ctx.msg.addr).requestor = NOBODY;
+        ctx.e.requestor = NOBODY;
     }
 
     fn d_send_data_from_memory(&mut self, ctx: &mut Ctx) {
@@ -377,7 +376,7 @@ impl DirCtrl {
         self.stats.memory_reads += 1;
         let data = self.mem.read(ctx.msg.addr);
         let r = ctx.msg.src;
-        let acks = (self.entry(ctx.msg.addr).sharers & !bit(r)).count_ones() as i16;
+        let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
         let delay = self.params.latency + self.params.mem_latency;
         let i = self.send(ctx, MsgType::DataExclusive, r, r, delay);
         ctx.out[i].msg.data = data;
@@ -386,7 +385,7 @@ impl DirCtrl {
 
     fn f_forward_to_owner(&mut self, ctx: &mut Ctx) {
         self.stats.forwards += 1;
-        let e = self.entry(ctx.msg.addr);
+        let e = ctx.e;
         let r = ctx.msg.src;
         let (ty, acks) = match ctx.msg.ty {
             MsgType::Gets => (MsgType::FwdGets, 0),
@@ -400,7 +399,7 @@ impl DirCtrl {
     }
 
     fn i_send_inv_to_sharers(&mut self, ctx: &mut Ctx) {
-        let e = self.entry(ctx.msg.addr);
+        let e = ctx.e;
         let r = ctx.msg.src;
         let mut targets = e.sharers & !bit(r);
         if e.owner != NOBODY {
@@ -430,16 +429,16 @@ impl DirCtrl {
     }
 
     fn c_clear_owner(&mut self, ctx: &mut Ctx) {
-        self.entry_mut(ctx.msg.addr).owner = NOBODY;
+        ctx.e.owner = NOBODY;
     }
 
     fn s_add_requestor_to_sharers(&mut self, ctx: &mut Ctx) {
-        let e = self.entry_mut(ctx.msg.addr);
+        let e = &mut ctx.e;
         e.sharers |= bit(e.requestor);
     }
 
     fn ss_set_owner_to_requestor(&mut self, ctx: &mut Ctx) {
-        let e = self.entry_mut(ctx.msg.addr);
+        let e = &mut ctx.e;
         e.owner = e.requestor;
         e.sharers = 0;
     }

@@ -19,19 +19,15 @@ pub fn line_of(addr: u64) -> LineAddr {
 /// Reads `size` bytes (1..=8) at `offset` as a little-endian value.
 #[inline]
 pub fn read_bytes(data: &LineData, offset: usize, size: usize) -> u64 {
-    let mut v = 0u64;
-    for i in (0..size).rev() {
-        v = (v << 8) | data[offset + i] as u64;
-    }
-    v
+    let mut b = [0u8; 8];
+    b[..size].copy_from_slice(&data[offset..offset + size]);
+    u64::from_le_bytes(b)
 }
 
 /// Writes the low `size` bytes (1..=8) of `value` at `offset`, little-endian.
 #[inline]
 pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) {
-    for i in 0..size {
-        data[offset + i] = (value >> (8 * i)) as u8;
-    }
+    data[offset..offset + size].copy_from_slice(&value.to_le_bytes()[..size]);
 }
 
 /// One way of a set-associative array.
@@ -50,8 +46,15 @@ pub struct SetAssoc<T> {
     ways: usize,
     set_shift: u32,
     slots: Vec<Option<Way<T>>>,
+    /// Tags mirrored densely ([`NO_TAG`] when empty) so a lookup scans one host cache line.
+    tags: Vec<LineAddr>,
+    /// Last-use stamps mirrored densely, for the victim scan.
+    stamps: Vec<u64>,
     clock: u64,
 }
+
+/// Tag of an empty way.
+const NO_TAG: LineAddr = LineAddr::MAX;
 
 /// Where a line sits in a [`SetAssoc`]: flat slot index.
 pub type Slot = usize;
@@ -67,6 +70,8 @@ impl<T> SetAssoc<T> {
             ways,
             set_shift: LINE_BYTES.trailing_zeros(),
             slots,
+            tags: vec![NO_TAG; sets * ways],
+            stamps: vec![0; sets * ways],
             clock: 0,
         }
     }
@@ -89,8 +94,18 @@ impl<T> SetAssoc<T> {
     /// The slot holding `addr`, if any.
     #[inline]
     pub fn find(&self, addr: LineAddr) -> Option<Slot> {
-        self.set_range(addr)
-            .find(|&i| matches!(&self.slots[i], Some(w) if w.addr == addr))
+        let r = self.set_range(addr);
+        let base = r.start;
+        self.tags[r]
+            .iter()
+            .position(|&t| t == addr)
+            .map(|i| base + i)
+    }
+
+    /// True when `slot` holds `addr` (validates a remembered slot).
+    #[inline]
+    pub fn holds(&self, slot: Slot, addr: LineAddr) -> bool {
+        self.tags.get(slot) == Some(&addr)
     }
 
     #[inline]
@@ -98,6 +113,7 @@ impl<T> SetAssoc<T> {
         self.slots[slot].as_ref().expect("empty slot")
     }
 
+    /// The way in `slot`, to change its payload (its `addr` must stay as it is).
     #[inline]
     pub fn get_mut(&mut self, slot: Slot) -> &mut Way<T> {
         self.slots[slot].as_mut().expect("empty slot")
@@ -110,18 +126,34 @@ impl<T> SetAssoc<T> {
         let c = self.clock;
         if let Some(w) = self.slots[slot].as_mut() {
             w.last_use = c;
+            self.stamps[slot] = c;
         }
     }
 
     /// A free slot in `addr`'s set, if any.
     pub fn free_slot(&self, addr: LineAddr) -> Option<Slot> {
-        self.set_range(addr).find(|&i| self.slots[i].is_none())
+        let r = self.set_range(addr);
+        let base = r.start;
+        self.tags[r]
+            .iter()
+            .position(|&t| t == NO_TAG)
+            .map(|i| base + i)
     }
 
     /// The least recently used slot of `addr`'s set among those `evictable` accepts.
     pub fn victim(&self, addr: LineAddr, evictable: impl Fn(&Way<T>) -> bool) -> Option<Slot> {
-        self.set_range(addr)
-            .filter_map(|i| self.slots[i].as_ref().map(|w| (i, w)))
+        // The usual answer from the dense arrays alone: the LRU occupied way, if evictable.
+        let r = self.set_range(addr);
+        let lru = r
+            .clone()
+            .filter(|&i| self.tags[i] != NO_TAG)
+            .min_by_key(|&i| self.stamps[i]);
+        if let Some(i) = lru {
+            if evictable(self.get(i)) {
+                return Some(i);
+            }
+        }
+        r.filter_map(|i| self.slots[i].as_ref().map(|w| (i, w)))
             .filter(|(_, w)| evictable(w))
             .min_by_key(|(_, w)| w.last_use)
             .map(|(i, _)| i)
@@ -132,6 +164,8 @@ impl<T> SetAssoc<T> {
         debug_assert!(self.slots[slot].is_none());
         debug_assert_eq!(self.set_of(addr), slot / self.ways.max(1));
         self.clock += 1;
+        self.tags[slot] = addr;
+        self.stamps[slot] = self.clock;
         self.slots[slot] = Some(Way {
             addr,
             last_use: self.clock,
@@ -141,6 +175,7 @@ impl<T> SetAssoc<T> {
 
     /// Removes and returns the line in `slot`.
     pub fn remove(&mut self, slot: Slot) -> Way<T> {
+        self.tags[slot] = NO_TAG;
         self.slots[slot].take().expect("empty slot")
     }
 
@@ -150,10 +185,6 @@ impl<T> SetAssoc<T> {
             .iter()
             .enumerate()
             .filter_map(|(i, w)| w.as_ref().map(|w| (i, w)))
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Way<T>> {
-        self.slots.iter_mut().filter_map(|w| w.as_mut())
     }
 
     /// True if the slot belongs to `addr`'s set (used when swapping between levels).

@@ -588,15 +588,15 @@ impl Sim {
     }
 
     fn deliver(&mut self, slot: u32, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
-        let msg = self.slab[slot as usize].clone();
-        let node = msg.dst as usize;
+        let msg = &self.slab[slot as usize];
+        let (node, addr) = (msg.dst as usize, msg.addr);
         let n = self.cores.len();
         let r = if node < n {
             self.caches[node].now = now;
-            self.caches[node].deliver(&msg, &mut self.out, &mut self.done)?
+            self.caches[node].deliver(msg, &mut self.out, &mut self.done)?
         } else {
             self.dirs[node - n].now = now;
-            self.dirs[node - n].deliver(&msg, &mut self.out)?
+            self.dirs[node - n].deliver(msg, &mut self.out)?
         };
         self.flush(node as NodeId, now);
         match r {
@@ -606,7 +606,7 @@ impl Sim {
             }
             Delivery::Done => {
                 self.free.push(slot);
-                self.wake(node, msg.addr, now);
+                self.wake(node, addr, now);
                 if node < n {
                     self.take_completions(node, now, driver)?;
                 }
@@ -621,14 +621,15 @@ impl Sim {
             .iter()
             .any(|&s| self.slab[s as usize].addr == addr)
         {
-            let slab = &self.slab;
-            let (ready, rest): (Vec<u32>, Vec<u32>) = self.stalled[node]
-                .iter()
-                .partition(|&&s| slab[s as usize].addr == addr);
-            self.stalled[node] = rest;
-            for s in ready {
-                self.q.schedule(now + 1, Ev::Deliver(s));
-            }
+            // Retry, in arrival order, every message stalled on this line.
+            let (slab, q) = (&self.slab, &mut self.q);
+            self.stalled[node].retain(|&s| {
+                let ready = slab[s as usize].addr == addr;
+                if ready {
+                    q.schedule(now + 1, Ev::Deliver(s));
+                }
+                !ready
+            });
         }
         if node < self.cores.len() {
             let core = &mut self.cores[node];
