@@ -1,0 +1,172 @@
+"""Pure-Python helpers around simulation results: the ``Result`` class, nesting of dotted
+statistic names, and a reader for gem5-style ``stats.txt`` files (ours or gem5's)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+Number = int | float
+
+__all__ = ["Result", "Stat", "nest", "read_stats_txt"]
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic: its dotted name, value, unit and description."""
+
+    name: str
+    value: Number
+    unit: str
+    description: str
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Turns ``{"a.b.c": 1}`` into ``{"a": {"b": {"c": 1}}}``.
+
+    A name that is both a leaf and a prefix of other names (``a.b`` and ``a.b.c``) keeps its
+    own value under the empty key: ``{"a": {"b": {"": v, "c": 1}}}``.
+    """
+    root: dict[str, Any] = {}
+    for name, value in flat.items():
+        parts = name.split(".")
+        node = root
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {} if child is None else {"": child}
+                node[part] = child
+            node = child
+        leaf = parts[-1]
+        if isinstance(node.get(leaf), dict):
+            node[leaf][""] = value
+        else:
+            node[leaf] = value
+    return root
+
+
+@dataclass
+class Result:
+    """The outcome of one simulated program.
+
+    ``stats`` is a nested dict built from the dotted statistic names
+    (``result.stats["system"]["total"]["l2"]["misses_memory"]``), ``flat`` maps each full
+    name to its value, ``cycles`` is the simulated time, ``config_toml`` the resolved
+    configuration the run used.
+    """
+
+    stat_list: list[Stat]
+    cycles: int
+    config_toml: str
+    protocol: str
+    host_seconds: float = 0.0
+    out: str | None = None
+    flat: dict[str, Number] = field(init=False, repr=False)
+    stats: dict[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.flat = {s.name: s.value for s in self.stat_list}
+        self.stats = nest(self.flat)
+
+    @classmethod
+    def from_core(cls, raw: Mapping[str, Any], out: str | None = None) -> Result:
+        """Builds a Result from the dict that ``moped._core.run`` returns."""
+        stats = [Stat(str(n), v, str(u), str(d)) for n, v, u, d in raw["stats"]]
+        return cls(
+            stat_list=stats,
+            cycles=int(raw["cycles"]),
+            config_toml=str(raw["config_toml"]),
+            protocol=str(raw["protocol"]),
+            host_seconds=float(raw.get("host_seconds", 0.0)),
+            out=out,
+        )
+
+    def __getitem__(self, name: str) -> Number:
+        return self.flat[name]
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """A DataFrame with one row per statistic: name, value, unit, description."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "name": [s.name for s in self.stat_list],
+                "value": [s.value for s in self.stat_list],
+                "unit": [s.unit for s in self.stat_list],
+                "description": [s.description for s in self.stat_list],
+            }
+        )
+
+    def miss_summary(self) -> dict[str, Number]:
+        """The headline counters of the paper, summed over all cores."""
+        keys = (
+            "l1d.hits",
+            "l1d.misses",
+            "l2.hits",
+            "l2.misses",
+            "l2.misses_other_cache",
+            "l2.misses_memory",
+        )
+        out: dict[str, Number] = {k: self.flat.get(f"system.total.{k}", 0) for k in keys}
+        out["cycles"] = self.cycles
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(protocol={self.protocol!r}, cycles={self.cycles}, "
+            f"stats={len(self.stat_list)} values)"
+        )
+
+
+_LINE = re.compile(r"^(?P<name>\S+)\s+(?P<value>\S+)(?:\s+#\s*(?P<desc>.*))?$")
+
+
+def _number(text: str) -> Number | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Number]:
+    """Reads a gem5-style ``stats.txt`` into ``{name: value}``.
+
+    Only scalar lines (``name value # description``) are kept; ``dump`` picks which
+    ``Begin/End Simulation Statistics`` block to read when the file holds several.
+    """
+    with open(path, encoding="utf-8") as f:
+        return parse_stats_txt(f, dump=dump)
+
+
+def parse_stats_txt(lines: Iterable[str], *, dump: int = 0) -> dict[str, Number]:
+    """Parses the lines of a gem5-style ``stats.txt``; see :func:`read_stats_txt`."""
+    values: dict[str, Number] = {}
+    block = -1
+    seen_marker = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("---------- Begin"):
+            seen_marker = True
+            block += 1
+            continue
+        if line.startswith("---------- End") or not line:
+            continue
+        if seen_marker and block != dump:
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        value = _number(m.group("value"))
+        if value is not None:
+            values[m.group("name")] = value
+    return values
