@@ -350,8 +350,10 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(
                     out,
-                    "seed {seed}: ok: {} checks, {} loads, {} stores, {} cycles, {} events, {} messages ({:.2} s)",
+                    "seed {seed}: ok: {} checks, {} mismatches, {} watchdog trips; {} loads, {} stores, {} cycles, {} events, {} messages ({:.2} s)",
                     r.checks_completed,
+                    r.mismatches,
+                    r.watchdog_trips,
                     r.loads,
                     r.stores,
                     r.cycles,
