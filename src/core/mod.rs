@@ -443,7 +443,6 @@ impl Driver for ProgramDriver {
                     stride,
                     repeat,
                 } => {
-                    let n = bytes.div_ceil(stride);
                     if cur.sweep_r >= repeat {
                         cur.pc += 1;
                         cur.sweep_i = 0;
@@ -452,7 +451,9 @@ impl Driver for ProgramDriver {
                     }
                     let addr = base + cur.sweep_i * stride;
                     cur.sweep_i += 1;
-                    if cur.sweep_i >= n {
+                    // Past the end: the same test as `sweep_i >= ceil(bytes / stride)`,
+                    // without a division per access.
+                    if cur.sweep_i * stride >= bytes {
                         cur.sweep_i = 0;
                         cur.sweep_r += 1;
                     }

@@ -83,6 +83,8 @@ pub struct Network {
     ratio: f64,
     hop_core: Cycle,
     link_bpc: u32,
+    /// `serialization(b)` for every `b` below its length (message sizes are few and small).
+    ser_table: Vec<Cycle>,
     links: Vec<LinkState>,
     link_names: Vec<String>,
     /// `path_start[src * n_nodes + dst] .. path_start[.. + 1]` indexes `path_links`.
@@ -192,6 +194,7 @@ impl Network {
             ratio,
             hop_core: 0,
             link_bpc: cfg.link_bytes_per_cycle,
+            ser_table: Vec::new(),
             links: vec![LinkState::default(); link_names.len()],
             link_names,
             path_start,
@@ -205,6 +208,7 @@ impl Network {
             total_msgs: 0,
         };
         net.hop_core = net.net_to_core(cfg.hop_latency as u64);
+        net.ser_table = (0..256).map(|b| net.serialization_of(b)).collect();
         net
     }
 
@@ -239,6 +243,13 @@ impl Network {
     /// Core cycles a message of `bytes` occupies one link.
     #[inline]
     pub fn serialization(&self, bytes: u32) -> Cycle {
+        match self.ser_table.get(bytes as usize) {
+            Some(&c) => c,
+            None => self.serialization_of(bytes),
+        }
+    }
+
+    fn serialization_of(&self, bytes: u32) -> Cycle {
         let flits = bytes.div_ceil(self.link_bpc).max(1) as u64;
         self.net_to_core(flits)
     }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
@@ -112,7 +112,7 @@ pub struct Sim {
     free: Vec<u32>,
     /// Stalled messages per controller (node id), in arrival order.
     stalled: Vec<Vec<u32>>,
-    rng: ChaCha8Rng,
+    rng: Xoshiro256PlusPlus,
     out: Vec<Outgoing>,
     done: Vec<Completed>,
     pub counters: SimCounters,
@@ -174,7 +174,7 @@ impl Sim {
             slab: Vec::new(),
             free: Vec::new(),
             stalled: vec![Vec::new(); n + banks],
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             out: Vec::new(),
             done: Vec::new(),
             counters: SimCounters::default(),

@@ -6,7 +6,7 @@
 //! command that replays it.
 
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{AccessKind, Completed, CoreReq, Protocol};
 use crate::config::SystemConfig;
@@ -109,7 +109,7 @@ impl Check {
 pub struct RandomTester {
     cfg: TesterConfig,
     checks: Vec<Check>,
-    rng: ChaCha8Rng,
+    rng: Xoshiro256PlusPlus,
     /// The check each core's outstanding access works on.
     in_flight: Vec<Vec<usize>>,
     pub report: TesterReport,
@@ -147,7 +147,7 @@ impl RandomTester {
                 busy: false,
             });
         }
-        let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7e57_7e57);
+        let rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x7e57_7e57);
         let n = cfg.cores;
         RandomTester {
             cfg,
@@ -304,7 +304,7 @@ pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<Teste
 pub fn run_ideal(cfg: &TesterConfig, corrupt_every: u64) -> Result<TesterReport, String> {
     let mut t = RandomTester::new(cfg.clone(), 4096);
     let mut mem = rustc_hash::FxHashMap::<u64, u8>::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut now = 0u64;
     let mut pending: Vec<Vec<CoreReq>> = vec![Vec::new(); cfg.cores];
     let mut stores = 0u64;
