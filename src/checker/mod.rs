@@ -498,6 +498,7 @@ impl<'a> Model<'a> {
         let dp = DirParams {
             node: self.dir_node(),
             bank: 0,
+            banks: 1,
             n_cores: n,
             latency: 1,
             mem_latency: 1,

@@ -192,6 +192,7 @@ impl DirCut {
         let p = DirParams {
             node: DIR,
             bank: 0,
+            banks: 1,
             n_cores: CORES,
             latency: 2,
             mem_latency: 35,

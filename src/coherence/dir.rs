@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
-use crate::mem::{BackingStore, LineAddr};
+use crate::mem::{bank_stride, BackingStore, LineAddr, PagedMap};
 use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId};
 
 use super::msg::{Msg, MsgType, NodeId, Outgoing};
@@ -30,6 +28,8 @@ pub struct DirEntry {
 pub struct DirParams {
     pub node: NodeId,
     pub bank: usize,
+    /// Banks in the system (a power of two); lines are interleaved across them.
+    pub banks: usize,
     pub n_cores: usize,
     pub latency: u32,
     pub mem_latency: u32,
@@ -129,7 +129,7 @@ pub struct DirCtrl {
     pub params: DirParams,
     table: Arc<Machine>,
     ids: DirIds,
-    entries: FxHashMap<LineAddr, DirEntry>,
+    entries: PagedMap<DirEntry>,
     pub mem: BackingStore,
     pub stats: DirStats,
     pub transitions: Vec<u64>,
@@ -145,12 +145,19 @@ impl DirCtrl {
     pub fn new(params: DirParams, table: Arc<Machine>) -> Result<DirCtrl, ProtocolError> {
         let ids = DirIds::resolve(&table)?;
         let n = table.states().len() * table.events().len();
+        let invalid = DirEntry {
+            state: ids.i,
+            owner: NOBODY,
+            sharers: 0,
+            requestor: NOBODY,
+        };
+        let (shift, low) = bank_stride(params.bank, params.banks);
         Ok(DirCtrl {
+            mem: BackingStore::for_bank(params.bank, params.banks),
             params,
             table,
             ids,
-            entries: FxHashMap::default(),
-            mem: BackingStore::new(),
+            entries: PagedMap::new(shift, low, invalid),
             stats: DirStats::default(),
             transitions: vec![0; n],
             now: 0,
@@ -170,7 +177,7 @@ impl DirCtrl {
     }
 
     pub fn entry(&self, addr: LineAddr) -> DirEntry {
-        self.entries.get(&addr).copied().unwrap_or(DirEntry {
+        self.entries.get(addr).copied().unwrap_or(DirEntry {
             state: self.ids.i,
             owner: NOBODY,
             sharers: 0,
@@ -180,9 +187,7 @@ impl DirCtrl {
 
     /// Every tracked line, sorted by address.
     pub fn sorted_entries(&self) -> Vec<(LineAddr, DirEntry)> {
-        let mut v: Vec<_> = self.entries.iter().map(|(a, e)| (*a, *e)).collect();
-        v.sort_unstable_by_key(|(a, _)| *a);
-        v
+        self.entries.sorted()
     }
 
     /// Appends a canonical encoding of the directory entries and memory contents, with core
@@ -237,17 +242,9 @@ impl DirCtrl {
 
     /// True when no line is in a transient state.
     pub fn is_quiescent(&self) -> bool {
-        self.entries.values().all(|e| self.table.is_stable(e.state))
-    }
-
-    fn entry_mut(&mut self, addr: LineAddr) -> &mut DirEntry {
-        let i = self.ids.i;
-        self.entries.entry(addr).or_insert(DirEntry {
-            state: i,
-            owner: NOBODY,
-            sharers: 0,
-            requestor: NOBODY,
-        })
+        self.entries
+            .iter()
+            .all(|(_, e)| self.table.is_stable(e.state))
     }
 
     fn event_for(&self, msg: &Msg, owner: NodeId) -> Option<EventId> {
@@ -317,9 +314,9 @@ impl DirCtrl {
                 let mut e = ctx.e;
                 e.state = next;
                 if next == self.ids.i && e.sharers == 0 && e.owner == NOBODY {
-                    self.entries.remove(&msg.addr);
+                    self.entries.remove(msg.addr);
                 } else {
-                    *self.entry_mut(msg.addr) = e;
+                    self.entries.insert(msg.addr, e);
                 }
                 Ok(Delivery::Done)
             }

@@ -1,7 +1,9 @@
 //! Memory structures: line data, set-associative arrays with LRU replacement, and the
 //! backing store. Every line carries its 64 bytes, so loads return values tests can check.
 
-use rustc_hash::FxHashMap;
+mod paged;
+
+pub use paged::PagedMap;
 
 /// Bytes per cache line (the paper's Table 1).
 pub const LINE_BYTES: usize = 64;
@@ -193,41 +195,54 @@ impl<T> SetAssoc<T> {
     }
 }
 
-/// Main memory: sparse, zero-filled, holding real bytes.
-#[derive(Clone, Debug, Default)]
+/// Main memory of one directory bank: sparse, zero-filled, holding real bytes.
+#[derive(Clone, Debug)]
 pub struct BackingStore {
-    lines: FxHashMap<LineAddr, Box<LineData>>,
+    lines: PagedMap<LineData>,
+}
+
+impl Default for BackingStore {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl BackingStore {
+    /// Memory for every line (one bank of one).
     pub fn new() -> Self {
-        Self::default()
+        Self::for_bank(0, 1)
+    }
+
+    /// Memory for the lines of `bank` out of `banks` (a power of two), interleaved by line.
+    pub fn for_bank(bank: usize, banks: usize) -> Self {
+        let (shift, low) = bank_stride(bank, banks);
+        BackingStore {
+            lines: PagedMap::new(shift, low, [0; LINE_BYTES]),
+        }
     }
 
     #[inline]
     pub fn read(&self, addr: LineAddr) -> LineData {
-        self.lines
-            .get(&addr)
-            .map(|b| **b)
-            .unwrap_or([0; LINE_BYTES])
+        self.lines.get(addr).copied().unwrap_or([0; LINE_BYTES])
     }
 
     #[inline]
     pub fn write(&mut self, addr: LineAddr, data: &LineData) {
-        match self.lines.get_mut(&addr) {
-            Some(b) => **b = *data,
-            None => {
-                self.lines.insert(addr, Box::new(*data));
-            }
-        }
+        self.lines.insert(addr, *data);
     }
 
     /// Lines ever written, sorted by address (for deterministic encodings and dumps).
     pub fn sorted_lines(&self) -> Vec<(LineAddr, LineData)> {
-        let mut v: Vec<_> = self.lines.iter().map(|(a, d)| (*a, **d)).collect();
-        v.sort_unstable_by_key(|(a, _)| *a);
-        v
+        self.lines.sorted()
     }
+}
+
+/// The key stride and low bits of the lines of `bank` out of `banks` (a power of two)
+/// when lines are interleaved across banks.
+pub fn bank_stride(bank: usize, banks: usize) -> (u32, u64) {
+    let bank_bits = banks.max(1).trailing_zeros();
+    let line_bits = LINE_BYTES.trailing_zeros();
+    (line_bits + bank_bits, (bank as u64) << line_bits)
 }
 
 #[cfg(test)]

@@ -153,6 +153,7 @@ impl Sim {
             let p = DirParams {
                 node: (n + b) as NodeId,
                 bank: b,
+                banks,
                 n_cores: n,
                 latency: cfg.directory.latency as u32,
                 mem_latency: cfg.memory.latency as u32,
@@ -548,8 +549,15 @@ impl Sim {
 
     // ---- Network ----
 
-    /// Sends the messages a controller produced.
-    fn flush(&mut self, _from: NodeId, now: u64) {
+    /// Sends the messages a controller produced (most calls, hits, have none).
+    #[inline]
+    fn flush(&mut self, from: NodeId, now: u64) {
+        if !self.out.is_empty() {
+            self.send_out(from, now);
+        }
+    }
+
+    fn send_out(&mut self, _from: NodeId, now: u64) {
         let max_delay = self.cfg.network.random_delay_max;
         let header = self.cfg.network.header_bytes;
         for i in 0..self.out.len() {
