@@ -70,6 +70,24 @@ pub struct Line {
     pub dirty: bool,
 }
 
+impl Line {
+    /// Performs a core's load or store on this line's bytes; returns the value loaded or
+    /// stored.
+    #[inline]
+    fn access(&mut self, req: &CoreReq) -> u64 {
+        let offset = (req.addr - line_of(req.addr)) as usize;
+        let size = req.size as usize;
+        match req.kind {
+            AccessKind::Load => read_bytes(&self.data, offset, size),
+            AccessKind::Store => {
+                write_bytes(&mut self.data, offset, size, req.value);
+                self.dirty = true;
+                req.value
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Source {
     None,
@@ -707,16 +725,8 @@ impl CacheCtrl {
             let state = self.l1.get(slot).payload.state;
             if let Some(next) = self.hit_next[state as usize][req.kind as usize] {
                 self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
-                let offset = (req.addr - addr) as usize;
                 let line = &mut self.l1.get_mut(slot).payload;
-                let value = match req.kind {
-                    AccessKind::Load => read_bytes(&line.data, offset, req.size as usize),
-                    AccessKind::Store => {
-                        write_bytes(&mut line.data, offset, req.size as usize, req.value);
-                        line.dirty = true;
-                        req.value
-                    }
-                };
+                let value = line.access(&req);
                 line.state = next;
                 self.l1.touch(slot);
                 done.push(Completed {
@@ -961,17 +971,7 @@ impl CacheCtrl {
     }
 
     fn complete(&mut self, ctx: &mut Ctx, req: CoreReq, level: HitLevel) {
-        let offset = (req.addr - ctx.addr) as usize;
-        let size = req.size as usize;
-        let line = self.line_mut(ctx.addr);
-        let value = match req.kind {
-            AccessKind::Load => read_bytes(&line.data, offset, size),
-            AccessKind::Store => {
-                write_bytes(&mut line.data, offset, size, req.value);
-                line.dirty = true;
-                req.value
-            }
-        };
+        let value = self.line_mut(ctx.addr).access(&req);
         ctx.done.push(Completed { req, value, level });
     }
 
