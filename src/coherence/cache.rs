@@ -399,16 +399,16 @@ impl CacheCtrl {
 
     fn line(&self, addr: LineAddr) -> Option<&Line> {
         match self.loc(addr) {
-            Loc::L1(s) => Some(&self.l1.get(s).payload),
-            Loc::L2(s) => Some(&self.l2.get(s).payload),
+            Loc::L1(s) => Some(self.l1.get(s)),
+            Loc::L2(s) => Some(self.l2.get(s)),
             _ => None,
         }
     }
 
     fn line_mut(&mut self, addr: LineAddr) -> &mut Line {
         match self.loc(addr) {
-            Loc::L1(s) => &mut self.l1.get_mut(s).payload,
-            Loc::L2(s) => &mut self.l2.get_mut(s).payload,
+            Loc::L1(s) => self.l1.get_mut(s),
+            Loc::L2(s) => self.l2.get_mut(s),
             _ => panic!("{}: no line for {addr:#x}", self.name()),
         }
     }
@@ -428,8 +428,8 @@ impl CacheCtrl {
     /// The coherence state of a line in this core.
     pub fn state(&self, addr: LineAddr) -> StateId {
         match self.loc(addr) {
-            Loc::L1(s) => self.l1.get(s).payload.state,
-            Loc::L2(s) => self.l2.get(s).payload.state,
+            Loc::L1(s) => self.l1.get(s).state,
+            Loc::L2(s) => self.l2.get(s).state,
             Loc::Tbe => self.tbe(addr).and_then(|t| t.state).unwrap_or(self.ids.i),
             Loc::Absent => self.ids.i,
         }
@@ -441,8 +441,8 @@ impl CacheCtrl {
 
     fn set_state(&mut self, addr: LineAddr, next: StateId) {
         match self.loc(addr) {
-            Loc::L1(s) => self.l1.get_mut(s).payload.state = next,
-            Loc::L2(s) => self.l2.get_mut(s).payload.state = next,
+            Loc::L1(s) => self.l1.get_mut(s).state = next,
+            Loc::L2(s) => self.l2.get_mut(s).state = next,
             Loc::Tbe | Loc::Absent => {
                 if let Some(t) = self.tbes.iter_mut().find(|t| t.addr == addr) {
                     t.state = Some(next);
@@ -483,7 +483,7 @@ impl CacheCtrl {
             .l1
             .iter()
             .chain(self.l2.iter())
-            .map(|(_, w)| (w.addr, w.payload.state, Some(&w.payload)))
+            .map(|(_, a, w)| (a, w.state, Some(w)))
             .collect();
         for t in &self.tbes {
             if let Some(s) = t.state {
@@ -500,8 +500,8 @@ impl CacheCtrl {
         let mut lines: Vec<(LineAddr, u8, &Line)> = self
             .l1
             .iter()
-            .map(|(_, w)| (w.addr, 1u8, &w.payload))
-            .chain(self.l2.iter().map(|(_, w)| (w.addr, 2u8, &w.payload)))
+            .map(|(_, a, w)| (a, 1u8, w))
+            .chain(self.l2.iter().map(|(_, a, w)| (a, 2u8, w)))
             .collect();
         lines.sort_by_key(|(a, _, _)| *a);
         out.push(lines.len() as u8);
@@ -722,10 +722,10 @@ impl CacheCtrl {
         let loc = self.loc(addr);
         if let Loc::L1(slot) = loc {
             // The common case without the generic machinery: a plain hit in the L1.
-            let state = self.l1.get(slot).payload.state;
+            let state = self.l1.get(slot).state;
             if let Some(next) = self.hit_next[state as usize][req.kind as usize] {
                 self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
-                let line = &mut self.l1.get_mut(slot).payload;
+                let line = self.l1.get_mut(slot);
                 let value = line.access(&req);
                 line.state = next;
                 self.l1.touch(slot);
@@ -819,8 +819,8 @@ impl CacheCtrl {
 
     // ---- Placement (the exclusive L1/L2 hierarchy) ----
 
-    fn evictable(&self) -> impl Fn(&crate::mem::Way<Line>) -> bool + '_ {
-        move |w| self.table.is_stable(w.payload.state) && w.payload.state != self.ids.i
+    fn evictable(&self) -> impl Fn(&Line) -> bool + '_ {
+        move |l| self.table.is_stable(l.state) && l.state != self.ids.i
     }
 
     /// Makes a way for a new line in the L1 (or the L2 when there is no L1), evicting a
@@ -844,14 +844,14 @@ impl CacheCtrl {
             let Some(v) = self.l1.victim(addr, self.evictable()) else {
                 return Ok(false);
             };
-            let vaddr = self.l1.get(v).addr;
+            let vaddr = self.l1.tag(v);
             // The L1 victim moves down into the L2 (exclusive hierarchy).
             if !self.make_l2_way(vaddr, out, done)? {
                 return Ok(false);
             }
             let victim = self.l1.remove(v);
             let l2slot = self.l2.free_slot(vaddr).expect("way made");
-            self.l2.insert(l2slot, vaddr, victim.payload);
+            self.l2.insert(l2slot, vaddr, victim);
             self.l1.insert(v, addr, empty);
             Ok(true)
         } else {
@@ -877,7 +877,7 @@ impl CacheCtrl {
         let Some(v) = self.l2.victim(addr, self.evictable()) else {
             return Ok(false);
         };
-        let vaddr = self.l2.get(v).addr;
+        let vaddr = self.l2.tag(v);
         let mut ctx = Ctx {
             addr: vaddr,
             msg: None,
@@ -934,22 +934,22 @@ impl CacheCtrl {
         };
         if let Some(slot) = self.l1.free_slot(addr) {
             let w = self.l2.remove(from);
-            self.l1.insert(slot, addr, w.payload);
+            self.l1.insert(slot, addr, w);
             return;
         }
         let Some(v) = self.l1.victim(addr, self.evictable()) else {
             return;
         };
-        let vaddr = self.l1.get(v).addr;
+        let vaddr = self.l1.tag(v);
         let fits = self.l2.free_slot(vaddr).is_some() || self.l2.same_set(from, vaddr);
         if !fits {
             return;
         }
         let w = self.l2.remove(from);
         let victim = self.l1.remove(v);
-        self.l1.insert(v, addr, w.payload);
+        self.l1.insert(v, addr, w);
         let slot = self.l2.free_slot(vaddr).expect("fits");
-        self.l2.insert(slot, vaddr, victim.payload);
+        self.l2.insert(slot, vaddr, victim);
     }
 
     // ---- Helpers for actions ----

@@ -32,25 +32,18 @@ pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) 
     data[offset..offset + size].copy_from_slice(&value.to_le_bytes()[..size]);
 }
 
-/// One way of a set-associative array.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Way<T> {
-    pub addr: LineAddr,
-    pub last_use: u64,
-    pub payload: T,
-}
-
-/// A set-associative tag array with LRU replacement. A zero-way array holds nothing
-/// (used to model "no L1" in the exhaustive checker).
+/// A set-associative array with LRU replacement: payloads, plus each way's tag and
+/// last-use stamp in dense arrays so lookups and victim scans touch one host line per set.
+/// A zero-way array holds nothing (used to model "no L1" in the exhaustive checker).
 #[derive(Clone, Debug)]
 pub struct SetAssoc<T> {
     sets: usize,
     ways: usize,
     set_shift: u32,
-    slots: Vec<Option<Way<T>>>,
-    /// Tags mirrored densely ([`NO_TAG`] when empty) so a lookup scans one host cache line.
+    slots: Vec<Option<T>>,
+    /// Line address per way ([`NO_TAG`] when empty).
     tags: Vec<LineAddr>,
-    /// Last-use stamps mirrored densely, for the victim scan.
+    /// Last-use stamp per way.
     stamps: Vec<u64>,
     clock: u64,
 }
@@ -110,25 +103,30 @@ impl<T> SetAssoc<T> {
         self.tags.get(slot) == Some(&addr)
     }
 
+    /// The line address in an occupied slot.
     #[inline]
-    pub fn get(&self, slot: Slot) -> &Way<T> {
+    pub fn tag(&self, slot: Slot) -> LineAddr {
+        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
+        self.tags[slot]
+    }
+
+    #[inline]
+    pub fn get(&self, slot: Slot) -> &T {
         self.slots[slot].as_ref().expect("empty slot")
     }
 
-    /// The way in `slot`, to change its payload (its `addr` must stay as it is).
+    /// The payload in `slot`, to change it (the line stays where it is).
     #[inline]
-    pub fn get_mut(&mut self, slot: Slot) -> &mut Way<T> {
+    pub fn get_mut(&mut self, slot: Slot) -> &mut T {
         self.slots[slot].as_mut().expect("empty slot")
     }
 
     /// Marks a slot most recently used.
     #[inline]
     pub fn touch(&mut self, slot: Slot) {
-        self.clock += 1;
-        let c = self.clock;
-        if let Some(w) = self.slots[slot].as_mut() {
-            w.last_use = c;
-            self.stamps[slot] = c;
+        if self.tags[slot] != NO_TAG {
+            self.clock += 1;
+            self.stamps[slot] = self.clock;
         }
     }
 
@@ -143,22 +141,17 @@ impl<T> SetAssoc<T> {
     }
 
     /// The least recently used slot of `addr`'s set among those `evictable` accepts.
-    pub fn victim(&self, addr: LineAddr, evictable: impl Fn(&Way<T>) -> bool) -> Option<Slot> {
-        // The usual answer from the dense arrays alone: the LRU occupied way, if evictable.
-        let r = self.set_range(addr);
-        let lru = r
-            .clone()
+    pub fn victim(&self, addr: LineAddr, evictable: impl Fn(&T) -> bool) -> Option<Slot> {
+        self.set_range(addr)
             .filter(|&i| self.tags[i] != NO_TAG)
-            .min_by_key(|&i| self.stamps[i]);
-        if let Some(i) = lru {
-            if evictable(self.get(i)) {
-                return Some(i);
-            }
-        }
-        r.filter_map(|i| self.slots[i].as_ref().map(|w| (i, w)))
-            .filter(|(_, w)| evictable(w))
-            .min_by_key(|(_, w)| w.last_use)
-            .map(|(i, _)| i)
+            .min_by_key(|&i| self.stamps[i])
+            .filter(|&i| evictable(self.get(i)))
+            // The LRU way is busy (rare): the LRU among the evictable ones.
+            .or_else(|| {
+                self.set_range(addr)
+                    .filter(|&i| self.tags[i] != NO_TAG && evictable(self.get(i)))
+                    .min_by_key(|&i| self.stamps[i])
+            })
     }
 
     /// Places a line in a free slot; the caller made room first.
@@ -168,25 +161,21 @@ impl<T> SetAssoc<T> {
         self.clock += 1;
         self.tags[slot] = addr;
         self.stamps[slot] = self.clock;
-        self.slots[slot] = Some(Way {
-            addr,
-            last_use: self.clock,
-            payload,
-        });
+        self.slots[slot] = Some(payload);
     }
 
     /// Removes and returns the line in `slot`.
-    pub fn remove(&mut self, slot: Slot) -> Way<T> {
+    pub fn remove(&mut self, slot: Slot) -> T {
         self.tags[slot] = NO_TAG;
         self.slots[slot].take().expect("empty slot")
     }
 
-    /// Occupied ways, in slot order (deterministic).
-    pub fn iter(&self) -> impl Iterator<Item = (Slot, &Way<T>)> {
+    /// Occupied ways as (slot, line address, payload), in slot order (deterministic).
+    pub fn iter(&self) -> impl Iterator<Item = (Slot, LineAddr, &T)> {
         self.slots
             .iter()
             .enumerate()
-            .filter_map(|(i, w)| w.as_ref().map(|w| (i, w)))
+            .filter_map(|(i, w)| w.as_ref().map(|w| (i, self.tags[i], w)))
     }
 
     /// True if the slot belongs to `addr`'s set (used when swapping between levels).
@@ -266,7 +255,10 @@ mod tests {
         a.insert(s1, 64, 1);
         a.touch(s0);
         assert_eq!(a.victim(128, |_| true), Some(s1));
-        assert_eq!(a.victim(128, |w| w.payload == 0), Some(s0));
+        assert_eq!(a.victim(128, |&w| w == 0), Some(s0));
+        assert_eq!((a.tag(s0), a.tag(s1)), (0, 64));
+        a.remove(s1);
+        assert_eq!(a.victim(128, |_| true), Some(s0));
     }
 
     #[test]
