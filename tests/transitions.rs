@@ -1,11 +1,14 @@
 //! One test per transition of the baseline protocol, through the controller-under-test
 //! harnesses: put the line in a state, deliver one event, check the next state, the
 //! messages sent and the data. `every_transition_has_a_test` ties the list below to the
-//! tables, so a new transition without a test fails the suite.
+//! tables, and `every_transition_fires_in_the_tests` runs every test and checks that the
+//! harnesses fired each transition cell, so a new transition without a test fails the suite.
 
 use std::collections::BTreeSet;
 
-use moped::coherence::cut::{line_of_byte, CacheCut, DirCut, ADDR, DIR, ME, OTHER, THIRD};
+use moped::coherence::cut::{
+    line_of_byte, record_fired, CacheCut, DirCut, ADDR, DIR, ME, OTHER, THIRD,
+};
 use moped::coherence::{AccessKind, CoreOutcome, Delivery, HitLevel, MsgType, Protocol};
 use moped::mem::read_bytes;
 use moped::protocol::Cell;
@@ -141,6 +144,66 @@ fn every_transition_has_a_test() {
         listed(DIR_CELLS),
         "Directory transitions vs. tests"
     );
+}
+
+/// Every test below that drives a harness (all of them).
+const CELL_TESTS: &[fn()] = &[
+    i_load_issues_gets,
+    i_store_issues_getx,
+    readable_states_hit_on_load,
+    exclusive_states_hit_on_store_and_become_mm,
+    s_store_upgrades_with_getx,
+    o_store_upgrades_with_getx,
+    s_replacement_is_silent,
+    o_replacement_sends_puto_and_keeps_data_in_tbe,
+    exclusive_replacement_sends_putx,
+    owner_answers_fwd_gets_with_shared_data,
+    written_line_migrates_on_fwd_gets,
+    owner_gives_up_the_line_on_fwd_getx,
+    upgrading_owner_still_answers_fwd_gets,
+    upgrading_owner_loses_the_line_to_fwd_getx,
+    writeback_in_progress_answers_fwd_gets_from_tbe,
+    writeback_in_progress_hands_over_on_fwd_getx,
+    own_getx_sets_the_ack_count,
+    invalidation_of_an_absent_line_is_acked,
+    shared_line_is_invalidated_and_acked,
+    pending_misses_ack_stale_invalidations,
+    upgrade_from_s_loses_its_copy_on_inv,
+    early_acks_are_counted_before_data,
+    last_ack_completes_the_store,
+    shared_data_completes_a_load,
+    exclusive_data_on_a_load_gives_m,
+    exclusive_data_with_acks_pending_waits_in_om,
+    all_acks_trigger_completes_in_om,
+    writeback_ack_sends_the_data,
+    writeback_nack_ends_a_lost_writeback,
+    impossible_cells_are_reported_with_state_and_event,
+    busy_lines_stall_core_requests,
+    gets_in_i_and_s_reads_memory,
+    gets_to_an_owner_is_forwarded,
+    getx_in_i_and_s_sends_exclusive_data_and_invalidations,
+    getx_to_an_owner_is_forwarded_with_the_ack_count,
+    putx_from_the_owner_is_acked,
+    puto_from_the_owner_is_acked,
+    put_from_a_former_owner_is_nacked,
+    writeback_data_ends_the_writeback,
+    unblock_adds_the_requestor_as_sharer,
+    exclusive_unblock_makes_the_requestor_owner,
+    busy_directory_stalls_requests,
+];
+
+#[test]
+fn every_transition_fires_in_the_tests() {
+    let fired = record_fired(|| CELL_TESTS.iter().for_each(|t| t()));
+    let p = proto();
+    for m in [&p.l2, &p.dir] {
+        let want: BTreeSet<String> = transition_cells(m)
+            .into_iter()
+            .map(|(s, e)| format!("{}: ({s}, {e})", m.name()))
+            .collect();
+        let missing: Vec<&String> = want.difference(&fired).collect();
+        assert!(missing.is_empty(), "transitions no test fires: {missing:?}");
+    }
 }
 
 #[test]

@@ -2,8 +2,11 @@
 //! event, and look at the next state, the messages sent and the data. Every transition of
 //! the protocol tables can be driven alone this way (see `tests/transitions.rs`).
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::protocol::Permission;
+use crate::protocol::{Cell, EventId, Machine, Permission, StateId};
 
 use super::cache::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Placement, Tbe,
@@ -22,6 +25,47 @@ pub const DIR: NodeId = CORES as NodeId;
 /// The line every harness works on.
 pub const ADDR: LineAddr = 0x40;
 
+thread_local! {
+    /// Transition cells fired by harnesses dropped inside [`record_fired`] on this thread.
+    static FIRED: RefCell<Option<BTreeSet<String>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns the transition cells (`"Machine: (state, event)"`) that the
+/// harnesses it used fired, so a test can check that its tests cover a table.
+pub fn record_fired(f: impl FnOnce()) -> BTreeSet<String> {
+    FIRED.with(|r| *r.borrow_mut() = Some(BTreeSet::new()));
+    f();
+    FIRED.with(|r| r.borrow_mut().take().unwrap_or_default())
+}
+
+/// The transition cells a controller's counters show fired.
+pub fn fired_cells(machine: &Machine, counts: &[u64]) -> BTreeSet<String> {
+    let ne = machine.events().len();
+    counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &k)| k > 0)
+        .map(|(i, _)| ((i / ne) as StateId, (i % ne) as EventId))
+        .filter(|&(st, ev)| matches!(machine.cell(st, ev), Cell::Transition { .. }))
+        .map(|(st, ev)| {
+            format!(
+                "{}: ({}, {})",
+                machine.name(),
+                machine.state_name(st),
+                machine.event_name(ev)
+            )
+        })
+        .collect()
+}
+
+fn note_fired(machine: &Machine, counts: &[u64]) {
+    FIRED.with(|r| {
+        if let Some(set) = r.borrow_mut().as_mut() {
+            set.extend(fired_cells(machine, counts));
+        }
+    });
+}
+
 /// A line's data filled with one byte value, so tests can tell copies apart.
 pub fn line_of_byte(b: u8) -> LineData {
     [b; LINE_BYTES]
@@ -32,6 +76,12 @@ pub struct CacheCut {
     pub ctrl: CacheCtrl,
     pub out: Vec<Outgoing>,
     pub done: Vec<Completed>,
+}
+
+impl Drop for CacheCut {
+    fn drop(&mut self) {
+        note_fired(self.ctrl.table(), &self.ctrl.transitions);
+    }
 }
 
 impl CacheCut {
@@ -185,6 +235,12 @@ impl CacheCut {
 pub struct DirCut {
     pub ctrl: DirCtrl,
     pub out: Vec<Outgoing>,
+}
+
+impl Drop for DirCut {
+    fn drop(&mut self) {
+        note_fired(self.ctrl.table(), &self.ctrl.transitions);
+    }
 }
 
 impl DirCut {
