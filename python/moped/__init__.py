@@ -50,6 +50,15 @@ __all__ = [
 ]
 
 
+def _read_text(path: str, error: type[MopedError]) -> str:
+    """The UTF-8 text of a file; a file that cannot be read raises ``error`` naming it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{path}: cannot read: {e}") from e
+
+
 def _expand(overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Expands dotted keys (``"l2.latency": 12``) into nested dicts, merging with nested ones
     (``l2={"latency": 12}``)."""
@@ -111,12 +120,7 @@ class SystemConfig:
     def from_file(cls, path: str | PathLike[str], **overrides: Any) -> SystemConfig:
         """A config from a TOML file (missing fields take their defaults), plus overrides."""
         p = fspath(path)
-        try:
-            with open(p, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{p}: cannot read: {e}") from e
-        return cls._from_text(text, p, overrides)
+        return cls._from_text(_read_text(p, ConfigError), p, overrides)
 
     def replace(self, **overrides: Any) -> SystemConfig:
         """A copy of this config with more overrides applied."""
@@ -195,9 +199,4 @@ def protocol_table(name: str = "baseline") -> str:
 def lint_protocol(path: str | PathLike[str]) -> None:
     """Checks one protocol machine file; raises :class:`ProtocolError` (``file:line:col:``)."""
     p = fspath(path)
-    try:
-        with open(p, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ProtocolError(f"{p}: cannot read: {e}") from e
-    _core.lint_protocol(text, p)
+    _core.lint_protocol(_read_text(p, ProtocolError), p)
