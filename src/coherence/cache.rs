@@ -240,6 +240,11 @@ struct Ctx<'a> {
     out: &'a mut Vec<Outgoing>,
     done: &'a mut Vec<Completed>,
     trigger: bool,
+    /// The line's cache entry (SLICC's `cache_entry`): its way, or `Loc::Absent`. Resolved
+    /// once per transition; actions that move the line keep it current.
+    entry: Loc,
+    /// The line's TBE (SLICC's `tbe`): its index in `tbes`, if any.
+    tbe: Option<usize>,
 }
 
 type Action = fn(&mut CacheCtrl, &mut Ctx);
@@ -369,8 +374,9 @@ impl CacheCtrl {
 
     // ---- State lookup ----
 
+    /// The way holding the line, if any (`Loc::L1`, `Loc::L2` or `Loc::Absent`).
     #[inline]
-    fn loc(&self, addr: LineAddr) -> Loc {
+    fn way_of(&self, addr: LineAddr) -> Loc {
         let (a, slot, in_l1) = self.hint.get();
         if a == addr {
             if in_l1 && self.l1.holds(slot, addr) {
@@ -386,14 +392,23 @@ impl CacheCtrl {
         } else if let Some(s) = self.l2.find(addr) {
             self.hint.set((addr, s, false));
             Loc::L2(s)
-        } else if self
-            .tbes
-            .iter()
-            .any(|t| t.addr == addr && t.state.is_some())
-        {
-            Loc::Tbe
         } else {
             Loc::Absent
+        }
+    }
+
+    #[inline]
+    fn loc(&self, addr: LineAddr) -> Loc {
+        match self.way_of(addr) {
+            Loc::Absent
+                if self
+                    .tbes
+                    .iter()
+                    .any(|t| t.addr == addr && t.state.is_some()) =>
+            {
+                Loc::Tbe
+            }
+            l => l,
         }
     }
 
@@ -402,14 +417,6 @@ impl CacheCtrl {
             Loc::L1(s) => Some(self.l1.get(s)),
             Loc::L2(s) => Some(self.l2.get(s)),
             _ => None,
-        }
-    }
-
-    fn line_mut(&mut self, addr: LineAddr) -> &mut Line {
-        match self.loc(addr) {
-            Loc::L1(s) => self.l1.get_mut(s),
-            Loc::L2(s) => self.l2.get_mut(s),
-            _ => panic!("{}: no line for {addr:#x}", self.name()),
         }
     }
 
@@ -425,6 +432,63 @@ impl CacheCtrl {
             .unwrap_or_else(|| panic!("L2Cache[{node}]: no TBE for {addr:#x}"))
     }
 
+    // ---- The transition's line (SLICC's cache_entry and tbe) ----
+
+    /// The line's state as the transition sees it: in its way, else in its TBE, else I.
+    #[inline]
+    fn state_in(&self, ctx: &Ctx) -> StateId {
+        match ctx.entry {
+            Loc::L1(s) => self.l1.get(s).state,
+            Loc::L2(s) => self.l2.get(s).state,
+            _ => ctx
+                .tbe
+                .and_then(|i| self.tbes[i].state)
+                .unwrap_or(self.ids.i),
+        }
+    }
+
+    #[inline]
+    fn set_state_in(&mut self, ctx: &Ctx, next: StateId) {
+        match ctx.entry {
+            Loc::L1(s) => self.l1.get_mut(s).state = next,
+            Loc::L2(s) => self.l2.get_mut(s).state = next,
+            _ => match ctx.tbe {
+                Some(i) => self.tbes[i].state = Some(next),
+                None => {
+                    debug_assert_eq!(next, self.ids.i, "a line without a way or TBE must be I")
+                }
+            },
+        }
+    }
+
+    /// The transition's cache entry; actions call this only where the table guarantees one.
+    #[inline]
+    fn entry<'c>(&'c self, ctx: &Ctx) -> &'c Line {
+        match ctx.entry {
+            Loc::L1(s) => self.l1.get(s),
+            Loc::L2(s) => self.l2.get(s),
+            _ => panic!("{}: no cache entry for {:#x}", self.name(), ctx.addr),
+        }
+    }
+
+    #[inline]
+    fn entry_mut<'c>(&'c mut self, ctx: &Ctx) -> &'c mut Line {
+        match ctx.entry {
+            Loc::L1(s) => self.l1.get_mut(s),
+            Loc::L2(s) => self.l2.get_mut(s),
+            _ => panic!("{}: no cache entry for {:#x}", self.name(), ctx.addr),
+        }
+    }
+
+    /// The transition's TBE; actions call this only where the table guarantees one.
+    #[inline]
+    fn tbe_in<'c>(&'c mut self, ctx: &Ctx) -> &'c mut Tbe {
+        match ctx.tbe {
+            Some(i) => &mut self.tbes[i],
+            None => panic!("{}: no TBE for {:#x}", self.name(), ctx.addr),
+        }
+    }
+
     /// The coherence state of a line in this core.
     pub fn state(&self, addr: LineAddr) -> StateId {
         match self.loc(addr) {
@@ -437,20 +501,6 @@ impl CacheCtrl {
 
     pub fn state_name(&self, addr: LineAddr) -> &str {
         self.table.state_name(self.state(addr))
-    }
-
-    fn set_state(&mut self, addr: LineAddr, next: StateId) {
-        match self.loc(addr) {
-            Loc::L1(s) => self.l1.get_mut(s).state = next,
-            Loc::L2(s) => self.l2.get_mut(s).state = next,
-            Loc::Tbe | Loc::Absent => {
-                if let Some(t) = self.tbes.iter_mut().find(|t| t.addr == addr) {
-                    t.state = Some(next);
-                } else {
-                    debug_assert_eq!(next, self.ids.i, "a line without a way or TBE must be I");
-                }
-            }
-        }
     }
 
     /// The data this core holds for a line, if its state grants read permission.
@@ -611,9 +661,11 @@ impl CacheCtrl {
     /// Runs one (state, event) cell of the table, then any trigger it raised.
     fn handle(&mut self, event: EventId, ctx: &mut Ctx) -> Result<Delivery, Violation> {
         let addr = ctx.addr;
+        ctx.entry = self.way_of(addr);
+        ctx.tbe = self.tbes.iter().position(|t| t.addr == addr);
         let mut event = event;
         loop {
-            let state = self.state(addr);
+            let state = self.state_in(ctx);
             match self.table.cell(state, event) {
                 Cell::Transition {
                     next,
@@ -628,7 +680,7 @@ impl CacheCtrl {
                         let a = self.table.actions(first_action, n_actions)[k];
                         (ACTIONS[a as usize].1)(self, ctx);
                     }
-                    self.set_state(addr, next);
+                    self.set_state_in(ctx, next);
                 }
                 Cell::Stall => {
                     self.stats.stalls += 1;
@@ -693,6 +745,8 @@ impl CacheCtrl {
             out,
             done,
             trigger: false,
+            entry: Loc::Absent,
+            tbe: None,
         };
         let n_done = ctx.done.len();
         let r = self.handle(event, &mut ctx)?;
@@ -755,6 +809,8 @@ impl CacheCtrl {
             out,
             done,
             trigger: false,
+            entry: Loc::Absent,
+            tbe: None,
         };
         match self.handle(event, &mut ctx)? {
             Delivery::Stalled => {
@@ -813,6 +869,8 @@ impl CacheCtrl {
             out,
             done,
             trigger: false,
+            entry: Loc::Absent,
+            tbe: None,
         };
         Ok(self.handle(self.ids.replacement, &mut ctx)? == Delivery::Done)
     }
@@ -886,6 +944,8 @@ impl CacheCtrl {
             out,
             done,
             trigger: false,
+            entry: Loc::Absent,
+            tbe: None,
         };
         let r = self.handle(self.ids.replacement, &mut ctx)?;
         Ok(r == Delivery::Done && self.l2.free_slot(addr).is_some())
@@ -971,21 +1031,25 @@ impl CacheCtrl {
     }
 
     fn complete(&mut self, ctx: &mut Ctx, req: CoreReq, level: HitLevel) {
-        let value = self.line_mut(ctx.addr).access(&req);
+        let value = self.entry_mut(ctx).access(&req);
         ctx.done.push(Completed { req, value, level });
     }
 
     // ---- Actions (names as in the protocol file) ----
 
     fn i_allocate_tbe(&mut self, ctx: &mut Ctx) {
-        debug_assert!(self.tbe(ctx.addr).is_none());
+        debug_assert!(ctx.tbe.is_none() && self.tbe(ctx.addr).is_none());
         let mut t = Tbe::new(ctx.addr);
         t.req = ctx.req.take();
         self.tbes.push(t);
+        ctx.tbe = Some(self.tbes.len() - 1);
     }
 
     fn s_deallocate_tbe(&mut self, ctx: &mut Ctx) {
-        self.tbes.retain(|t| t.addr != ctx.addr);
+        if let Some(i) = ctx.tbe.take() {
+            // TBEs are found by address; their order carries no meaning.
+            self.tbes.swap_remove(i);
+        }
     }
 
     fn a_issue_gets(&mut self, ctx: &mut Ctx) {
@@ -1023,7 +1087,7 @@ impl CacheCtrl {
     }
 
     fn miss_complete(&mut self, ctx: &mut Ctx) {
-        let tbe = self.tbe_mut(ctx.addr);
+        let tbe = self.tbe_in(ctx);
         let req = tbe.req.take();
         let level = match tbe.source {
             Source::Cache => HitLevel::OtherCache,
@@ -1048,19 +1112,23 @@ impl CacheCtrl {
     }
 
     fn t_copy_data_to_tbe(&mut self, ctx: &mut Ctx) {
-        let line = self.line(ctx.addr).expect("line to copy").clone();
-        let tbe = self.tbe_mut(ctx.addr);
-        tbe.data = line.data;
-        tbe.dirty = line.dirty;
+        let line = self.entry(ctx);
+        let (data, dirty) = (line.data, line.dirty);
+        let tbe = self.tbe_in(ctx);
+        tbe.data = data;
+        tbe.dirty = dirty;
     }
 
     fn rr_deallocate_line(&mut self, ctx: &mut Ctx) {
-        let addr = ctx.addr;
-        let state = self.state(addr);
-        self.drop_empty_line(addr);
+        let state = self.state_in(ctx);
+        match std::mem::replace(&mut ctx.entry, Loc::Absent) {
+            Loc::L1(s) => drop(self.l1.remove(s)),
+            Loc::L2(s) => drop(self.l2.remove(s)),
+            _ => {}
+        }
         // A line leaving for a writeback keeps its state in the TBE until the next state is set.
-        if let Some(t) = self.tbes.iter_mut().find(|t| t.addr == addr) {
-            t.state = Some(state);
+        if let Some(i) = ctx.tbe {
+            self.tbes[i].state = Some(state);
         }
     }
 
@@ -1075,24 +1143,24 @@ impl CacheCtrl {
     }
 
     fn e_send_data_to_requestor(&mut self, ctx: &mut Ctx) {
-        let data = self.line(ctx.addr).expect("owner line").data;
+        let data = self.entry(ctx).data;
         // A shared copy is clean for its holder: this owner keeps the writeback duty.
         self.send_line(ctx, MsgType::Data, data, false);
     }
 
     fn ee_send_exclusive_data_to_requestor(&mut self, ctx: &mut Ctx) {
-        let l = self.line(ctx.addr).expect("owner line");
+        let l = self.entry(ctx);
         let (data, dirty) = (l.data, l.dirty);
         self.send_line(ctx, MsgType::DataExclusive, data, dirty);
     }
 
     fn et_send_data_from_tbe_to_requestor(&mut self, ctx: &mut Ctx) {
-        let data = self.tbe_mut(ctx.addr).data;
+        let data = self.tbe_in(ctx).data;
         self.send_line(ctx, MsgType::Data, data, false);
     }
 
     fn eet_send_exclusive_data_from_tbe_to_requestor(&mut self, ctx: &mut Ctx) {
-        let t = self.tbe_mut(ctx.addr);
+        let t = self.tbe_in(ctx);
         let (data, dirty) = (t.data, t.dirty);
         self.send_line(ctx, MsgType::DataExclusive, data, dirty);
     }
@@ -1104,17 +1172,17 @@ impl CacheCtrl {
 
     fn m_add_acks_from_message(&mut self, ctx: &mut Ctx) {
         let acks = Self::msg(ctx).acks as i32;
-        let t = self.tbe_mut(ctx.addr);
+        let t = self.tbe_in(ctx);
         t.acks_pending += acks;
         t.acks_known = true;
     }
 
     fn m_decrement_acks(&mut self, ctx: &mut Ctx) {
-        self.tbe_mut(ctx.addr).acks_pending -= 1;
+        self.tbe_in(ctx).acks_pending -= 1;
     }
 
     fn o_check_for_completion(&mut self, ctx: &mut Ctx) {
-        let t = self.tbe_mut(ctx.addr);
+        let t = self.tbe_in(ctx);
         if t.acks_known && t.acks_pending == 0 {
             ctx.trigger = true;
         }
@@ -1124,10 +1192,10 @@ impl CacheCtrl {
         let m = Self::msg(ctx);
         let from_cache = (m.src as usize) < self.params.n_cores;
         let (data, dirty) = (m.data, m.dirty);
-        let line = self.line_mut(ctx.addr);
+        let line = self.entry_mut(ctx);
         line.data = data;
         line.dirty = dirty;
-        self.tbe_mut(ctx.addr).source = if from_cache {
+        self.tbe_in(ctx).source = if from_cache {
             Source::Cache
         } else {
             Source::Memory
@@ -1145,7 +1213,7 @@ impl CacheCtrl {
     }
 
     fn wb_send_writeback_data(&mut self, ctx: &mut Ctx) {
-        let t = self.tbe_mut(ctx.addr);
+        let t = self.tbe_in(ctx);
         let (data, dirty) = (t.data, t.dirty);
         let ty = if dirty {
             MsgType::WbDirtyData

@@ -46,14 +46,28 @@ pub struct NetConfig {
     pub link_bytes_per_cycle: u32,
 }
 
-/// Hot per-link state, kept compact.
+/// Hot per-link state: only what timing needs, plus the queueing delay that cannot be
+/// recovered afterwards. Traffic per link is derived from [`PathTraffic`] when read.
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkState {
     busy_until: Cycle,
+    queue_cycles: u64,
+}
+
+/// Traffic sent along one `(src, dst)` path; every link of the path carried all of it.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathTraffic {
     messages: u64,
     bytes: u64,
+    /// Core cycles each link of the path spent serializing these messages.
     busy_cycles: u64,
-    queue_cycles: u64,
+}
+
+/// Where one `(src, dst)` path's links sit in `path_links`.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathSpan {
+    start: u32,
+    len: u32,
 }
 
 /// A snapshot of one link's counters.
@@ -87,9 +101,11 @@ pub struct Network {
     ser_table: Vec<Cycle>,
     links: Vec<LinkState>,
     link_names: Vec<String>,
-    /// `path_start[src * n_nodes + dst] .. path_start[.. + 1]` indexes `path_links`.
-    path_start: Vec<u32>,
+    /// `paths[src * n_nodes + dst]` locates that path's links in `path_links`.
+    paths: Vec<PathSpan>,
     path_links: Vec<u32>,
+    /// Traffic per path, indexed like `paths`.
+    traffic: Vec<PathTraffic>,
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
@@ -155,12 +171,13 @@ impl Network {
         let leaf_down = |k: usize| (2 * n_nodes + 2 * k + 1) as u32;
         let leaf_of = |i: usize| i / cfg.cores_per_leaf;
 
-        let mut path_start = Vec::with_capacity(n_nodes * n_nodes + 1);
+        let mut paths = Vec::with_capacity(n_nodes * n_nodes);
         let mut path_links = Vec::with_capacity(n_nodes * n_nodes * 3);
         for s in 0..n_nodes {
             for d in 0..n_nodes {
-                path_start.push(path_links.len() as u32);
+                let start = path_links.len() as u32;
                 if s == d {
+                    paths.push(PathSpan { start, len: 0 });
                     continue;
                 }
                 let s_core = s < n_cores;
@@ -181,9 +198,10 @@ impl Network {
                     (false, true) => path_links.extend([up(s), leaf_down(leaf_of(d)), down(d)]),
                     (false, false) => path_links.extend([up(s), down(d)]),
                 }
+                let len = path_links.len() as u32 - start;
+                paths.push(PathSpan { start, len });
             }
         }
-        path_start.push(path_links.len() as u32);
 
         let n_types = msg_type_names.len();
         let mut net = Network {
@@ -197,7 +215,8 @@ impl Network {
             ser_table: Vec::new(),
             links: vec![LinkState::default(); link_names.len()],
             link_names,
-            path_start,
+            traffic: vec![PathTraffic::default(); paths.len()],
+            paths,
             path_links,
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
@@ -272,8 +291,8 @@ impl Network {
     #[inline]
     fn path(&self, src: usize, dst: usize) -> &[u32] {
         debug_assert!(src < self.n_nodes && dst < self.n_nodes, "bad node id");
-        let i = src * self.n_nodes + dst;
-        &self.path_links[self.path_start[i] as usize..self.path_start[i + 1] as usize]
+        let p = self.paths[src * self.n_nodes + dst];
+        &self.path_links[p.start as usize..(p.start + p.len) as usize]
     }
 
     /// Reserve the path from `src` to `dst` for a message of `bytes` and
@@ -306,15 +325,17 @@ impl Network {
             let ser = self.serialization(bytes);
             let hop = self.hop_core;
             let i = src * self.n_nodes + dst;
-            let (a, b) = (self.path_start[i] as usize, self.path_start[i + 1] as usize);
-            for &l in &self.path_links[a..b] {
+            let path = self.paths[i];
+            let tr = &mut self.traffic[i];
+            tr.messages += 1;
+            tr.bytes += bytes as u64;
+            tr.busy_cycles += ser;
+            let links = &self.path_links[path.start as usize..(path.start + path.len) as usize];
+            for &l in links {
                 let link = &mut self.links[l as usize];
                 let start = t.max(link.busy_until);
                 link.queue_cycles += start - t;
                 link.busy_until = start + ser;
-                link.busy_cycles += ser;
-                link.messages += 1;
-                link.bytes += bytes as u64;
                 t = start + ser + hop;
             }
         }
@@ -342,18 +363,29 @@ impl Network {
     /// Per-link counters, in link-id order (for each node its up then down
     /// link, then for each leaf its up then down link).
     pub fn link_stats(&self) -> Vec<LinkStats> {
-        self.links
+        let mut stats: Vec<LinkStats> = self
+            .links
             .iter()
             .zip(&self.link_names)
             .map(|(l, n)| LinkStats {
                 name: n.clone(),
-                messages: l.messages,
-                bytes: l.bytes,
-                busy_cycles: l.busy_cycles,
+                messages: 0,
+                bytes: 0,
+                busy_cycles: 0,
                 queue_cycles: l.queue_cycles,
                 busy_until: l.busy_until,
             })
-            .collect()
+            .collect();
+        // Each path's traffic crossed every link of the path.
+        for (p, tr) in self.paths.iter().zip(&self.traffic) {
+            for &l in &self.path_links[p.start as usize..(p.start + p.len) as usize] {
+                let s = &mut stats[l as usize];
+                s.messages += tr.messages;
+                s.bytes += tr.bytes;
+                s.busy_cycles += tr.busy_cycles;
+            }
+        }
+        stats
     }
 
     /// Number of links on the path from `src` to `dst` (0 when equal).
@@ -428,8 +460,8 @@ impl Network {
             "Average injection-to-arrival latency of a message (core cycles)",
             "Cycle",
         );
-        for (l, n) in self.links.iter().zip(&self.link_names) {
-            let lp = format!("{p}.link.{n}");
+        for l in self.link_stats() {
+            let lp = format!("{p}.link.{}", l.name);
             reg.scalar(
                 format!("{lp}.messages"),
                 l.messages,

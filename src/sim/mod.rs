@@ -4,7 +4,8 @@
 
 use std::collections::VecDeque;
 
-use rand::{Rng, SeedableRng};
+use rand::distributions::{Distribution, Uniform};
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
@@ -113,6 +114,9 @@ pub struct Sim {
     /// Stalled messages per controller (node id), in arrival order.
     stalled: Vec<Vec<u32>>,
     rng: Xoshiro256PlusPlus,
+    /// Extra injection delay per message, `0..=network.random_delay_max` cycles (built once:
+    /// a prepared range rejects almost no draws, unlike a fresh range per message).
+    random_delay: Option<Uniform<u64>>,
     out: Vec<Outgoing>,
     done: Vec<Completed>,
     pub counters: SimCounters,
@@ -176,6 +180,8 @@ impl Sim {
             free: Vec::new(),
             stalled: vec![Vec::new(); n + banks],
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            random_delay: (cfg.network.random_delay_max > 0)
+                .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
             out: Vec::new(),
             done: Vec::new(),
             counters: SimCounters::default(),
@@ -558,13 +564,11 @@ impl Sim {
     }
 
     fn send_out(&mut self, _from: NodeId, now: u64) {
-        let max_delay = self.cfg.network.random_delay_max;
         let header = self.cfg.network.header_bytes;
         for i in 0..self.out.len() {
-            let extra = if max_delay > 0 {
-                self.rng.gen_range(0..=max_delay)
-            } else {
-                0
+            let extra = match &self.random_delay {
+                Some(d) => d.sample(&mut self.rng),
+                None => 0,
             };
             let (ty, src, dst, delay) = {
                 let o = &self.out[i];

@@ -5,6 +5,7 @@
 //! races; the simulator's watchdogs catch deadlocks. Every failure names its seed and the
 //! command that replays it.
 
+use rand::distributions::{Bernoulli, Distribution, Uniform};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -110,6 +111,12 @@ pub struct RandomTester {
     cfg: TesterConfig,
     checks: Vec<Check>,
     rng: Xoshiro256PlusPlus,
+    /// Distributions prepared once: a prepared range almost never rejects a draw, where
+    /// `gen_range` builds a coarser one per call that rejects up to half of them.
+    pick_check: Uniform<usize>,
+    coin: Bernoulli,
+    think: Uniform<u64>,
+    bump: Uniform<u8>,
     /// The check each core's outstanding access works on.
     in_flight: Vec<Vec<usize>>,
     pub report: TesterReport,
@@ -151,6 +158,10 @@ impl RandomTester {
         let n = cfg.cores;
         RandomTester {
             cfg,
+            pick_check: Uniform::new(0, checks.len().max(1)),
+            coin: Bernoulli::new(0.5).expect("0.5 is a probability"),
+            think: Uniform::new(1, 8),
+            bump: Uniform::new(0, 8),
             checks,
             rng,
             in_flight: vec![Vec::new(); n],
@@ -174,12 +185,12 @@ impl Driver for RandomTester {
         if self.finished() {
             return Next::Done;
         }
-        if !self.in_flight[core].is_empty() && self.rng.gen_bool(0.5) {
+        if !self.in_flight[core].is_empty() && self.coin.sample(&mut self.rng) {
             return Next::WaitForCompletion;
         }
         // Pick a random idle check; a few tries, then think for a while.
         for _ in 0..8 {
-            let i = self.rng.gen_range(0..self.checks.len());
+            let i = self.pick_check.sample(&mut self.rng);
             let c = &mut self.checks[i];
             if c.busy {
                 continue;
@@ -209,7 +220,7 @@ impl Driver for RandomTester {
                 }
             });
         }
-        Next::Wait(self.rng.gen_range(1..8))
+        Next::Wait(self.think.sample(&mut self.rng))
     }
 
     fn completed(&mut self, core: usize, done: &Completed, now: u64) -> Result<(), String> {
@@ -253,7 +264,7 @@ impl Driver for RandomTester {
                     return Err(msg);
                 }
                 self.report.checks_completed += 1;
-                c.value = c.value.wrapping_add(4 + self.rng.gen_range(0..8));
+                c.value = c.value.wrapping_add(4 + self.bump.sample(&mut self.rng));
                 c.phase = Phase::Writing { written: 0 };
             }
             _ => {
