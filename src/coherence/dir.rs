@@ -265,7 +265,14 @@ impl DirCtrl {
 
     /// Delivers a network message. A stalled message is left to the caller to retry.
     pub fn deliver(&mut self, msg: &Msg, out: &mut Vec<Outgoing>) -> Result<Delivery, Violation> {
-        let entry = self.entry(msg.addr);
+        // One lookup for the read and the write-back of the entry.
+        let place = self.entries.place(msg.addr);
+        let entry = self.entries.get_at(place).copied().unwrap_or(DirEntry {
+            state: self.ids.i,
+            owner: NOBODY,
+            sharers: 0,
+            requestor: NOBODY,
+        });
         let state = entry.state;
         let Some(event) = self.event_for(msg, entry.owner) else {
             return Err(Violation {
@@ -314,9 +321,9 @@ impl DirCtrl {
                 let mut e = ctx.e;
                 e.state = next;
                 if next == self.ids.i && e.sharers == 0 && e.owner == NOBODY {
-                    self.entries.remove(msg.addr);
+                    self.entries.remove_at(place);
                 } else {
-                    self.entries.insert(msg.addr, e);
+                    self.entries.set_at(place, e);
                 }
                 Ok(Delivery::Done)
             }

@@ -110,7 +110,7 @@ impl MsgType {
 }
 
 /// One coherence message. Data messages carry the line; others leave `data` zeroed.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Msg {
     pub ty: MsgType,
     pub addr: LineAddr,

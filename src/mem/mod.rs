@@ -3,7 +3,7 @@
 
 mod paged;
 
-pub use paged::PagedMap;
+pub use paged::{PagedMap, Place};
 
 /// Bytes per cache line (the paper's Table 1).
 pub const LINE_BYTES: usize = 64;
@@ -18,18 +18,38 @@ pub fn line_of(addr: u64) -> LineAddr {
     addr & !(LINE_BYTES as u64 - 1)
 }
 
+/// The low `size` bytes (1..=8) of a word.
+#[inline]
+fn byte_mask(size: usize) -> u64 {
+    u64::MAX >> (64 - 8 * size as u32)
+}
+
 /// Reads `size` bytes (1..=8) at `offset` as a little-endian value.
 #[inline]
 pub fn read_bytes(data: &LineData, offset: usize, size: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b[..size].copy_from_slice(&data[offset..offset + size]);
-    u64::from_le_bytes(b)
+    debug_assert!((1..=8).contains(&size) && offset + size <= LINE_BYTES);
+    if offset + 8 <= LINE_BYTES {
+        // One fixed 8-byte load and a mask instead of a variable-length copy.
+        let w = u64::from_le_bytes(data[offset..offset + 8].try_into().expect("8 bytes"));
+        w & byte_mask(size)
+    } else {
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(&data[offset..offset + size]);
+        u64::from_le_bytes(b)
+    }
 }
 
 /// Writes the low `size` bytes (1..=8) of `value` at `offset`, little-endian.
 #[inline]
 pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) {
-    data[offset..offset + size].copy_from_slice(&value.to_le_bytes()[..size]);
+    debug_assert!((1..=8).contains(&size) && offset + size <= LINE_BYTES);
+    if offset + 8 <= LINE_BYTES {
+        let window: &mut [u8; 8] = (&mut data[offset..offset + 8]).try_into().expect("8 bytes");
+        let m = byte_mask(size);
+        *window = ((u64::from_le_bytes(*window) & !m) | (value & m)).to_le_bytes();
+    } else {
+        data[offset..offset + size].copy_from_slice(&value.to_le_bytes()[..size]);
+    }
 }
 
 /// A set-associative array with LRU replacement: payloads, plus each way's tag and
@@ -237,6 +257,28 @@ pub fn bank_stride(bank: usize, banks: usize) -> (u32, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_match_a_byte_by_byte_reference() {
+        let mut d = [0u8; LINE_BYTES];
+        let mut r = [0u8; LINE_BYTES];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let size = 1 + (x % 8) as usize;
+            let offset = (x >> 8) as usize % (LINE_BYTES - size + 1);
+            let value = x.rotate_left(17);
+            write_bytes(&mut d, offset, size, value);
+            for i in 0..size {
+                r[offset + i] = (value >> (8 * i)) as u8;
+            }
+            assert_eq!(d, r);
+            let want = (0..size).fold(0u64, |v, i| v | (r[offset + i] as u64) << (8 * i));
+            assert_eq!(read_bytes(&d, offset, size), want);
+        }
+    }
 
     #[test]
     fn bytes_round_trip_little_endian() {

@@ -20,6 +20,14 @@ struct Page<V> {
     vals: [V; PAGE],
 }
 
+/// A key's page and slot in a [`PagedMap`] (valid until the map is dropped: pages are
+/// never freed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    page: u32,
+    slot: u8,
+}
+
 /// Keys are line addresses that share their low `stride_shift` bits (`low`): one bank's
 /// lines, whose index `key >> stride_shift` is dense.
 #[derive(Clone, Debug)]
@@ -113,6 +121,55 @@ impl<V: Copy> PagedMap<V> {
         }
         p.vals[slot] = v;
         &mut p.vals[slot]
+    }
+
+    /// Where `key`'s value lives, allocating its page if needed: a read-modify-write
+    /// through [`get_at`](Self::get_at) and [`set_at`](Self::set_at) looks the key up once.
+    #[inline]
+    pub fn place(&mut self, key: LineAddr) -> Place {
+        let (no, slot) = self.split(key);
+        let page = match self.page_of(no) {
+            Some(ix) => ix,
+            None => {
+                let ix = self.pages.len() as u32;
+                self.pages.push(Page {
+                    present: 0,
+                    vals: [self.fill; PAGE],
+                });
+                self.index.insert(no, ix);
+                self.last.set((no, ix));
+                ix
+            }
+        };
+        Place {
+            page,
+            slot: slot as u8,
+        }
+    }
+
+    #[inline]
+    pub fn get_at(&self, at: Place) -> Option<&V> {
+        let p = &self.pages[at.page as usize];
+        (p.present >> at.slot & 1 == 1).then(|| &p.vals[at.slot as usize])
+    }
+
+    #[inline]
+    pub fn set_at(&mut self, at: Place, v: V) {
+        let p = &mut self.pages[at.page as usize];
+        if p.present >> at.slot & 1 == 0 {
+            p.present |= 1 << at.slot;
+            self.len += 1;
+        }
+        p.vals[at.slot as usize] = v;
+    }
+
+    #[inline]
+    pub fn remove_at(&mut self, at: Place) {
+        let p = &mut self.pages[at.page as usize];
+        if p.present >> at.slot & 1 == 1 {
+            p.present &= !(1 << at.slot);
+            self.len -= 1;
+        }
     }
 
     /// Removes `key`; its page stays allocated for the next use.

@@ -87,6 +87,17 @@ pub struct LinkStats {
     pub busy_until: Cycle,
 }
 
+/// A message kind resolved once against the network: its counter slot, size on the wire
+/// and serialization time per link, so sending it needs no per-message branching.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsgClass {
+    /// Index of `(msg_type, vnet)` in the per-type counters.
+    counter: u32,
+    pub bytes: u32,
+    /// Core cycles the message occupies each link.
+    ser: Cycle,
+}
+
 /// The hierarchical-switch network.
 pub struct Network {
     n_cores: usize,
@@ -113,7 +124,6 @@ pub struct Network {
     /// Latest arrival time returned by `send` (the utilisation horizon).
     horizon: Cycle,
     total_latency: u64,
-    total_msgs: u64,
 }
 
 impl Network {
@@ -224,7 +234,6 @@ impl Network {
             msg_bytes: vec![0; n_types * n_vnets],
             horizon: 0,
             total_latency: 0,
-            total_msgs: 0,
         };
         net.hop_core = net.net_to_core(cfg.hop_latency as u64);
         net.ser_table = (0..256).map(|b| net.serialization_of(b)).collect();
@@ -295,11 +304,24 @@ impl Network {
         &self.path_links[p.start as usize..(p.start + p.len) as usize]
     }
 
+    /// The class of messages of type `msg_type` (an index into the names given to
+    /// [`Network::new`]) on virtual network `vnet < n_vnets`, `bytes` long.
+    pub fn class(&self, msg_type: usize, vnet: usize, bytes: u32) -> MsgClass {
+        assert!(
+            msg_type < self.msg_type_names.len() && vnet < self.n_vnets,
+            "bad msg_type {msg_type} or vnet {vnet}"
+        );
+        MsgClass {
+            counter: (msg_type * self.n_vnets + vnet) as u32,
+            bytes,
+            ser: self.serialization(bytes),
+        }
+    }
+
     /// Reserve the path from `src` to `dst` for a message of `bytes` and
     /// return its arrival time (core cycles). `extra_delay` is added at
     /// injection (the tester's random delays). `msg_type` indexes the names
     /// given to [`Network::new`]; `vnet < n_vnets`.
-    #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn send(
         &mut self,
@@ -311,24 +333,34 @@ impl Network {
         vnet: usize,
         extra_delay: Cycle,
     ) -> Cycle {
-        debug_assert!(
-            msg_type < self.msg_type_names.len() && vnet < self.n_vnets,
-            "bad msg_type {msg_type} or vnet {vnet}"
-        );
-        let k = msg_type * self.n_vnets + vnet;
+        let class = self.class(msg_type, vnet, bytes);
+        self.send_class(now, src, dst, &class, extra_delay)
+    }
+
+    /// [`Network::send`] for a message of a class made by [`Network::class`].
+    #[inline]
+    pub fn send_class(
+        &mut self,
+        now: Cycle,
+        src: usize,
+        dst: usize,
+        class: &MsgClass,
+        extra_delay: Cycle,
+    ) -> Cycle {
+        let k = class.counter as usize;
         self.msg_counts[k] += 1;
-        self.msg_bytes[k] += bytes as u64;
+        self.msg_bytes[k] += class.bytes as u64;
         let mut t = now + extra_delay;
         if src == dst {
             t += 1;
         } else {
-            let ser = self.serialization(bytes);
+            let ser = class.ser;
             let hop = self.hop_core;
             let i = src * self.n_nodes + dst;
             let path = self.paths[i];
             let tr = &mut self.traffic[i];
             tr.messages += 1;
-            tr.bytes += bytes as u64;
+            tr.bytes += class.bytes as u64;
             tr.busy_cycles += ser;
             let links = &self.path_links[path.start as usize..(path.start + path.len) as usize];
             for &l in links {
@@ -339,7 +371,6 @@ impl Network {
                 t = start + ser + hop;
             }
         }
-        self.total_msgs += 1;
         self.total_latency += t - now;
         self.horizon = self.horizon.max(t);
         t
@@ -357,7 +388,7 @@ impl Network {
 
     /// Total messages sent.
     pub fn total_msgs(&self) -> u64 {
-        self.total_msgs
+        self.msg_counts.iter().sum()
     }
 
     /// Per-link counters, in link-id order (for each node its up then down
@@ -439,7 +470,7 @@ impl Network {
         }
         reg.scalar(
             format!("{p}.total_msgs"),
-            self.total_msgs,
+            self.total_msgs(),
             "Messages sent",
             "Count",
         );
@@ -449,10 +480,11 @@ impl Network {
             "Bytes sent",
             "Byte",
         );
-        let avg = if self.total_msgs == 0 {
+        let total_msgs = self.total_msgs();
+        let avg = if total_msgs == 0 {
             0.0
         } else {
-            self.total_latency as f64 / self.total_msgs as f64
+            self.total_latency as f64 / total_msgs as f64
         };
         reg.float(
             format!("{p}.avg_latency"),

@@ -15,7 +15,7 @@ use crate::coherence::{
 use crate::config::SystemConfig;
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr};
-use crate::net::Network;
+use crate::net::{MsgClass, Network};
 use crate::stats::StatsRegistry;
 
 /// What a driver wants a core to do next.
@@ -117,6 +117,8 @@ pub struct Sim {
     /// Extra injection delay per message, `0..=network.random_delay_max` cycles (built once:
     /// a prepared range rejects almost no draws, unlike a fresh range per message).
     random_delay: Option<Uniform<u64>>,
+    /// Network class of each message type, indexed by `MsgType as usize`.
+    classes: Vec<MsgClass>,
     out: Vec<Outgoing>,
     done: Vec<Completed>,
     pub counters: SimCounters,
@@ -168,6 +170,10 @@ impl Sim {
             );
         }
         let net = Network::new(&cfg.net_config(), &MsgType::NAMES, MsgType::VNETS);
+        let classes = MsgType::ALL
+            .iter()
+            .map(|&ty| net.class(ty as usize, ty.vnet(), ty.bytes(cfg.network.header_bytes)))
+            .collect();
         Ok(Sim {
             cfg: cfg.clone(),
             protocol,
@@ -182,6 +188,7 @@ impl Sim {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             random_delay: (cfg.network.random_delay_max > 0)
                 .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
+            classes,
             out: Vec::new(),
             done: Vec::new(),
             counters: SimCounters::default(),
@@ -564,39 +571,47 @@ impl Sim {
     }
 
     fn send_out(&mut self, _from: NodeId, now: u64) {
-        let header = self.cfg.network.header_bytes;
-        for i in 0..self.out.len() {
-            let extra = match &self.random_delay {
-                Some(d) => d.sample(&mut self.rng),
+        // Split borrows: the loop reads `out` while it updates the network, slab and queue.
+        let Sim {
+            out,
+            net,
+            rng,
+            random_delay,
+            classes,
+            slab,
+            free,
+            q,
+            counters,
+            ..
+        } = self;
+        for o in out.iter() {
+            let extra = match random_delay {
+                Some(d) => d.sample(rng),
                 None => 0,
             };
-            let (ty, src, dst, delay) = {
-                let o = &self.out[i];
-                (o.msg.ty, o.msg.src, o.msg.dst, o.delay)
-            };
-            let t = self.net.send(
-                now + delay as u64,
-                src as usize,
-                dst as usize,
-                ty.bytes(header),
-                ty as usize,
-                ty.vnet(),
+            let m = &o.msg;
+            let class = &classes[m.ty as usize];
+            let t = net.send_class(
+                now + o.delay as u64,
+                m.src as usize,
+                m.dst as usize,
+                class,
                 extra,
             );
-            self.counters.messages += 1;
-            let slot = match self.free.pop() {
+            let slot = match free.pop() {
                 Some(s) => {
-                    self.slab[s as usize] = self.out[i].msg.clone();
+                    slab[s as usize] = *m;
                     s
                 }
                 None => {
-                    self.slab.push(self.out[i].msg.clone());
-                    (self.slab.len() - 1) as u32
+                    slab.push(*m);
+                    (slab.len() - 1) as u32
                 }
             };
-            self.q.schedule(t, Ev::Deliver(slot));
+            q.schedule(t, Ev::Deliver(slot));
         }
-        self.out.clear();
+        counters.messages += out.len() as u64;
+        out.clear();
     }
 
     fn deliver(&mut self, slot: u32, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
