@@ -1039,10 +1039,10 @@ impl CacheCtrl {
 
     fn i_allocate_tbe(&mut self, ctx: &mut Ctx) {
         debug_assert!(ctx.tbe.is_none() && self.tbe(ctx.addr).is_none());
-        let mut t = Tbe::new(ctx.addr);
-        t.req = ctx.req.take();
-        self.tbes.push(t);
-        ctx.tbe = Some(self.tbes.len() - 1);
+        self.tbes.push(Tbe::new(ctx.addr));
+        let i = self.tbes.len() - 1;
+        self.tbes[i].req = ctx.req.take();
+        ctx.tbe = Some(i);
     }
 
     fn s_deallocate_tbe(&mut self, ctx: &mut Ctx) {
