@@ -10,7 +10,7 @@ use crate::mem::{
 };
 use crate::protocol::{Cell, EventId, Machine, Permission, ProtocolError, StateId};
 
-use super::msg::{Msg, MsgType, NodeId, Outgoing};
+use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{home_bank, Delivery, Violation};
 
 /// A core's memory access, at most 8 bytes within one line.
@@ -237,7 +237,7 @@ struct Ctx<'a> {
     req: Option<CoreReq>,
     /// Controller latency before messages sent by this transition leave.
     delay: u32,
-    out: &'a mut Vec<Outgoing>,
+    out: &'a mut dyn Outbox,
     done: &'a mut Vec<Completed>,
     trigger: bool,
     /// The line's cache entry (SLICC's `cache_entry`): its way, or `Loc::Absent`. Resolved
@@ -719,7 +719,7 @@ impl CacheCtrl {
     pub fn deliver(
         &mut self,
         msg: &Msg,
-        out: &mut Vec<Outgoing>,
+        out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<Delivery, Violation> {
         let Some(event) = self.event_for(msg) else {
@@ -760,7 +760,7 @@ impl CacheCtrl {
     pub fn core_request(
         &mut self,
         req: CoreReq,
-        out: &mut Vec<Outgoing>,
+        out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<CoreOutcome, Violation> {
         let addr = line_of(req.addr);
@@ -854,7 +854,7 @@ impl CacheCtrl {
     pub fn evict(
         &mut self,
         addr: LineAddr,
-        out: &mut Vec<Outgoing>,
+        out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<bool, Violation> {
         let st = self.state(addr);
@@ -886,7 +886,7 @@ impl CacheCtrl {
     fn make_room(
         &mut self,
         addr: LineAddr,
-        out: &mut Vec<Outgoing>,
+        out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<bool, Violation> {
         let empty = Line {
@@ -926,7 +926,7 @@ impl CacheCtrl {
     fn make_l2_way(
         &mut self,
         addr: LineAddr,
-        out: &mut Vec<Outgoing>,
+        out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<bool, Violation> {
         if self.l2.free_slot(addr).is_some() {
@@ -972,7 +972,7 @@ impl CacheCtrl {
     fn promote(
         &mut self,
         addr: LineAddr,
-        _out: &mut [Outgoing],
+        _out: &mut dyn Outbox,
         _done: &mut [Completed],
     ) -> Result<(), Violation> {
         self.try_swap_up(addr);
@@ -1018,12 +1018,14 @@ impl CacheCtrl {
         (self.params.n_cores + home_bank(addr, self.params.dir_banks)) as NodeId
     }
 
-    fn send(&self, ctx: &mut Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) -> usize {
-        ctx.out.push(Outgoing {
-            msg: Msg::control(ty, ctx.addr, self.params.node, dst, requestor),
-            delay: ctx.delay,
-        });
-        ctx.out.len() - 1
+    /// A control message about the transition's line, from this controller.
+    fn message(&self, ctx: &Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) -> Msg {
+        Msg::control(ty, ctx.addr, self.params.node, dst, requestor)
+    }
+
+    fn send(&self, ctx: &mut Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) {
+        let m = self.message(ctx, ty, dst, requestor);
+        ctx.out.send(m, ctx.delay);
     }
 
     fn msg<'m>(ctx: &Ctx<'m>) -> &'m Msg {
@@ -1135,11 +1137,11 @@ impl CacheCtrl {
     fn send_line(&self, ctx: &mut Ctx, ty: MsgType, data: LineData, dirty: bool) {
         let m = Self::msg(ctx);
         let (dst, acks) = (m.requestor, m.acks);
-        let i = self.send(ctx, ty, dst, dst);
-        let o = &mut ctx.out[i].msg;
+        let mut o = self.message(ctx, ty, dst, dst);
         o.data = data;
         o.dirty = dirty;
         o.acks = acks;
+        ctx.out.send(o, ctx.delay);
     }
 
     fn e_send_data_to_requestor(&mut self, ctx: &mut Ctx) {
@@ -1226,8 +1228,9 @@ impl CacheCtrl {
             self.stats.writebacks_clean += 1;
         }
         let home = self.home(ctx.addr);
-        let i = self.send(ctx, ty, home, self.params.node);
-        ctx.out[i].msg.data = data;
-        ctx.out[i].msg.dirty = dirty;
+        let mut o = self.message(ctx, ty, home, self.params.node);
+        o.data = data;
+        o.dirty = dirty;
+        ctx.out.send(o, ctx.delay);
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::mem::{bank_stride, BackingStore, LineAddr, PagedMap};
 use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId};
 
-use super::msg::{Msg, MsgType, NodeId, Outgoing};
+use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{Delivery, Violation};
 
 /// No core.
@@ -91,7 +91,7 @@ struct Ctx<'a> {
     msg: &'a Msg,
     /// The line's directory entry, read once and written back after the actions.
     e: DirEntry,
-    out: &'a mut Vec<Outgoing>,
+    out: &'a mut dyn Outbox,
 }
 
 type Action = fn(&mut DirCtrl, &mut Ctx);
@@ -264,7 +264,7 @@ impl DirCtrl {
     }
 
     /// Delivers a network message. A stalled message is left to the caller to retry.
-    pub fn deliver(&mut self, msg: &Msg, out: &mut Vec<Outgoing>) -> Result<Delivery, Violation> {
+    pub fn deliver(&mut self, msg: &Msg, out: &mut dyn Outbox) -> Result<Delivery, Violation> {
         // One lookup for the read and the write-back of the entry.
         let place = self.entries.place(msg.addr);
         let entry = self.entries.get_at(place).copied().unwrap_or(DirEntry {
@@ -342,19 +342,14 @@ impl DirCtrl {
         }
     }
 
-    fn send(
-        &self,
-        ctx: &mut Ctx,
-        ty: MsgType,
-        dst: NodeId,
-        requestor: NodeId,
-        delay: u32,
-    ) -> usize {
-        ctx.out.push(Outgoing {
-            msg: Msg::control(ty, ctx.msg.addr, self.params.node, dst, requestor),
-            delay,
-        });
-        ctx.out.len() - 1
+    /// A control message about the message's line, from this directory.
+    fn message(&self, ctx: &Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) -> Msg {
+        Msg::control(ty, ctx.msg.addr, self.params.node, dst, requestor)
+    }
+
+    fn send(&self, ctx: &mut Ctx, ty: MsgType, dst: NodeId, requestor: NodeId, delay: u32) {
+        let m = self.message(ctx, ty, dst, requestor);
+        ctx.out.send(m, delay);
     }
 
     // ---- Actions (names as in the protocol file) ----
@@ -372,8 +367,9 @@ impl DirCtrl {
         let data = self.mem.read(ctx.msg.addr);
         let delay = self.params.latency + self.params.mem_latency;
         let r = ctx.msg.src;
-        let i = self.send(ctx, MsgType::Data, r, r, delay);
-        ctx.out[i].msg.data = data;
+        let mut m = self.message(ctx, MsgType::Data, r, r);
+        m.data = data;
+        ctx.out.send(m, delay);
     }
 
     fn dd_send_exclusive_data_from_memory(&mut self, ctx: &mut Ctx) {
@@ -382,9 +378,10 @@ impl DirCtrl {
         let r = ctx.msg.src;
         let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
         let delay = self.params.latency + self.params.mem_latency;
-        let i = self.send(ctx, MsgType::DataExclusive, r, r, delay);
-        ctx.out[i].msg.data = data;
-        ctx.out[i].msg.acks = acks;
+        let mut m = self.message(ctx, MsgType::DataExclusive, r, r);
+        m.data = data;
+        m.acks = acks;
+        ctx.out.send(m, delay);
     }
 
     fn f_forward_to_owner(&mut self, ctx: &mut Ctx) {
@@ -398,8 +395,9 @@ impl DirCtrl {
                 (e.sharers & !bit(r) & !bit(e.owner)).count_ones() as i16,
             ),
         };
-        let i = self.send(ctx, ty, e.owner, r, self.params.latency);
-        ctx.out[i].msg.acks = acks;
+        let mut m = self.message(ctx, ty, e.owner, r);
+        m.acks = acks;
+        ctx.out.send(m, self.params.latency);
     }
 
     fn i_send_inv_to_sharers(&mut self, ctx: &mut Ctx) {

@@ -14,7 +14,7 @@ pub use cache::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, HitLevel, Placement, Tbe,
 };
 pub use dir::{DirCtrl, DirParams};
-pub use msg::{Msg, MsgType, NodeId, Outgoing};
+pub use msg::{Msg, MsgType, NodeId, Outbox, Outgoing};
 pub use protocols::Protocol;
 
 use crate::mem::LineAddr;

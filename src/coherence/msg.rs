@@ -146,6 +146,21 @@ impl Msg {
     }
 }
 
+/// Where a controller's messages go. The timing simulator puts each one into the network
+/// as the action produces it; the exhaustive checker and the unit harnesses collect them in
+/// a list ([`Vec<Outgoing>`]).
+pub trait Outbox {
+    /// Sends `msg` once `delay` cycles of controller latency have passed.
+    fn send(&mut self, msg: Msg, delay: u32);
+}
+
+impl Outbox for Vec<Outgoing> {
+    #[inline]
+    fn send(&mut self, msg: Msg, delay: u32) {
+        self.push(Outgoing { msg, delay });
+    }
+}
+
 /// A message leaving a controller, with the controller-side latency before injection
 /// (cache access, directory lookup, memory access).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
-    DirParams, Msg, MsgType, NodeId, Outgoing, Protocol, Violation,
+    DirParams, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
 use crate::config::SystemConfig;
 use crate::engine::EventQueue;
@@ -100,26 +100,67 @@ pub struct SimCounters {
     pub max_queue: u64,
 }
 
-/// A whole CMP: cores, caches, directory banks, network.
-pub struct Sim {
-    pub cfg: SystemConfig,
-    pub protocol: Protocol,
-    pub caches: Vec<CacheCtrl>,
-    pub dirs: Vec<DirCtrl>,
-    pub net: Network,
+/// The network side of the simulator: everything a sent message touches until its delivery
+/// is queued. Controllers send into it directly (it is their [`Outbox`]), so a message is
+/// timed and queued as the action that produces it runs, with no staging list.
+struct Wire {
+    net: Network,
     q: EventQueue<Ev>,
-    cores: Vec<CoreState>,
+    /// Messages in flight; `Ev::Deliver` names a slot.
     slab: Vec<Msg>,
     free: Vec<u32>,
-    /// Stalled messages per controller (node id), in arrival order.
-    stalled: Vec<Vec<u32>>,
     rng: Xoshiro256PlusPlus,
     /// Extra injection delay per message, `0..=network.random_delay_max` cycles (built once:
     /// a prepared range rejects almost no draws, unlike a fresh range per message).
     random_delay: Option<Uniform<u64>>,
     /// Network class of each message type, indexed by `MsgType as usize`.
     classes: Vec<MsgClass>,
-    out: Vec<Outgoing>,
+    /// Cycle of the event being processed: controllers' delays count from it.
+    now: u64,
+    messages: u64,
+}
+
+impl Outbox for Wire {
+    #[inline]
+    fn send(&mut self, m: Msg, delay: u32) {
+        let extra = match &self.random_delay {
+            Some(d) => d.sample(&mut self.rng),
+            None => 0,
+        };
+        let class = &self.classes[m.ty as usize];
+        let t = self.net.send_class(
+            self.now + delay as u64,
+            m.src as usize,
+            m.dst as usize,
+            class,
+            extra,
+        );
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = m;
+                s
+            }
+            None => {
+                self.slab.push(m);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.q.schedule(t, Ev::Deliver(slot));
+        self.messages += 1;
+    }
+}
+
+/// A whole CMP: cores, caches, directory banks, network.
+pub struct Sim {
+    pub cfg: SystemConfig,
+    pub protocol: Protocol,
+    pub caches: Vec<CacheCtrl>,
+    pub dirs: Vec<DirCtrl>,
+    /// The network, the messages in flight and the event queue.
+    wire: Wire,
+    cores: Vec<CoreState>,
+    /// Stalled messages per controller (node id), in arrival order.
+    stalled: Vec<Vec<u32>>,
     done: Vec<Completed>,
     pub counters: SimCounters,
     watchdog_armed: bool,
@@ -179,17 +220,20 @@ impl Sim {
             protocol,
             caches,
             dirs,
-            net,
-            q: EventQueue::with_capacity(1024),
+            wire: Wire {
+                net,
+                q: EventQueue::with_capacity(1024),
+                slab: Vec::new(),
+                free: Vec::new(),
+                rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+                random_delay: (cfg.network.random_delay_max > 0)
+                    .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
+                classes,
+                now: 0,
+                messages: 0,
+            },
             cores: vec![CoreState::default(); n],
-            slab: Vec::new(),
-            free: Vec::new(),
             stalled: vec![Vec::new(); n + banks],
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            random_delay: (cfg.network.random_delay_max > 0)
-                .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
-            classes,
-            out: Vec::new(),
             done: Vec::new(),
             counters: SimCounters::default(),
             watchdog_armed: false,
@@ -201,22 +245,28 @@ impl Sim {
     }
 
     pub fn now(&self) -> u64 {
-        self.q.now()
+        self.wire.q.now()
     }
 
     /// Runs until every core is done and the system is quiescent.
     pub fn run(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
+        let r = self.run_events(driver);
+        self.counters.messages = self.wire.messages;
+        r
+    }
+
+    fn run_events(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
         for c in 0..self.cores.len() {
             self.cores[c].stepping = true;
-            self.q.schedule(0, Ev::Step(c as u16));
+            self.wire.q.schedule(0, Ev::Step(c as u16));
         }
         if !self.watchdog_armed {
             self.watchdog_armed = true;
-            self.q.schedule(self.watchdog_period(), Ev::Watchdog);
+            self.wire.q.schedule(self.watchdog_period(), Ev::Watchdog);
         }
-        while let Some((now, ev)) = self.q.pop() {
+        while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
-            self.counters.max_queue = self.counters.max_queue.max(self.q.len() as u64);
+            self.counters.max_queue = self.counters.max_queue.max(self.wire.q.len() as u64);
             match ev {
                 Ev::Deliver(slot) => self.deliver(slot, now, driver)?,
                 Ev::Step(c) => self.step(c as usize, now, driver)?,
@@ -231,8 +281,10 @@ impl Sim {
                 Ev::HitDone(c, is_load) => self.hit_done(c as usize, is_load, now, driver)?,
                 Ev::Watchdog => {
                     self.check_watchdog(now)?;
-                    if self.cores.iter().any(|c| !c.done) || !self.q.is_empty() {
-                        self.q.schedule(now + self.watchdog_period(), Ev::Watchdog);
+                    if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
+                        self.wire
+                            .q
+                            .schedule(now + self.watchdog_period(), Ev::Watchdog);
                     } else {
                         self.watchdog_armed = false;
                     }
@@ -269,7 +321,7 @@ impl Sim {
         }
         for (n, s) in self.stalled.iter().enumerate() {
             if let Some(&slot) = s.first() {
-                let m = &self.slab[slot as usize];
+                let m = &self.wire.slab[slot as usize];
                 return Err(SimError::Watchdog {
                     cycle: self.now(),
                     detail: format!(
@@ -421,7 +473,7 @@ impl Sim {
     fn schedule_step(&mut self, c: usize, at: u64) {
         if !self.cores[c].stepping {
             self.cores[c].stepping = true;
-            self.q.schedule(at, Ev::Step(c as u16));
+            self.wire.q.schedule(at, Ev::Step(c as u16));
         }
     }
 
@@ -439,8 +491,8 @@ impl Sim {
             return Ok(());
         }
         self.caches[c].now = now;
-        let outcome = self.caches[c].core_request(req, &mut self.out, &mut self.done)?;
-        self.flush(c as NodeId, now);
+        self.wire.now = now;
+        let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
         match outcome {
             CoreOutcome::Hit(level) => {
                 let lat = match level {
@@ -450,7 +502,7 @@ impl Sim {
                 let comp = self.done.pop().expect("hit completion");
                 self.cores[c].hit_load = Some(comp);
                 self.cores[c].load_outstanding = true;
-                self.q.schedule(now + lat, Ev::HitDone(c as u16, true));
+                self.wire.q.schedule(now + lat, Ev::HitDone(c as u16, true));
             }
             CoreOutcome::Miss => self.cores[c].load_outstanding = true,
             CoreOutcome::Stalled => self.cores[c].stalled_load = true,
@@ -467,8 +519,8 @@ impl Sim {
             return Ok(());
         };
         self.caches[c].now = now;
-        let outcome = self.caches[c].core_request(req, &mut self.out, &mut self.done)?;
-        self.flush(c as NodeId, now);
+        self.wire.now = now;
+        let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
         match outcome {
             CoreOutcome::Hit(level) => {
                 let lat = match level {
@@ -478,7 +530,9 @@ impl Sim {
                 let comp = self.done.pop().expect("hit completion");
                 self.cores[c].hit_store = Some(comp);
                 self.cores[c].store_outstanding = true;
-                self.q.schedule(now + lat, Ev::HitDone(c as u16, false));
+                self.wire
+                    .q
+                    .schedule(now + lat, Ev::HitDone(c as u16, false));
             }
             CoreOutcome::Miss => self.cores[c].store_outstanding = true,
             CoreOutcome::Stalled => self.cores[c].stalled_store = true,
@@ -544,11 +598,11 @@ impl Sim {
             .map_err(|detail| SimError::Check { cycle: now, detail })?;
         let core = &mut self.cores[c];
         if comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty() {
-            self.q.schedule(now + 1, Ev::RetryStore(c as u16));
+            self.wire.q.schedule(now + 1, Ev::RetryStore(c as u16));
         }
         if core.stalled_load {
             core.stalled_load = false;
-            self.q.schedule(now + 1, Ev::RetryLoad(c as u16));
+            self.wire.q.schedule(now + 1, Ev::RetryLoad(c as u16));
         }
         let core = &mut self.cores[c];
         if core.waiting_for_completion || comp.req.kind == AccessKind::Load {
@@ -562,77 +616,26 @@ impl Sim {
 
     // ---- Network ----
 
-    /// Sends the messages a controller produced (most calls, hits, have none).
-    #[inline]
-    fn flush(&mut self, from: NodeId, now: u64) {
-        if !self.out.is_empty() {
-            self.send_out(from, now);
-        }
-    }
-
-    fn send_out(&mut self, _from: NodeId, now: u64) {
-        // Split borrows: the loop reads `out` while it updates the network, slab and queue.
-        let Sim {
-            out,
-            net,
-            rng,
-            random_delay,
-            classes,
-            slab,
-            free,
-            q,
-            counters,
-            ..
-        } = self;
-        for o in out.iter() {
-            let extra = match random_delay {
-                Some(d) => d.sample(rng),
-                None => 0,
-            };
-            let m = &o.msg;
-            let class = &classes[m.ty as usize];
-            let t = net.send_class(
-                now + o.delay as u64,
-                m.src as usize,
-                m.dst as usize,
-                class,
-                extra,
-            );
-            let slot = match free.pop() {
-                Some(s) => {
-                    slab[s as usize] = *m;
-                    s
-                }
-                None => {
-                    slab.push(*m);
-                    (slab.len() - 1) as u32
-                }
-            };
-            q.schedule(t, Ev::Deliver(slot));
-        }
-        counters.messages += out.len() as u64;
-        out.clear();
-    }
-
     fn deliver(&mut self, slot: u32, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
-        let msg = &self.slab[slot as usize];
+        // A copy: the slab may grow while the controller sends (the slot stays reserved).
+        let msg = self.wire.slab[slot as usize];
         let (node, addr) = (msg.dst as usize, msg.addr);
         let n = self.cores.len();
+        self.wire.now = now;
         let r = if node < n {
             self.caches[node].now = now;
-            self.caches[node].deliver(msg, &mut self.out, &mut self.done)?
+            self.caches[node].deliver(&msg, &mut self.wire, &mut self.done)?
         } else {
             self.dirs[node - n].now = now;
-            self.dirs[node - n].deliver(msg, &mut self.out)?
+            self.dirs[node - n].deliver(&msg, &mut self.wire)?
         };
-        self.flush(node as NodeId, now);
         match r {
             Delivery::Stalled => {
                 self.counters.message_stalls += 1;
                 self.stalled[node].push(slot);
             }
             Delivery::Done => {
-                self.free.push(slot);
+                self.wire.free.push(slot);
                 self.wake(node, addr, now);
                 if node < n {
                     self.take_completions(node, now, driver)?;
@@ -646,10 +649,10 @@ impl Sim {
     fn wake(&mut self, node: usize, addr: LineAddr, now: u64) {
         if self.stalled[node]
             .iter()
-            .any(|&s| self.slab[s as usize].addr == addr)
+            .any(|&s| self.wire.slab[s as usize].addr == addr)
         {
             // Retry, in arrival order, every message stalled on this line.
-            let (slab, q) = (&self.slab, &mut self.q);
+            let Wire { slab, q, .. } = &mut self.wire;
             self.stalled[node].retain(|&s| {
                 let ready = slab[s as usize].addr == addr;
                 if ready {
@@ -662,12 +665,12 @@ impl Sim {
             let core = &mut self.cores[node];
             if core.stalled_load {
                 core.stalled_load = false;
-                self.q.schedule(now + 1, Ev::RetryLoad(node as u16));
+                self.wire.q.schedule(now + 1, Ev::RetryLoad(node as u16));
             }
             let core = &mut self.cores[node];
             if core.stalled_store {
                 core.stalled_store = false;
-                self.q.schedule(now + 1, Ev::RetryStore(node as u16));
+                self.wire.q.schedule(now + 1, Ev::RetryStore(node as u16));
             }
         }
     }
@@ -697,7 +700,7 @@ impl Sim {
         );
         r.scalar(
             "sim.messages",
-            self.counters.messages,
+            self.wire.messages,
             "Coherence messages sent",
             "Count",
         );
@@ -916,7 +919,7 @@ impl Sim {
                 "Count",
             );
         }
-        self.net.register_stats(&mut r, "system.network");
+        self.wire.net.register_stats(&mut r, "system.network");
         transition_stats(
             &mut r,
             "system.L2Cache_Controller",
