@@ -100,27 +100,9 @@ impl<V: Copy> PagedMap<V> {
     /// Sets the value of `key`, returning a reference to it.
     #[inline]
     pub fn insert(&mut self, key: LineAddr, v: V) -> &mut V {
-        let (no, slot) = self.split(key);
-        let ix = match self.page_of(no) {
-            Some(ix) => ix,
-            None => {
-                let ix = self.pages.len() as u32;
-                self.pages.push(Page {
-                    present: 0,
-                    vals: [self.fill; PAGE],
-                });
-                self.index.insert(no, ix);
-                self.last.set((no, ix));
-                ix
-            }
-        };
-        let p = &mut self.pages[ix as usize];
-        if p.present >> slot & 1 == 0 {
-            p.present |= 1 << slot;
-            self.len += 1;
-        }
-        p.vals[slot] = v;
-        &mut p.vals[slot]
+        let at = self.place(key);
+        self.set_at(at, v);
+        &mut self.pages[at.page as usize].vals[at.slot as usize]
     }
 
     /// Where `key`'s value lives, allocating its page if needed: a read-modify-write
