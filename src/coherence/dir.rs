@@ -24,6 +24,18 @@ pub struct DirEntry {
     pub requestor: NodeId,
 }
 
+impl DirEntry {
+    /// A line the directory holds no record of: in state `invalid`, no owner, no sharers.
+    pub fn untracked(invalid: StateId) -> DirEntry {
+        DirEntry {
+            state: invalid,
+            owner: NOBODY,
+            sharers: 0,
+            requestor: NOBODY,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirParams {
     pub node: NodeId,
@@ -145,12 +157,7 @@ impl DirCtrl {
     pub fn new(params: DirParams, table: Arc<Machine>) -> Result<DirCtrl, ProtocolError> {
         let ids = DirIds::resolve(&table)?;
         let n = table.states().len() * table.events().len();
-        let invalid = DirEntry {
-            state: ids.i,
-            owner: NOBODY,
-            sharers: 0,
-            requestor: NOBODY,
-        };
+        let invalid = DirEntry::untracked(ids.i);
         let (shift, low) = bank_stride(params.bank, params.banks);
         Ok(DirCtrl {
             mem: BackingStore::for_bank(params.bank, params.banks),
@@ -177,12 +184,10 @@ impl DirCtrl {
     }
 
     pub fn entry(&self, addr: LineAddr) -> DirEntry {
-        self.entries.get(addr).copied().unwrap_or(DirEntry {
-            state: self.ids.i,
-            owner: NOBODY,
-            sharers: 0,
-            requestor: NOBODY,
-        })
+        self.entries
+            .get(addr)
+            .copied()
+            .unwrap_or(DirEntry::untracked(self.ids.i))
     }
 
     /// Every tracked line, sorted by address.
@@ -267,12 +272,11 @@ impl DirCtrl {
     pub fn deliver(&mut self, msg: &Msg, out: &mut dyn Outbox) -> Result<Delivery, Violation> {
         // One lookup for the read and the write-back of the entry.
         let place = self.entries.place(msg.addr);
-        let entry = self.entries.get_at(place).copied().unwrap_or(DirEntry {
-            state: self.ids.i,
-            owner: NOBODY,
-            sharers: 0,
-            requestor: NOBODY,
-        });
+        let entry = self
+            .entries
+            .get_at(place)
+            .copied()
+            .unwrap_or(DirEntry::untracked(self.ids.i));
         let state = entry.state;
         let Some(event) = self.event_for(msg, entry.owner) else {
             return Err(Violation {

@@ -115,9 +115,6 @@ struct Wire {
     random_delay: Option<Uniform<u64>>,
     /// Network class of each message type, indexed by `MsgType as usize`.
     classes: Vec<MsgClass>,
-    /// Cycle of the event being processed: controllers' delays count from it.
-    now: u64,
-    messages: u64,
 }
 
 impl Outbox for Wire {
@@ -129,7 +126,8 @@ impl Outbox for Wire {
         };
         let class = &self.classes[m.ty as usize];
         let t = self.net.send_class(
-            self.now + delay as u64,
+            // Controllers' delays count from the event being processed.
+            self.q.now() + delay as u64,
             m.src as usize,
             m.dst as usize,
             class,
@@ -146,7 +144,6 @@ impl Outbox for Wire {
             }
         };
         self.q.schedule(t, Ev::Deliver(slot));
-        self.messages += 1;
     }
 }
 
@@ -229,8 +226,6 @@ impl Sim {
                 random_delay: (cfg.network.random_delay_max > 0)
                     .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
                 classes,
-                now: 0,
-                messages: 0,
             },
             cores: vec![CoreState::default(); n],
             stalled: vec![Vec::new(); n + banks],
@@ -251,7 +246,8 @@ impl Sim {
     /// Runs until every core is done and the system is quiescent.
     pub fn run(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
         let r = self.run_events(driver);
-        self.counters.messages = self.wire.messages;
+        // Every message is counted by the network; the counter mirrors it for callers.
+        self.counters.messages = self.wire.net.total_msgs();
         r
     }
 
@@ -491,7 +487,6 @@ impl Sim {
             return Ok(());
         }
         self.caches[c].now = now;
-        self.wire.now = now;
         let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
         match outcome {
             CoreOutcome::Hit(level) => {
@@ -519,7 +514,6 @@ impl Sim {
             return Ok(());
         };
         self.caches[c].now = now;
-        self.wire.now = now;
         let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
         match outcome {
             CoreOutcome::Hit(level) => {
@@ -621,7 +615,6 @@ impl Sim {
         let msg = self.wire.slab[slot as usize];
         let (node, addr) = (msg.dst as usize, msg.addr);
         let n = self.cores.len();
-        self.wire.now = now;
         let r = if node < n {
             self.caches[node].now = now;
             self.caches[node].deliver(&msg, &mut self.wire, &mut self.done)?
@@ -700,7 +693,7 @@ impl Sim {
         );
         r.scalar(
             "sim.messages",
-            self.wire.messages,
+            self.wire.net.total_msgs(),
             "Coherence messages sent",
             "Count",
         );
