@@ -26,6 +26,10 @@ pub type Cycle = u64;
 /// Cycles covered by the wheel (a power of two).
 pub const WHEEL: usize = 1024;
 const WORDS: usize = WHEEL / 64;
+const _: () = assert!(
+    WORDS <= 64,
+    "the summary word has one bit per occupancy word"
+);
 
 /// One heap entry: a packed `(time << 64) | seq` key plus the payload.
 struct Entry<E> {
@@ -72,10 +76,15 @@ pub struct EventQueue<E: Copy> {
     tail: Box<[u32; WHEEL]>,
     nodes: Vec<Node<E>>,
     free: u32,
-    /// Bit `b` set when `buckets[b]` is non-empty.
+    /// Bit `b` set when bucket `b` is non-empty.
     occupied: [u64; WORDS],
+    /// Bit `w` set when `occupied[w]` is non-zero: finding the next bucket reads two words.
+    summary: u64,
     /// Events at `now + WHEEL` or later.
     far: BinaryHeap<Entry<E>>,
+    /// Time of the earliest far event (`Cycle::MAX` when there is none), so advancing
+    /// time does not peek into the heap.
+    far_min: Cycle,
     seq: u64,
     now: Cycle,
     len: usize,
@@ -102,7 +111,9 @@ impl<E: Copy> EventQueue<E> {
             nodes: Vec::with_capacity(1024),
             free: NIL,
             occupied: [0; WORDS],
+            summary: 0,
             far: BinaryHeap::with_capacity(n),
+            far_min: Cycle::MAX,
             seq: 0,
             now: 0,
             len: 0,
@@ -133,6 +144,7 @@ impl<E: Copy> EventQueue<E> {
             NIL => {
                 self.head[b] = i;
                 self.occupied[b / 64] |= 1 << (b % 64);
+                self.summary |= 1 << (b / 64);
             }
             t => self.nodes[t as usize].next = i,
         }
@@ -141,7 +153,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug
     /// (checked in debug builds; release builds run it at `now`).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Cycle, ev: E) {
         debug_assert!(
             at >= self.now,
@@ -153,10 +165,35 @@ impl<E: Copy> EventQueue<E> {
         if at - self.now < WHEEL as Cycle {
             self.push_bucket(at, ev);
         } else {
-            let key = ((at as u128) << 64) | self.seq as u128;
-            self.seq += 1;
-            self.far.push(Entry { key, ev });
+            self.push_far(at, ev);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, at: Cycle, ev: E) {
+        let key = ((at as u128) << 64) | self.seq as u128;
+        self.seq += 1;
+        self.far.push(Entry { key, ev });
+        self.far_min = self.far_min.min(at);
+    }
+
+    /// Moves every far event earlier than `horizon` into its bucket, in `(time, seq)` order.
+    #[cold]
+    #[inline(never)]
+    fn pull_far(&mut self, horizon: Cycle) {
+        while self
+            .far
+            .peek()
+            .is_some_and(|e| ((e.key >> 64) as Cycle) < horizon)
+        {
+            let e = self.far.pop().expect("peeked");
+            self.push_bucket((e.key >> 64) as Cycle, e.ev);
+        }
+        self.far_min = self
+            .far
+            .peek()
+            .map_or(Cycle::MAX, |e| (e.key >> 64) as Cycle);
     }
 
     /// Schedule `ev` `delay` cycles after [`now`](Self::now).
@@ -166,45 +203,44 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// The first occupied bucket's time in `(now, now + WHEEL)`, if any.
+    #[inline]
     fn next_in_window(&self) -> Option<Cycle> {
-        let start = (self.now as usize + 1) & (WHEEL - 1);
-        // Scan WORDS + 1 words from `start`, wrapping: the first word is masked below
-        // `start`, the last one above it.
-        for k in 0..=WORDS {
-            let w = (start / 64 + k) % WORDS;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= !0u64 << (start % 64);
-            } else if k == WORDS {
-                bits &= !(!0u64 << (start % 64));
-            }
-            if bits != 0 {
-                let b = w * 64 + bits.trailing_zeros() as usize;
-                let delta = (b + WHEEL - (self.now as usize & (WHEEL - 1))) & (WHEEL - 1);
-                return Some(self.now + delta as Cycle);
-            }
-        }
-        None
+        let nb = self.now as usize & (WHEEL - 1);
+        let start = (nb + 1) & (WHEEL - 1);
+        let w0 = start / 64;
+        // Buckets from `start` to the end of its word, then later words, then (wrapping)
+        // the words up to and including `w0`, whose bits at or above `start` are known clear.
+        let bits = self.occupied[w0] & (!0u64 << (start % 64));
+        let b = if bits != 0 {
+            w0 * 64 + bits.trailing_zeros() as usize
+        } else {
+            let later = self.summary & (!1u64 << w0);
+            let w = if later != 0 {
+                later.trailing_zeros() as usize
+            } else if self.summary != 0 {
+                self.summary.trailing_zeros() as usize
+            } else {
+                return None;
+            };
+            w * 64 + self.occupied[w].trailing_zeros() as usize
+        };
+        let delta = (b + WHEEL - nb) & (WHEEL - 1);
+        Some(self.now + delta as Cycle)
     }
 
     /// Remove the earliest event, advance `now` to its time and return it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Cycle, E)> {
-        if self.len == 0 {
-            return None;
-        }
         let mut b = self.now as usize & (WHEEL - 1);
         if self.head[b] == NIL {
-            let t = match self.next_in_window() {
-                Some(t) => t,
-                None => (self.far.peek()?.key >> 64) as Cycle,
-            };
+            if self.len == 0 {
+                return None;
+            }
+            let t = self.next_in_window().unwrap_or(self.far_min);
             self.now = t;
             // Keep the invariant: pull every far event now inside the window.
-            let horizon = (t + WHEEL as Cycle) as u128;
-            while self.far.peek().is_some_and(|e| (e.key >> 64) < horizon) {
-                let e = self.far.pop().expect("peeked");
-                self.push_bucket((e.key >> 64) as Cycle, e.ev);
+            if self.far_min < t + WHEEL as Cycle {
+                self.pull_far(t + WHEEL as Cycle);
             }
             b = t as usize & (WHEEL - 1);
         }
@@ -214,7 +250,11 @@ impl<E: Copy> EventQueue<E> {
         self.head[b] = next;
         if next == NIL {
             self.tail[b] = NIL;
-            self.occupied[b / 64] &= !(1 << (b % 64));
+            let w = &mut self.occupied[b / 64];
+            *w &= !(1 << (b % 64));
+            if *w == 0 {
+                self.summary &= !(1 << (b / 64));
+            }
         }
         self.nodes[i as usize].next = self.free;
         self.free = i;
@@ -231,8 +271,7 @@ impl<E: Copy> EventQueue<E> {
         } else if self.head[self.now as usize & (WHEEL - 1)] != NIL {
             Some(self.now)
         } else {
-            self.next_in_window()
-                .or_else(|| self.far.peek().map(|e| (e.key >> 64) as Cycle))
+            self.next_in_window().or(Some(self.far_min))
         }
     }
 
