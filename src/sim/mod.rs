@@ -158,6 +158,9 @@ pub struct Sim {
     cores: Vec<CoreState>,
     /// Stalled messages per controller (node id), in arrival order.
     stalled: Vec<Vec<u32>>,
+    /// Per controller, bit `line_bit(line)` set for each line with a stalled message: most
+    /// wake-ups find their line's bit clear and skip the list.
+    stalled_lines: Vec<u64>,
     done: Vec<Completed>,
     pub counters: SimCounters,
     watchdog_armed: bool,
@@ -229,6 +232,7 @@ impl Sim {
             },
             cores: vec![CoreState::default(); n],
             stalled: vec![Vec::new(); n + banks],
+            stalled_lines: vec![0; n + banks],
             done: Vec::new(),
             counters: SimCounters::default(),
             watchdog_armed: false,
@@ -626,6 +630,7 @@ impl Sim {
             Delivery::Stalled => {
                 self.counters.message_stalls += 1;
                 self.stalled[node].push(slot);
+                self.stalled_lines[node] |= line_bit(addr);
             }
             Delivery::Done => {
                 self.wire.free.push(slot);
@@ -640,19 +645,21 @@ impl Sim {
 
     /// After a line changed in a controller, retry what was stalled on it.
     fn wake(&mut self, node: usize, addr: LineAddr, now: u64) {
-        if self.stalled[node]
-            .iter()
-            .any(|&s| self.wire.slab[s as usize].addr == addr)
-        {
+        if self.stalled_lines[node] & line_bit(addr) != 0 {
             // Retry, in arrival order, every message stalled on this line.
             let Wire { slab, q, .. } = &mut self.wire;
+            let mut left = 0;
             self.stalled[node].retain(|&s| {
-                let ready = slab[s as usize].addr == addr;
-                if ready {
+                let a = slab[s as usize].addr;
+                if a == addr {
                     q.schedule(now + 1, Ev::Deliver(s));
+                    false
+                } else {
+                    left |= line_bit(a);
+                    true
                 }
-                !ready
             });
+            self.stalled_lines[node] = left;
         }
         if node < self.cores.len() {
             let core = &mut self.cores[node];
@@ -927,6 +934,13 @@ impl Sim {
         );
         r
     }
+}
+
+/// A line's bit in a controller's `stalled_lines` mask (a multiplicative hash: a directory
+/// bank's lines share their low line-address bits).
+#[inline]
+fn line_bit(addr: LineAddr) -> u64 {
+    1 << ((addr >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 /// Per-transition counts summed over controllers, gem5-style `<Machine>_Controller.<State>.<Event>`.
