@@ -46,28 +46,22 @@ pub struct NetConfig {
     pub link_bytes_per_cycle: u32,
 }
 
-/// Hot per-link state: only what timing needs, plus the queueing delay that cannot be
-/// recovered afterwards. Traffic per link is derived from [`PathTraffic`] when read.
+/// One link's timing state and traffic counters.
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkState {
     busy_until: Cycle,
     queue_cycles: u64,
-}
-
-/// Traffic sent along one `(src, dst)` path; every link of the path carried all of it.
-#[derive(Clone, Copy, Debug, Default)]
-struct PathTraffic {
     messages: u64,
     bytes: u64,
-    /// Core cycles each link of the path spent serializing these messages.
     busy_cycles: u64,
 }
 
-/// Where one `(src, dst)` path's links sit in `path_links`.
+/// The links of one `(src, dst)` path, in order, held inline: a send reads one small
+/// record (the longest path, core to core across leaves, has four links).
 #[derive(Clone, Copy, Debug, Default)]
-struct PathSpan {
-    start: u32,
-    len: u32,
+struct Path {
+    links: [u16; 4],
+    len: u16,
 }
 
 /// A snapshot of one link's counters.
@@ -112,11 +106,8 @@ pub struct Network {
     ser_table: Vec<Cycle>,
     links: Vec<LinkState>,
     link_names: Vec<String>,
-    /// `paths[src * n_nodes + dst]` locates that path's links in `path_links`.
-    paths: Vec<PathSpan>,
-    path_links: Vec<u32>,
-    /// Traffic per path, indexed like `paths`.
-    traffic: Vec<PathTraffic>,
+    /// `paths[src * n_nodes + dst]`.
+    paths: Vec<Path>,
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
@@ -181,35 +172,31 @@ impl Network {
         let leaf_down = |k: usize| (2 * n_nodes + 2 * k + 1) as u32;
         let leaf_of = |i: usize| i / cfg.cores_per_leaf;
 
+        assert!(
+            2 * (n_nodes + n_leaves) <= u16::MAX as usize,
+            "too many network nodes"
+        );
         let mut paths = Vec::with_capacity(n_nodes * n_nodes);
-        let mut path_links = Vec::with_capacity(n_nodes * n_nodes * 3);
         for s in 0..n_nodes {
             for d in 0..n_nodes {
-                let start = path_links.len() as u32;
-                if s == d {
-                    paths.push(PathSpan { start, len: 0 });
-                    continue;
-                }
                 let s_core = s < n_cores;
                 let d_core = d < n_cores;
-                match (s_core, d_core) {
-                    (true, true) if leaf_of(s) == leaf_of(d) => {
-                        path_links.extend([up(s), down(d)]);
-                    }
-                    (true, true) => {
-                        path_links.extend([
-                            up(s),
-                            leaf_up(leaf_of(s)),
-                            leaf_down(leaf_of(d)),
-                            down(d),
-                        ]);
-                    }
-                    (true, false) => path_links.extend([up(s), leaf_up(leaf_of(s)), down(d)]),
-                    (false, true) => path_links.extend([up(s), leaf_down(leaf_of(d)), down(d)]),
-                    (false, false) => path_links.extend([up(s), down(d)]),
+                let links: &[u32] = match (s_core, d_core) {
+                    _ if s == d => &[],
+                    (true, true) if leaf_of(s) == leaf_of(d) => &[up(s), down(d)],
+                    (true, true) => &[up(s), leaf_up(leaf_of(s)), leaf_down(leaf_of(d)), down(d)],
+                    (true, false) => &[up(s), leaf_up(leaf_of(s)), down(d)],
+                    (false, true) => &[up(s), leaf_down(leaf_of(d)), down(d)],
+                    (false, false) => &[up(s), down(d)],
+                };
+                let mut p = Path {
+                    links: [0; 4],
+                    len: links.len() as u16,
+                };
+                for (k, &l) in links.iter().enumerate() {
+                    p.links[k] = l as u16;
                 }
-                let len = path_links.len() as u32 - start;
-                paths.push(PathSpan { start, len });
+                paths.push(p);
             }
         }
 
@@ -225,9 +212,7 @@ impl Network {
             ser_table: Vec::new(),
             links: vec![LinkState::default(); link_names.len()],
             link_names,
-            traffic: vec![PathTraffic::default(); paths.len()],
             paths,
-            path_links,
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
             msg_counts: vec![0; n_types * n_vnets],
@@ -298,10 +283,10 @@ impl Network {
     }
 
     #[inline]
-    fn path(&self, src: usize, dst: usize) -> &[u32] {
+    fn path(&self, src: usize, dst: usize) -> &[u16] {
         debug_assert!(src < self.n_nodes && dst < self.n_nodes, "bad node id");
-        let p = self.paths[src * self.n_nodes + dst];
-        &self.path_links[p.start as usize..(p.start + p.len) as usize]
+        let p = &self.paths[src * self.n_nodes + dst];
+        &p.links[..p.len as usize]
     }
 
     /// The class of messages of type `msg_type` (an index into the names given to
@@ -354,20 +339,17 @@ impl Network {
         if src == dst {
             t += 1;
         } else {
-            let ser = class.ser;
+            let (ser, bytes) = (class.ser, class.bytes as u64);
             let hop = self.hop_core;
-            let i = src * self.n_nodes + dst;
-            let path = self.paths[i];
-            let tr = &mut self.traffic[i];
-            tr.messages += 1;
-            tr.bytes += class.bytes as u64;
-            tr.busy_cycles += ser;
-            let links = &self.path_links[path.start as usize..(path.start + path.len) as usize];
-            for &l in links {
+            let p = &self.paths[src * self.n_nodes + dst];
+            for &l in &p.links[..p.len as usize] {
                 let link = &mut self.links[l as usize];
                 let start = t.max(link.busy_until);
                 link.queue_cycles += start - t;
                 link.busy_until = start + ser;
+                link.messages += 1;
+                link.bytes += bytes;
+                link.busy_cycles += ser;
                 t = start + ser + hop;
             }
         }
@@ -394,29 +376,18 @@ impl Network {
     /// Per-link counters, in link-id order (for each node its up then down
     /// link, then for each leaf its up then down link).
     pub fn link_stats(&self) -> Vec<LinkStats> {
-        let mut stats: Vec<LinkStats> = self
-            .links
+        self.links
             .iter()
             .zip(&self.link_names)
             .map(|(l, n)| LinkStats {
                 name: n.clone(),
-                messages: 0,
-                bytes: 0,
-                busy_cycles: 0,
+                messages: l.messages,
+                bytes: l.bytes,
+                busy_cycles: l.busy_cycles,
                 queue_cycles: l.queue_cycles,
                 busy_until: l.busy_until,
             })
-            .collect();
-        // Each path's traffic crossed every link of the path.
-        for (p, tr) in self.paths.iter().zip(&self.traffic) {
-            for &l in &self.path_links[p.start as usize..(p.start + p.len) as usize] {
-                let s = &mut stats[l as usize];
-                s.messages += tr.messages;
-                s.bytes += tr.bytes;
-                s.busy_cycles += tr.busy_cycles;
-            }
-        }
-        stats
+            .collect()
     }
 
     /// Number of links on the path from `src` to `dst` (0 when equal).
