@@ -70,6 +70,17 @@ pub struct Line {
     pub dirty: bool,
 }
 
+/// The payload of an empty way (never read as a line).
+impl Default for Line {
+    fn default() -> Line {
+        Line {
+            state: 0,
+            data: [0; LINE_BYTES],
+            dirty: false,
+        }
+    }
+}
+
 impl Line {
     /// Performs a core's load or store on this line's bytes; returns the value loaded or
     /// stored.

@@ -54,13 +54,14 @@ pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) 
 
 /// A set-associative array with LRU replacement: payloads, plus each way's tag and
 /// last-use stamp in dense arrays so lookups and victim scans touch one host line per set.
+/// A way is occupied when its tag is set; an empty way's payload is `T::default()`.
 /// A zero-way array holds nothing (used to model "no L1" in the exhaustive checker).
 #[derive(Clone, Debug)]
 pub struct SetAssoc<T> {
     sets: usize,
     ways: usize,
     set_shift: u32,
-    slots: Vec<Option<T>>,
+    slots: Vec<T>,
     /// Line address per way ([`NO_TAG`] when empty).
     tags: Vec<LineAddr>,
     /// Last-use stamp per way.
@@ -74,12 +75,12 @@ const NO_TAG: LineAddr = LineAddr::MAX;
 /// Where a line sits in a [`SetAssoc`]: flat slot index.
 pub type Slot = usize;
 
-impl<T> SetAssoc<T> {
+impl<T: Default> SetAssoc<T> {
     /// `sets` must be a power of two (checked by config validation).
     pub fn new(sets: usize, ways: usize) -> Self {
         let sets = sets.max(1);
         let mut slots = Vec::with_capacity(sets * ways);
-        slots.resize_with(sets * ways, || None);
+        slots.resize_with(sets * ways, T::default);
         SetAssoc {
             sets,
             ways,
@@ -130,15 +131,18 @@ impl<T> SetAssoc<T> {
         self.tags[slot]
     }
 
+    /// The payload in an occupied slot.
     #[inline]
     pub fn get(&self, slot: Slot) -> &T {
-        self.slots[slot].as_ref().expect("empty slot")
+        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
+        &self.slots[slot]
     }
 
-    /// The payload in `slot`, to change it (the line stays where it is).
+    /// The payload in an occupied `slot`, to change it (the line stays where it is).
     #[inline]
     pub fn get_mut(&mut self, slot: Slot) -> &mut T {
-        self.slots[slot].as_mut().expect("empty slot")
+        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
+        &mut self.slots[slot]
     }
 
     /// Marks a slot most recently used.
@@ -176,18 +180,19 @@ impl<T> SetAssoc<T> {
 
     /// Places a line in a free slot; the caller made room first.
     pub fn insert(&mut self, slot: Slot, addr: LineAddr, payload: T) {
-        debug_assert!(self.slots[slot].is_none());
+        debug_assert_eq!(self.tags[slot], NO_TAG, "occupied slot");
         debug_assert_eq!(self.set_of(addr), slot / self.ways.max(1));
         self.clock += 1;
         self.tags[slot] = addr;
         self.stamps[slot] = self.clock;
-        self.slots[slot] = Some(payload);
+        self.slots[slot] = payload;
     }
 
     /// Removes and returns the line in `slot`.
     pub fn remove(&mut self, slot: Slot) -> T {
+        assert_ne!(self.tags[slot], NO_TAG, "empty slot");
         self.tags[slot] = NO_TAG;
-        self.slots[slot].take().expect("empty slot")
+        std::mem::take(&mut self.slots[slot])
     }
 
     /// Occupied ways as (slot, line address, payload), in slot order (deterministic).
@@ -195,7 +200,8 @@ impl<T> SetAssoc<T> {
         self.slots
             .iter()
             .enumerate()
-            .filter_map(|(i, w)| w.as_ref().map(|w| (i, self.tags[i], w)))
+            .filter(|&(i, _)| self.tags[i] != NO_TAG)
+            .map(|(i, w)| (i, self.tags[i], w))
     }
 
     /// True if the slot belongs to `addr`'s set (used when swapping between levels).
