@@ -234,3 +234,34 @@ fn expect_mismatch_fails_the_run_naming_the_load() {
         .to_string();
     assert!(e.contains("0x40") && e.contains("expected 0x2"), "{e}");
 }
+
+#[test]
+fn impossible_cell_in_the_simulator_names_controller_cycle_state_and_event() {
+    // The first GETS to an idle line reaches a cell the mutant declares impossible.
+    let p = mutated(
+        "",
+        "",
+        "transition(I, GETS, IS) { v_allocateTBE; d_sendDataFromMemory; }",
+        "impossible(I, GETS);",
+    );
+    let e = tester::run_with_protocol(&TesterConfig::new(4, 1_000, 3), p).unwrap_err();
+    for want in [
+        "Invalid transition",
+        "controller Directory[",
+        "state I",
+        "event GETS",
+        "address 0x",
+        "seed 3",
+        "replay: moped random-test",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+    // The cycle is the event's, not a clock the controller was never given.
+    let cycle: u64 = e
+        .split("cycle ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no cycle in: {e}"));
+    assert!(cycle > 0, "{e}");
+}

@@ -325,7 +325,8 @@ pub struct CacheCtrl {
     pub stats: CacheStats,
     /// Transition counts, indexed `state * events + event`.
     pub transitions: Vec<u64>,
-    /// Cycle of the event being processed (for error reports only).
+    /// Cycle for error reports, kept by harnesses that drive the controller directly (the
+    /// timing simulator stamps the cycle on the error instead).
     pub now: u64,
 }
 

@@ -145,6 +145,8 @@ pub struct DirCtrl {
     pub mem: BackingStore,
     pub stats: DirStats,
     pub transitions: Vec<u64>,
+    /// Cycle for error reports, kept by harnesses that drive the controller directly (the
+    /// timing simulator stamps the cycle on the error instead).
     pub now: u64,
 }
 

@@ -490,8 +490,9 @@ impl Sim {
             self.cores[c].stalled_load = true;
             return Ok(());
         }
-        self.caches[c].now = now;
-        let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
+        let outcome = self.caches[c]
+            .core_request(req, &mut self.wire, &mut self.done)
+            .map_err(violation_at(now))?;
         match outcome {
             CoreOutcome::Hit(level) => {
                 let lat = match level {
@@ -517,8 +518,9 @@ impl Sim {
         let Some(&req) = core.store_buffer.front() else {
             return Ok(());
         };
-        self.caches[c].now = now;
-        let outcome = self.caches[c].core_request(req, &mut self.wire, &mut self.done)?;
+        let outcome = self.caches[c]
+            .core_request(req, &mut self.wire, &mut self.done)
+            .map_err(violation_at(now))?;
         match outcome {
             CoreOutcome::Hit(level) => {
                 let lat = match level {
@@ -620,12 +622,11 @@ impl Sim {
         let (node, addr) = (msg.dst as usize, msg.addr);
         let n = self.cores.len();
         let r = if node < n {
-            self.caches[node].now = now;
-            self.caches[node].deliver(&msg, &mut self.wire, &mut self.done)?
+            self.caches[node].deliver(&msg, &mut self.wire, &mut self.done)
         } else {
-            self.dirs[node - n].now = now;
-            self.dirs[node - n].deliver(&msg, &mut self.wire)?
-        };
+            self.dirs[node - n].deliver(&msg, &mut self.wire)
+        }
+        .map_err(violation_at(now))?;
         match r {
             Delivery::Stalled => {
                 self.counters.message_stalls += 1;
@@ -933,6 +934,16 @@ impl Sim {
             self.dirs.iter().map(|d| &d.transitions),
         );
         r
+    }
+}
+
+/// Stamps a controller's violation with the cycle of the event that raised it (the
+/// simulator does not keep every controller's clock current: one store per event into a
+/// controller's otherwise cold line).
+fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
+    move |mut v| {
+        v.cycle = now;
+        SimError::Protocol(v)
     }
 }
 
