@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Host speed: `moped bench` on the plain release build, then on a profile-guided (PGO)
+# build of the same sources.
+#
+#   bash scripts/bench.sh [--repeat N]      (arguments go to `moped bench`)
+#
+# The PGO build is trained on work other than the benchmark's own: random tests with other
+# seeds and core counts, the example programs and the exhaustive checker. It needs the
+# `llvm-profdata` that matches rustc's LLVM (rustup's `llvm-tools` component, installed
+# here when missing); without it only the plain build is measured. Everything is built
+# under target/ (target/pgo/ for the profiles and both PGO builds).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PGO=target/pgo
+
+echo "==== plain release build ===="
+cargo build --release --quiet
+target/release/moped bench "$@"
+
+host=$(rustc -vV | sed -n 's/^host: //p')
+profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
+if [[ ! -x "$profdata" ]] && command -v rustup >/dev/null 2>&1; then
+    echo "(installing rustup's llvm-tools component for llvm-profdata)"
+    rustup component add llvm-tools >/dev/null 2>&1 || true
+fi
+if [[ ! -x "$profdata" ]]; then
+    echo "no llvm-profdata for this rustc at $profdata: skipping the PGO build" >&2
+    echo "(install it with: rustup component add llvm-tools)" >&2
+    exit 0
+fi
+
+echo
+echo "==== profile-guided build (trained on other seeds and workloads) ===="
+rm -rf "$PGO/profiles"
+RUSTFLAGS="-Cprofile-generate=$PWD/$PGO/profiles" \
+    cargo build --release --quiet --target-dir "$PGO/gen"
+train="$PGO/gen/release/moped"
+"$train" random-test --cores 16 --checks 60000 --seed 101 >/dev/null
+"$train" random-test --cores 4 --checks 30000 --seed 102 >/dev/null
+for p in workloads/examples/*.toml; do
+    "$train" run --program "$p" --out "$PGO/train-runs/$(basename "$p" .toml)" >/dev/null
+done
+"$train" check c1 c2 >/dev/null
+"$profdata" merge -o "$PGO/merged.profdata" "$PGO/profiles"
+RUSTFLAGS="-Cprofile-use=$PWD/$PGO/merged.profdata" \
+    cargo build --release --quiet --target-dir "$PGO/use"
+"$PGO/use/release/moped" bench "$@"
+echo
+echo "PGO binary: $PGO/use/release/moped"
