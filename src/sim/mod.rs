@@ -248,14 +248,14 @@ impl Sim {
     }
 
     /// Runs until every core is done and the system is quiescent.
-    pub fn run(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
+    pub fn run<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
         let r = self.run_events(driver);
         // Every message is counted by the network; the counter mirrors it for callers.
         self.counters.messages = self.wire.net.total_msgs();
         r
     }
 
-    fn run_events(&mut self, driver: &mut dyn Driver) -> Result<u64, SimError> {
+    fn run_events<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
         for c in 0..self.cores.len() {
             self.cores[c].stepping = true;
             self.wire.q.schedule(0, Ev::Step(c as u16));
@@ -407,7 +407,12 @@ impl Sim {
 
     // ---- Cores ----
 
-    fn step(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+    fn step<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         self.cores[c].stepping = false;
         if self.cores[c].done || self.cores[c].load.is_some() {
             return Ok(());
@@ -477,7 +482,12 @@ impl Sim {
         }
     }
 
-    fn issue_load(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+    fn issue_load<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         let Some(req) = self.cores[c].load else {
             return Ok(());
         };
@@ -510,7 +520,12 @@ impl Sim {
         self.take_completions(c, now, driver)
     }
 
-    fn drain_store(&mut self, c: usize, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+    fn drain_store<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         let core = &self.cores[c];
         if core.store_outstanding {
             return Ok(());
@@ -540,12 +555,12 @@ impl Sim {
         self.take_completions(c, now, driver)
     }
 
-    fn hit_done(
+    fn hit_done<D: Driver + ?Sized>(
         &mut self,
         c: usize,
         is_load: bool,
         now: u64,
-        driver: &mut dyn Driver,
+        driver: &mut D,
     ) -> Result<(), SimError> {
         let comp = if is_load {
             self.cores[c].hit_load.take()
@@ -557,11 +572,11 @@ impl Sim {
     }
 
     /// Routes completions produced by core `c`'s controller to that core.
-    fn take_completions(
+    fn take_completions<D: Driver + ?Sized>(
         &mut self,
         c: usize,
         now: u64,
-        driver: &mut dyn Driver,
+        driver: &mut D,
     ) -> Result<(), SimError> {
         while let Some(comp) = self.done.pop() {
             debug_assert!(match comp.req.kind {
@@ -573,12 +588,12 @@ impl Sim {
         Ok(())
     }
 
-    fn finish_access(
+    fn finish_access<D: Driver + ?Sized>(
         &mut self,
         c: usize,
         comp: &Completed,
         now: u64,
-        driver: &mut dyn Driver,
+        driver: &mut D,
     ) -> Result<(), SimError> {
         let core = &mut self.cores[c];
         core.last_progress = now;
@@ -616,7 +631,12 @@ impl Sim {
 
     // ---- Network ----
 
-    fn deliver(&mut self, slot: u32, now: u64, driver: &mut dyn Driver) -> Result<(), SimError> {
+    fn deliver<D: Driver + ?Sized>(
+        &mut self,
+        slot: u32,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         // A copy: the slab may grow while the controller sends (the slot stays reserved).
         let msg = self.wire.slab[slot as usize];
         let (node, addr) = (msg.dst as usize, msg.addr);
