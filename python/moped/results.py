@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from os import PathLike
+from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,9 +143,15 @@ def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Num
 
     Only scalar lines (``name value # description``) are kept; ``dump`` picks which
     ``Begin/End Simulation Statistics`` block to read when the file holds several.
+    A file that cannot be read raises :class:`moped.MopedError` naming it.
     """
-    with open(path, encoding="utf-8") as f:
-        return parse_stats_txt(f, dump=dump)
+    from moped._core import MopedError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_stats_txt(f, dump=dump)
+    except (OSError, UnicodeDecodeError) as e:
+        raise MopedError(f"{fspath(path)}: cannot read: {e}") from e
 
 
 def parse_stats_txt(lines: Iterable[str], *, dump: int = 0) -> dict[str, Number]:

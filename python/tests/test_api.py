@@ -52,6 +52,16 @@ def test_run_writes_outputs(small_program: Path, tmp_path: Path) -> None:
     assert again == small_config()
 
 
+def test_read_stats_txt_unreadable_file_names_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "stats.txt"
+    with pytest.raises(moped.MopedError, match="nowhere/stats.txt: cannot read"):
+        moped.read_stats_txt(missing)
+    binary = tmp_path / "stats.txt"
+    binary.write_bytes(b"\xff\xfe\x00not utf-8")
+    with pytest.raises(moped.MopedError, match="stats.txt: cannot read"):
+        moped.read_stats_txt(binary)
+
+
 def test_run_is_deterministic(small_program: Path) -> None:
     a = moped.run(small_program, config=small_config(), seed=3)
     b = moped.run(small_program, config=small_config(), seed=3)
