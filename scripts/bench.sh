@@ -9,15 +9,16 @@
 # use of the controllers would weigh their branches differently). It needs the
 # `llvm-profdata` that matches rustc's LLVM (rustup's `llvm-tools` component, installed
 # here when missing); without it only the plain build is measured. Everything is built
-# under target/ (target/pgo/ for the profiles and both PGO builds).
+# under target/ (or $CARGO_TARGET_DIR), in pgo/ for the profiles and both PGO builds.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-PGO=target/pgo
+TARGET="${CARGO_TARGET_DIR:-target}"
+PGO="$TARGET/pgo"
 
 echo "==== plain release build ===="
 cargo build --release --quiet
-target/release/moped bench "$@"
+"$TARGET/release/moped" bench "$@"
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
@@ -34,7 +35,7 @@ fi
 echo
 echo "==== profile-guided build (trained on other seeds and workloads) ===="
 rm -rf "$PGO/profiles"
-RUSTFLAGS="-Cprofile-generate=$PWD/$PGO/profiles" \
+RUSTFLAGS="-Cprofile-generate=$(realpath -m "$PGO/profiles")" \
     cargo build --release --quiet --target-dir "$PGO/gen"
 train="$PGO/gen/release/moped"
 "$train" random-test --cores 16 --checks 60000 --seed 101 >/dev/null
@@ -43,7 +44,7 @@ for p in workloads/examples/*.toml; do
     "$train" run --program "$p" --out "$PGO/train-runs/$(basename "$p" .toml)" >/dev/null
 done
 "$profdata" merge -o "$PGO/merged.profdata" "$PGO/profiles"
-RUSTFLAGS="-Cprofile-use=$PWD/$PGO/merged.profdata" \
+RUSTFLAGS="-Cprofile-use=$(realpath -m "$PGO/merged.profdata")" \
     cargo build --release --quiet --target-dir "$PGO/use"
 "$PGO/use/release/moped" bench "$@"
 echo
