@@ -58,6 +58,13 @@ fn mutated(l2_from: &str, l2_to: &str, dir_from: &str, dir_to: &str) -> Protocol
     Protocol::from_sources("mutant", (&l2, "L2Cache.sm"), (&dir, "Directory.sm")).unwrap()
 }
 
+/// Asserts that a failure message names every one of `wants`.
+fn assert_names(e: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+}
+
 #[test]
 fn watchdog_catches_a_dropped_invalidation_ack() {
     let p = mutated(
@@ -67,18 +74,19 @@ fn watchdog_catches_a_dropped_invalidation_ack() {
         "",
     );
     let e = tester::run_with_protocol(&TesterConfig::new(4, 20_000, 11), p).unwrap_err();
-    for want in [
-        "watchdog",
-        "controller L2Cache[",
-        "state ",
-        "event ",
-        "address 0x",
-        "cycle ",
-        "seed 11",
-        "replay: moped random-test",
-    ] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    assert_names(
+        &e,
+        &[
+            "watchdog",
+            "controller L2Cache[",
+            "state ",
+            "event ",
+            "address 0x",
+            "cycle ",
+            "seed 11",
+            "replay: moped random-test",
+        ],
+    );
 }
 
 #[test]
@@ -245,17 +253,18 @@ fn impossible_cell_in_the_simulator_names_controller_cycle_state_and_event() {
         "impossible(I, GETS);",
     );
     let e = tester::run_with_protocol(&TesterConfig::new(4, 1_000, 3), p).unwrap_err();
-    for want in [
-        "Invalid transition",
-        "controller Directory[",
-        "state I",
-        "event GETS",
-        "address 0x",
-        "seed 3",
-        "replay: moped random-test",
-    ] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    assert_names(
+        &e,
+        &[
+            "Invalid transition",
+            "controller Directory[",
+            "state I",
+            "event GETS",
+            "address 0x",
+            "seed 3",
+            "replay: moped random-test",
+        ],
+    );
     // The cycle is the event's, not a clock the controller was never given.
     let cycle: u64 = e
         .split("cycle ")

@@ -325,9 +325,6 @@ pub struct CacheCtrl {
     pub stats: CacheStats,
     /// Transition counts, indexed `state * events + event`.
     pub transitions: Vec<u64>,
-    /// Cycle for error reports, kept by harnesses that drive the controller directly (the
-    /// timing simulator stamps the cycle on the error instead).
-    pub now: u64,
 }
 
 impl CacheCtrl {
@@ -346,7 +343,6 @@ impl CacheCtrl {
             hit_next,
             stats: CacheStats::default(),
             transitions: vec![0; n],
-            now: 0,
         })
     }
 
@@ -662,7 +658,7 @@ impl CacheCtrl {
     fn violation(&self, addr: LineAddr, state: StateId, event: EventId, detail: &str) -> Violation {
         Violation {
             controller: self.name(),
-            cycle: self.now,
+            cycle: 0,
             addr,
             state: self.table.state_name(state).to_string(),
             event: self.table.event_name(event).to_string(),
@@ -737,7 +733,7 @@ impl CacheCtrl {
         let Some(event) = self.event_for(msg) else {
             return Err(Violation {
                 controller: self.name(),
-                cycle: self.now,
+                cycle: 0,
                 addr: msg.addr,
                 state: self.state_name(msg.addr).to_string(),
                 event: msg.ty.name().to_string(),

@@ -145,9 +145,6 @@ pub struct DirCtrl {
     pub mem: BackingStore,
     pub stats: DirStats,
     pub transitions: Vec<u64>,
-    /// Cycle for error reports, kept by harnesses that drive the controller directly (the
-    /// timing simulator stamps the cycle on the error instead).
-    pub now: u64,
 }
 
 #[inline]
@@ -169,7 +166,6 @@ impl DirCtrl {
             entries: PagedMap::new(shift, low, invalid),
             stats: DirStats::default(),
             transitions: vec![0; n],
-            now: 0,
         })
     }
 
@@ -283,7 +279,7 @@ impl DirCtrl {
         let Some(event) = self.event_for(msg, entry.owner) else {
             return Err(Violation {
                 controller: self.name(),
-                cycle: self.now,
+                cycle: 0,
                 addr: msg.addr,
                 state: self.table.state_name(state).to_string(),
                 event: msg.ty.name().to_string(),
@@ -300,7 +296,7 @@ impl DirCtrl {
         if is_response && !self.table.is_stable(state) && entry.requestor != msg.src {
             return Err(Violation {
                 controller: self.name(),
-                cycle: self.now,
+                cycle: 0,
                 addr: msg.addr,
                 state: self.table.state_name(state).to_string(),
                 event: self.table.event_name(event).to_string(),
@@ -339,7 +335,7 @@ impl DirCtrl {
             }
             Cell::Impossible => Err(Violation {
                 controller: self.name(),
-                cycle: self.now,
+                cycle: 0,
                 addr: msg.addr,
                 state: self.table.state_name(state).to_string(),
                 event: self.table.event_name(event).to_string(),

@@ -34,6 +34,8 @@ pub enum Delivery {
 #[error("Invalid transition: controller {controller}, cycle {cycle}, address {addr:#x}, state {state}, event {event}: {detail}")]
 pub struct Violation {
     pub controller: String,
+    /// Cycle of the event that raised it: controllers keep no clock, so they leave 0 and
+    /// the timing simulator stamps it.
     pub cycle: u64,
     pub addr: LineAddr,
     pub state: String,

@@ -505,10 +505,7 @@ impl Sim {
             .map_err(violation_at(now))?;
         match outcome {
             CoreOutcome::Hit(level) => {
-                let lat = match level {
-                    crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
-                    _ => self.cfg.l1.latency + self.cfg.l2.latency,
-                };
+                let lat = self.hit_latency(level);
                 let comp = self.done.pop().expect("hit completion");
                 self.cores[c].hit_load = Some(comp);
                 self.cores[c].load_outstanding = true;
@@ -538,10 +535,7 @@ impl Sim {
             .map_err(violation_at(now))?;
         match outcome {
             CoreOutcome::Hit(level) => {
-                let lat = match level {
-                    crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
-                    _ => self.cfg.l1.latency + self.cfg.l2.latency,
-                };
+                let lat = self.hit_latency(level);
                 let comp = self.done.pop().expect("hit completion");
                 self.cores[c].hit_store = Some(comp);
                 self.cores[c].store_outstanding = true;
@@ -553,6 +547,14 @@ impl Sim {
             CoreOutcome::Stalled => self.cores[c].stalled_store = true,
         }
         self.take_completions(c, now, driver)
+    }
+
+    /// Cycles from a core request to its completion when it hits at `level`.
+    fn hit_latency(&self, level: crate::coherence::HitLevel) -> u64 {
+        match level {
+            crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
+            _ => self.cfg.l1.latency + self.cfg.l2.latency,
+        }
     }
 
     fn hit_done<D: Driver + ?Sized>(
