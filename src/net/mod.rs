@@ -46,13 +46,20 @@ pub struct NetConfig {
     pub link_bytes_per_cycle: u32,
 }
 
-/// One link's timing state and traffic counters.
+/// One link's timing state. Its traffic counters are summed from the paths that cross it
+/// when read, so a send updates three counters per path instead of three per link.
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkState {
     busy_until: Cycle,
     queue_cycles: u64,
+}
+
+/// Traffic sent along one `(src, dst)` path.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathTraffic {
     messages: u64,
     bytes: u64,
+    /// Serialization cycles of each message on one link of the path.
     busy_cycles: u64,
 }
 
@@ -108,6 +115,8 @@ pub struct Network {
     link_names: Vec<String>,
     /// `paths[src * n_nodes + dst]`.
     paths: Vec<Path>,
+    /// `traffic[src * n_nodes + dst]`.
+    traffic: Vec<PathTraffic>,
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
@@ -212,6 +221,7 @@ impl Network {
             ser_table: Vec::new(),
             links: vec![LinkState::default(); link_names.len()],
             link_names,
+            traffic: vec![PathTraffic::default(); paths.len()],
             paths,
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
@@ -339,17 +349,19 @@ impl Network {
         if src == dst {
             t += 1;
         } else {
-            let (ser, bytes) = (class.ser, class.bytes as u64);
+            let ser = class.ser;
             let hop = self.hop_core;
-            let p = &self.paths[src * self.n_nodes + dst];
+            let k = src * self.n_nodes + dst;
+            let traffic = &mut self.traffic[k];
+            traffic.messages += 1;
+            traffic.bytes += class.bytes as u64;
+            traffic.busy_cycles += ser;
+            let p = &self.paths[k];
             for &l in &p.links[..p.len as usize] {
                 let link = &mut self.links[l as usize];
                 let start = t.max(link.busy_until);
                 link.queue_cycles += start - t;
                 link.busy_until = start + ser;
-                link.messages += 1;
-                link.bytes += bytes;
-                link.busy_cycles += ser;
                 t = start + ser + hop;
             }
         }
@@ -376,18 +388,28 @@ impl Network {
     /// Per-link counters, in link-id order (for each node its up then down
     /// link, then for each leaf its up then down link).
     pub fn link_stats(&self) -> Vec<LinkStats> {
-        self.links
+        let mut stats: Vec<LinkStats> = self
+            .links
             .iter()
             .zip(&self.link_names)
             .map(|(l, n)| LinkStats {
                 name: n.clone(),
-                messages: l.messages,
-                bytes: l.bytes,
-                busy_cycles: l.busy_cycles,
+                messages: 0,
+                bytes: 0,
+                busy_cycles: 0,
                 queue_cycles: l.queue_cycles,
                 busy_until: l.busy_until,
             })
-            .collect()
+            .collect();
+        for (p, tr) in self.paths.iter().zip(&self.traffic) {
+            for &l in &p.links[..p.len as usize] {
+                let s = &mut stats[l as usize];
+                s.messages += tr.messages;
+                s.bytes += tr.bytes;
+                s.busy_cycles += tr.busy_cycles;
+            }
+        }
+        stats
     }
 
     /// Number of links on the path from `src` to `dst` (0 when equal).
