@@ -229,7 +229,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Remove the earliest event, advance `now` to its time and return it.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Cycle, E)> {
         let mut b = self.now as usize & (WHEEL - 1);
         if self.head[b] == NIL {
