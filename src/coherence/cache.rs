@@ -383,7 +383,7 @@ impl CacheCtrl {
     // ---- State lookup ----
 
     /// The way holding the line, if any (`Loc::L1`, `Loc::L2` or `Loc::Absent`).
-    #[inline]
+    #[inline(always)]
     fn way_of(&self, addr: LineAddr) -> Loc {
         let (a, slot, in_l1) = self.hint.get();
         if a == addr {
@@ -469,13 +469,21 @@ impl CacheCtrl {
         }
     }
 
+    /// An action met a line without the cache entry or TBE its table cell guarantees: a bug
+    /// in the protocol's tables (out of line, so the accessors below stay small).
+    #[cold]
+    #[inline(never)]
+    fn missing(&self, what: &str, addr: LineAddr) -> ! {
+        panic!("{}: no {what} for {addr:#x}", self.name())
+    }
+
     /// The transition's cache entry; actions call this only where the table guarantees one.
     #[inline]
     fn entry<'c>(&'c self, ctx: &Ctx) -> &'c Line {
         match ctx.entry {
             Loc::L1(s) => self.l1.get(s),
             Loc::L2(s) => self.l2.get(s),
-            _ => panic!("{}: no cache entry for {:#x}", self.name(), ctx.addr),
+            _ => self.missing("cache entry", ctx.addr),
         }
     }
 
@@ -484,7 +492,7 @@ impl CacheCtrl {
         match ctx.entry {
             Loc::L1(s) => self.l1.get_mut(s),
             Loc::L2(s) => self.l2.get_mut(s),
-            _ => panic!("{}: no cache entry for {:#x}", self.name(), ctx.addr),
+            _ => self.missing("cache entry", ctx.addr),
         }
     }
 
@@ -493,7 +501,7 @@ impl CacheCtrl {
     fn tbe_in<'c>(&'c mut self, ctx: &Ctx) -> &'c mut Tbe {
         match ctx.tbe {
             Some(i) => &mut self.tbes[i],
-            None => panic!("{}: no TBE for {:#x}", self.name(), ctx.addr),
+            None => self.missing("TBE", ctx.addr),
         }
     }
 
