@@ -113,6 +113,7 @@ fn check_complete(m: &Machine) {
     let ns = m.states().len();
     let ne = m.events().len();
     assert_eq!(m.transitions().len(), ns * ne);
+    let mut counters = 0;
     for (k, t) in m.transitions().iter().enumerate() {
         assert_eq!((t.state as usize, t.event as usize), (k / ne, k % ne));
         assert_eq!(m.cell(t.state, t.event), t.cell);
@@ -120,6 +121,7 @@ fn check_complete(m: &Machine) {
             next,
             first_action,
             n_actions,
+            counter,
         } = t.cell
         {
             assert!((next as usize) < ns);
@@ -127,8 +129,15 @@ fn check_complete(m: &Machine) {
                 m.actions(first_action, n_actions).len(),
                 t.action_names.len()
             );
+            assert_eq!(
+                counter as usize, counters,
+                "counters are dense, in cell order"
+            );
+            assert_eq!(m.counted_cell(counters), (t.state, t.event));
+            counters += 1;
         }
     }
+    assert_eq!(m.n_counters(), counters);
     let md = m.to_markdown();
     assert!(md.contains(&format!("## Machine {}", m.name())));
     for s in m.states() {
@@ -157,6 +166,7 @@ fn valid_files_load_complete() {
         next,
         first_action,
         n_actions,
+        ..
     } = l2.cell(m, fwd)
     else {
         panic!()

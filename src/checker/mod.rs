@@ -379,6 +379,9 @@ struct Model<'a> {
     dirm: Arc<Machine>,
     cache_cells: usize,
     dir_cells: usize,
+    /// Lengths of the controllers' transition counters (one per transition cell).
+    cache_counters: usize,
+    dir_counters: usize,
     perms: Vec<Vec<NodeId>>,
     cache_i: u16,
     cache_s: Option<u16>,
@@ -458,6 +461,8 @@ impl<'a> Model<'a> {
             cfg,
             cache_cells: l2.states().len() * l2.events().len(),
             dir_cells: dirm.states().len() * dirm.events().len(),
+            cache_counters: l2.n_counters(),
+            dir_counters: dirm.n_counters(),
             perms,
             cache_i,
             cache_s: l2.state_id("S"),
@@ -622,8 +627,12 @@ impl<'a> Model<'a> {
     }
 
     fn collect_fired(&self, node: NodeId, dir: bool, counts: &[u64], fired: &mut Vec<Fired>) {
-        for (cell, &k) in counts.iter().enumerate() {
-            if k > 0 {
+        let m = if dir { &self.dirm } else { &self.l2 };
+        let ne = m.events().len();
+        for (k, &n) in counts.iter().enumerate() {
+            if n > 0 {
+                let (st, ev) = m.counted_cell(k);
+                let cell = st as usize * ne + ev as usize;
                 fired.push(Fired { node, dir, cell });
             }
         }
@@ -661,7 +670,7 @@ impl<'a> Model<'a> {
                     value: value as u64,
                 };
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.cache_cells];
+                c.transitions = vec![0; self.cache_counters];
                 let r = c.core_request(req, &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
                 c.transitions = Vec::new();
@@ -695,7 +704,7 @@ impl<'a> Model<'a> {
             Action::Evict { core, addr } => {
                 let core = core as usize;
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.cache_cells];
+                c.transitions = vec![0; self.cache_counters];
                 let r = c.evict(self.cfg.addrs[addr as usize], &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
                 c.transitions = Vec::new();
@@ -709,13 +718,13 @@ impl<'a> Model<'a> {
                 let dst = m.dst as usize;
                 let r = if dst < self.cfg.caches {
                     let c = &mut s.caches[dst];
-                    c.transitions = vec![0; self.cache_cells];
+                    c.transitions = vec![0; self.cache_counters];
                     let r = c.deliver(&m, &mut out, &mut done);
                     self.collect_fired(dst as NodeId, false, &c.transitions, fired);
                     c.transitions = Vec::new();
                     r
                 } else if dst == self.cfg.caches {
-                    s.dir.transitions = vec![0; self.dir_cells];
+                    s.dir.transitions = vec![0; self.dir_counters];
                     let r = s.dir.deliver(&m, &mut out);
                     self.collect_fired(dst as NodeId, true, &s.dir.transitions, fired);
                     s.dir.transitions = Vec::new();

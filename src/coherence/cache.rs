@@ -318,19 +318,20 @@ pub struct CacheCtrl {
     /// The last line found in an array, `(addr, slot, in_l1)`: one transition looks its
     /// line up several times. Checked against the tags before use, so it never goes stale.
     hint: HintCell<(LineAddr, Slot, bool)>,
-    /// Per state, for loads (`[0]`) and stores (`[1]`): the next state when the table's
-    /// cell is a plain L1 hit (its only action `h_loadHit` or `hh_storeHit`). Derived from
-    /// the table at load time, so the fast path in `core_request` is the same transition.
-    hit_next: Vec<[Option<StateId>; 2]>,
+    /// Per state, for loads (`[0]`) and stores (`[1]`): the next state and the cell's
+    /// transition counter when the table's cell is a plain L1 hit (its only action
+    /// `h_loadHit` or `hh_storeHit`). Derived from the table at load time, so the fast path
+    /// in `core_request` is the same transition.
+    hit_next: Vec<[Option<(StateId, u16)>; 2]>,
     pub stats: CacheStats,
-    /// Transition counts, indexed `state * events + event`.
+    /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
     pub transitions: Vec<u64>,
 }
 
 impl CacheCtrl {
     pub fn new(params: CacheParams, table: Arc<Machine>) -> Result<CacheCtrl, ProtocolError> {
         let ids = CacheIds::resolve(&table)?;
-        let n = table.states().len() * table.events().len();
+        let n = table.n_counters();
         let hit_next = Self::plain_hits(&table, &ids);
         Ok(CacheCtrl {
             l1: SetAssoc::new(params.l1_sets, params.l1_ways),
@@ -351,7 +352,7 @@ impl CacheCtrl {
     }
 
     /// The cells whose whole effect is a hit completion (see `hit_next`).
-    fn plain_hits(table: &Machine, ids: &CacheIds) -> Vec<[Option<StateId>; 2]> {
+    fn plain_hits(table: &Machine, ids: &CacheIds) -> Vec<[Option<(StateId, u16)>; 2]> {
         let id_of = |name: &str| ACTIONS.iter().position(|(n, _)| *n == name);
         let (load_hit, store_hit) = (id_of("h_loadHit"), id_of("hh_storeHit"));
         (0..table.states().len() as StateId)
@@ -361,9 +362,11 @@ impl CacheCtrl {
                         next,
                         first_action,
                         n_actions,
+                        counter,
                     } => {
                         let list = table.actions(first_action, n_actions);
-                        (list.len() == 1 && Some(list[0] as usize) == action).then_some(next)
+                        (list.len() == 1 && Some(list[0] as usize) == action)
+                            .then_some((next, counter))
                     }
                     _ => None,
                 };
@@ -687,9 +690,9 @@ impl CacheCtrl {
                     next,
                     first_action,
                     n_actions,
+                    counter,
                 } => {
-                    self.transitions
-                        [state as usize * self.table.events().len() + event as usize] += 1;
+                    self.transitions[counter as usize] += 1;
                     // Index the list afresh each time: the table's borrow must end before
                     // an action borrows the controller mutably.
                     for k in 0..n_actions as usize {
@@ -793,8 +796,8 @@ impl CacheCtrl {
         if let Loc::L1(slot) = loc {
             // The common case without the generic machinery: a plain hit in the L1.
             let state = self.l1.get(slot).state;
-            if let Some(next) = self.hit_next[state as usize][req.kind as usize] {
-                self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
+            if let Some((next, counter)) = self.hit_next[state as usize][req.kind as usize] {
+                self.transitions[counter as usize] += 1;
                 let line = self.l1.get_mut(slot);
                 let value = line.access(&req);
                 line.state = next;

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::protocol::{Cell, EventId, Machine, Permission, StateId};
+use crate::protocol::{Machine, Permission};
 
 use super::cache::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Placement, Tbe,
@@ -40,13 +40,11 @@ pub fn record_fired(f: impl FnOnce()) -> BTreeSet<String> {
 
 /// The transition cells a controller's counters show fired.
 pub fn fired_cells(machine: &Machine, counts: &[u64]) -> BTreeSet<String> {
-    let ne = machine.events().len();
     counts
         .iter()
         .enumerate()
         .filter(|&(_, &k)| k > 0)
-        .map(|(i, _)| ((i / ne) as StateId, (i % ne) as EventId))
-        .filter(|&(st, ev)| matches!(machine.cell(st, ev), Cell::Transition { .. }))
+        .map(|(k, _)| machine.counted_cell(k))
         .map(|(st, ev)| {
             format!(
                 "{}: ({}, {})",

@@ -144,6 +144,7 @@ pub struct DirCtrl {
     entries: PagedMap<DirEntry>,
     pub mem: BackingStore,
     pub stats: DirStats,
+    /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
     pub transitions: Vec<u64>,
 }
 
@@ -155,7 +156,7 @@ fn bit(n: NodeId) -> u64 {
 impl DirCtrl {
     pub fn new(params: DirParams, table: Arc<Machine>) -> Result<DirCtrl, ProtocolError> {
         let ids = DirIds::resolve(&table)?;
-        let n = table.states().len() * table.events().len();
+        let n = table.n_counters();
         let invalid = DirEntry::untracked(ids.i);
         let (shift, low) = bank_stride(params.bank, params.banks);
         Ok(DirCtrl {
@@ -311,8 +312,9 @@ impl DirCtrl {
                 next,
                 first_action,
                 n_actions,
+                counter,
             } => {
-                self.transitions[state as usize * self.table.events().len() + event as usize] += 1;
+                self.transitions[counter as usize] += 1;
                 let mut ctx = Ctx { msg, e: entry, out };
                 // Index the list afresh each time: the table's borrow must end before an
                 // action borrows the controller mutably.

@@ -123,6 +123,10 @@ pub enum Cell {
         next: StateId,
         first_action: u32,
         n_actions: u16,
+        /// This cell's slot among the machine's transition counters: only transition
+        /// cells are counted, so a controller's counters stay small (and in the host's
+        /// cache) however sparse the table is.
+        counter: u16,
     },
     /// The request waits until the line's state changes.
     Stall,
@@ -179,6 +183,8 @@ pub struct Machine {
     /// `cells[s * n_events + e]`.
     cells: Vec<Cell>,
     action_seq: Vec<ActionId>,
+    /// The `(state, event)` of each transition counter, in counter order.
+    counted: Vec<(StateId, EventId)>,
     transitions: Vec<TransitionInfo>,
     overlays: Vec<OverlayInfo>,
 }
@@ -247,6 +253,16 @@ impl Machine {
 
     pub fn is_stable(&self, s: StateId) -> bool {
         self.states[s as usize].stable
+    }
+
+    /// Number of transition cells, the length of a controller's transition counters.
+    pub fn n_counters(&self) -> usize {
+        self.counted.len()
+    }
+
+    /// The `(state, event)` cell counted by transition counter `k`.
+    pub fn counted_cell(&self, k: usize) -> (StateId, EventId) {
+        self.counted[k]
     }
 
     /// Every cell (transition, stall and impossible), in `(state, event)` order.

@@ -866,6 +866,7 @@ impl<'a> Builder<'a> {
             });
         }
         let mut cells = Vec::with_capacity(ns * ne);
+        let mut counted: Vec<(StateId, EventId)> = Vec::new();
         let mut transitions = Vec::with_capacity(self.cells.len());
         let mut action_seq: Vec<ActionId> = Vec::new();
         let mut item_first: Vec<Option<u32>> = vec![None; self.items.len()];
@@ -902,10 +903,20 @@ impl<'a> Builder<'a> {
                                 f
                             }
                         };
+                        let Ok(counter) = u16::try_from(counted.len()) else {
+                            return Err(ProtocolError {
+                                file: item.file.clone(),
+                                line: item.line,
+                                col: item.col,
+                                msg: "too many transition cells in the machine".into(),
+                            });
+                        };
+                        counted.push((s as StateId, e as EventId));
                         Cell::Transition {
                             next: next.unwrap_or(s as StateId),
                             first_action: first,
                             n_actions: item.acts.len() as u16,
+                            counter,
                         }
                     }
                     Kind::Stall => Cell::Stall,
@@ -941,6 +952,7 @@ impl<'a> Builder<'a> {
             n_events: ne,
             cells,
             action_seq,
+            counted,
             transitions,
             overlays: self.overlays,
         })

@@ -42,6 +42,20 @@ fn edit(from: &str, to: &str) -> String {
     BASE.replace(from, to)
 }
 
+/// Transition cells, and only they, have counters `0..n_counters()` in `(state, event)`
+/// order, and each counter maps back to its cell.
+fn assert_dense_counters(m: &Machine) {
+    let mut next = 0;
+    for t in m.transitions() {
+        if let Cell::Transition { counter, .. } = m.cell(t.state, t.event) {
+            assert_eq!(counter as usize, next, "({}, {})", t.state, t.event);
+            assert_eq!(m.counted_cell(next), (t.state, t.event));
+            next += 1;
+        }
+    }
+    assert_eq!(m.n_counters(), next);
+}
+
 #[test]
 fn parses_base() {
     let m = parse_machine(BASE, "t.sm", ACTS).unwrap();
@@ -66,9 +80,11 @@ fn parses_base() {
             next,
             first_action,
             n_actions,
+            counter,
         } => {
             assert_eq!(next, is);
             assert_eq!(m.actions(first_action, n_actions), &[0, 1]);
+            assert_eq!(counter, 0, "the first cell is counted first");
         }
         c => panic!("{c:?}"),
     }
@@ -88,6 +104,7 @@ fn parses_base() {
     assert_eq!(t[0].action_names, vec!["a_one", "b_two"]);
     assert_eq!((t[0].line, t[0].col), (11, 1));
     assert_eq!(m.require_states(&["S", "I"]).unwrap(), vec![s, i]);
+    assert_dense_counters(&m);
     let e = m.require_states(&["I", "MM"]).unwrap_err();
     assert_eq!((e.file.as_str(), e.line, e.col), ("t.sm", 2, 1));
     assert!(e.msg.contains("'MM'"));
@@ -472,6 +489,7 @@ fn overlay_applies() {
             next,
             first_action,
             n_actions,
+            ..
         } => {
             assert_eq!(next, i);
             assert_eq!(m.actions(first_action, n_actions), &[3]);
@@ -493,6 +511,7 @@ fn overlay_applies() {
     assert_eq!((t.file.as_str(), t.line), ("t.sm", 11));
     assert!(matches!(m.cell(i, mg), Cell::Transition { next, .. } if next == d));
     assert_eq!(m.transitions().len(), 4 * 3);
+    assert_dense_counters(&m);
 }
 
 #[test]

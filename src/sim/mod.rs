@@ -983,22 +983,18 @@ fn transition_stats<'a>(
     m: &crate::protocol::Machine,
     counts: impl Iterator<Item = &'a Vec<u64>>,
 ) {
-    let ne = m.events().len();
-    let mut sum = vec![0u64; m.states().len() * ne];
+    let mut sum = vec![0u64; m.n_counters()];
     for c in counts {
         for (s, v) in sum.iter_mut().zip(c) {
             *s += v;
         }
     }
-    for (i, &v) in sum.iter().enumerate() {
+    // Counters run in (state, event) order, so the statistics do too.
+    for (k, &v) in sum.iter().enumerate() {
         if v > 0 {
-            let (s, e) = (i / ne, i % ne);
+            let (s, e) = m.counted_cell(k);
             r.scalar(
-                format!(
-                    "{prefix}.{}.{}",
-                    m.state_name(s as u16),
-                    m.event_name(e as u16)
-                ),
+                format!("{prefix}.{}.{}", m.state_name(s), m.event_name(e)),
                 v,
                 "Times this transition ran, all controllers",
                 "Count",
