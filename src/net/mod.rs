@@ -47,28 +47,24 @@ pub struct NetConfig {
 }
 
 /// One link's timing state. Its traffic counters are summed from the paths that cross it
-/// when read, so a send updates three counters per path instead of three per link.
+/// when read, so a send updates three counters of its path instead of three per link.
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkState {
     busy_until: Cycle,
     queue_cycles: u64,
 }
 
-/// Traffic sent along one `(src, dst)` path.
-#[derive(Clone, Copy, Debug, Default)]
-struct PathTraffic {
-    messages: u64,
-    bytes: u64,
-    /// Serialization cycles of each message on one link of the path.
-    busy_cycles: u64,
-}
-
-/// The links of one `(src, dst)` path, in order, held inline: a send reads one small
-/// record (the longest path, core to core across leaves, has four links).
+/// The links of one `(src, dst)` path, in order, held inline with the traffic sent along
+/// it: a send reads and updates one small record (the longest path, core to core across
+/// leaves, has four links).
 #[derive(Clone, Copy, Debug, Default)]
 struct Path {
     links: [u16; 4],
     len: u16,
+    messages: u64,
+    bytes: u64,
+    /// Serialization cycles of each message on one link of the path.
+    busy_cycles: u64,
 }
 
 /// A snapshot of one link's counters.
@@ -115,8 +111,6 @@ pub struct Network {
     link_names: Vec<String>,
     /// `paths[src * n_nodes + dst]`.
     paths: Vec<Path>,
-    /// `traffic[src * n_nodes + dst]`.
-    traffic: Vec<PathTraffic>,
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
@@ -199,8 +193,8 @@ impl Network {
                     (false, false) => &[up(s), down(d)],
                 };
                 let mut p = Path {
-                    links: [0; 4],
                     len: links.len() as u16,
+                    ..Path::default()
                 };
                 for (k, &l) in links.iter().enumerate() {
                     p.links[k] = l as u16;
@@ -221,7 +215,6 @@ impl Network {
             ser_table: Vec::new(),
             links: vec![LinkState::default(); link_names.len()],
             link_names,
-            traffic: vec![PathTraffic::default(); paths.len()],
             paths,
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
@@ -351,12 +344,10 @@ impl Network {
         } else {
             let ser = class.ser;
             let hop = self.hop_core;
-            let k = src * self.n_nodes + dst;
-            let traffic = &mut self.traffic[k];
-            traffic.messages += 1;
-            traffic.bytes += class.bytes as u64;
-            traffic.busy_cycles += ser;
-            let p = &self.paths[k];
+            let p = &mut self.paths[src * self.n_nodes + dst];
+            p.messages += 1;
+            p.bytes += class.bytes as u64;
+            p.busy_cycles += ser;
             for &l in &p.links[..p.len as usize] {
                 let link = &mut self.links[l as usize];
                 let start = t.max(link.busy_until);
@@ -401,12 +392,12 @@ impl Network {
                 busy_until: l.busy_until,
             })
             .collect();
-        for (p, tr) in self.paths.iter().zip(&self.traffic) {
+        for p in &self.paths {
             for &l in &p.links[..p.len as usize] {
                 let s = &mut stats[l as usize];
-                s.messages += tr.messages;
-                s.bytes += tr.bytes;
-                s.busy_cycles += tr.busy_cycles;
+                s.messages += p.messages;
+                s.bytes += p.bytes;
+                s.busy_cycles += p.busy_cycles;
             }
         }
         stats
