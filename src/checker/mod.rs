@@ -379,9 +379,6 @@ struct Model<'a> {
     dirm: Arc<Machine>,
     cache_cells: usize,
     dir_cells: usize,
-    /// Lengths of the controllers' transition counters (one per transition cell).
-    cache_counters: usize,
-    dir_counters: usize,
     perms: Vec<Vec<NodeId>>,
     cache_i: u16,
     cache_s: Option<u16>,
@@ -461,8 +458,6 @@ impl<'a> Model<'a> {
             cfg,
             cache_cells: l2.states().len() * l2.events().len(),
             dir_cells: dirm.states().len() * dirm.events().len(),
-            cache_counters: l2.n_counters(),
-            dir_counters: dirm.n_counters(),
             perms,
             cache_i,
             cache_s: l2.state_id("S"),
@@ -670,7 +665,7 @@ impl<'a> Model<'a> {
                     value: value as u64,
                 };
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.cache_counters];
+                c.transitions = vec![0; self.l2.n_counters()];
                 let r = c.core_request(req, &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
                 c.transitions = Vec::new();
@@ -704,7 +699,7 @@ impl<'a> Model<'a> {
             Action::Evict { core, addr } => {
                 let core = core as usize;
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.cache_counters];
+                c.transitions = vec![0; self.l2.n_counters()];
                 let r = c.evict(self.cfg.addrs[addr as usize], &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
                 c.transitions = Vec::new();
@@ -718,13 +713,13 @@ impl<'a> Model<'a> {
                 let dst = m.dst as usize;
                 let r = if dst < self.cfg.caches {
                     let c = &mut s.caches[dst];
-                    c.transitions = vec![0; self.cache_counters];
+                    c.transitions = vec![0; self.l2.n_counters()];
                     let r = c.deliver(&m, &mut out, &mut done);
                     self.collect_fired(dst as NodeId, false, &c.transitions, fired);
                     c.transitions = Vec::new();
                     r
                 } else if dst == self.cfg.caches {
-                    s.dir.transitions = vec![0; self.dir_counters];
+                    s.dir.transitions = vec![0; self.dirm.n_counters()];
                     let r = s.dir.deliver(&m, &mut out);
                     self.collect_fired(dst as NodeId, true, &s.dir.transitions, fired);
                     s.dir.transitions = Vec::new();

@@ -885,18 +885,19 @@ impl<'a> Builder<'a> {
                     });
                 };
                 let item = &self.items[def.item];
+                let at_item = |msg: &str| ProtocolError {
+                    file: item.file.clone(),
+                    line: item.line,
+                    col: item.col,
+                    msg: msg.into(),
+                };
                 let cell = match def.kind {
                     Kind::Transition(next) => {
                         let first = match item_first[def.item] {
                             Some(f) => f,
                             None => {
                                 let Ok(f) = u32::try_from(action_seq.len()) else {
-                                    return Err(ProtocolError {
-                                        file: item.file.clone(),
-                                        line: item.line,
-                                        col: item.col,
-                                        msg: "too many actions in the machine".into(),
-                                    });
+                                    return Err(at_item("too many actions in the machine"));
                                 };
                                 action_seq.extend_from_slice(&item.acts);
                                 item_first[def.item] = Some(f);
@@ -904,12 +905,7 @@ impl<'a> Builder<'a> {
                             }
                         };
                         let Ok(counter) = u16::try_from(counted.len()) else {
-                            return Err(ProtocolError {
-                                file: item.file.clone(),
-                                line: item.line,
-                                col: item.col,
-                                msg: "too many transition cells in the machine".into(),
-                            });
+                            return Err(at_item("too many transition cells in the machine"));
                         };
                         counted.push((s as StateId, e as EventId));
                         Cell::Transition {
