@@ -37,7 +37,7 @@ use crate::coherence::{
     DirParams, Msg, MsgType, NodeId, Outgoing, Protocol, Violation,
 };
 use crate::mem::LineAddr;
-use crate::protocol::{Cell, Machine, Permission};
+use crate::protocol::{Cell, Machine, Permission, TransitionCounts};
 
 /// One configuration of the explorer.
 #[derive(Clone, Debug, PartialEq)]
@@ -492,7 +492,7 @@ impl<'a> Model<'a> {
                 l2_latency: 1,
             };
             let mut c = CacheCtrl::new(p, Arc::clone(&self.l2)).map_err(|e| e.to_string())?;
-            c.transitions = Vec::new();
+            c.transitions = TransitionCounts::default();
             caches.push(c);
         }
         let dp = DirParams {
@@ -504,7 +504,7 @@ impl<'a> Model<'a> {
             mem_latency: 1,
         };
         let mut dir = DirCtrl::new(dp, Arc::clone(&self.dirm)).map_err(|e| e.to_string())?;
-        dir.transitions = Vec::new();
+        dir.transitions = TransitionCounts::default();
         Ok(State {
             caches,
             dir,
@@ -621,10 +621,16 @@ impl<'a> Model<'a> {
         v
     }
 
-    fn collect_fired(&self, node: NodeId, dir: bool, counts: &[u64], fired: &mut Vec<Fired>) {
+    fn collect_fired(
+        &self,
+        node: NodeId,
+        dir: bool,
+        counts: &TransitionCounts,
+        fired: &mut Vec<Fired>,
+    ) {
         let m = if dir { &self.dirm } else { &self.l2 };
         let ne = m.events().len();
-        for (k, &n) in counts.iter().enumerate() {
+        for (k, n) in counts.iter().enumerate() {
             if n > 0 {
                 let (st, ev) = m.counted_cell(k);
                 let cell = st as usize * ne + ev as usize;
@@ -665,10 +671,10 @@ impl<'a> Model<'a> {
                     value: value as u64,
                 };
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.l2.n_counters()];
+                c.transitions = TransitionCounts::new(self.l2.n_counters());
                 let r = c.core_request(req, &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
-                c.transitions = Vec::new();
+                c.transitions = TransitionCounts::default();
                 match r? {
                     CoreOutcome::Stalled => return Ok(None),
                     CoreOutcome::Hit(_) => {
@@ -699,10 +705,10 @@ impl<'a> Model<'a> {
             Action::Evict { core, addr } => {
                 let core = core as usize;
                 let c = &mut s.caches[core];
-                c.transitions = vec![0; self.l2.n_counters()];
+                c.transitions = TransitionCounts::new(self.l2.n_counters());
                 let r = c.evict(self.cfg.addrs[addr as usize], &mut out, &mut done);
                 self.collect_fired(core as NodeId, false, &c.transitions, fired);
-                c.transitions = Vec::new();
+                c.transitions = TransitionCounts::default();
                 if !r? {
                     return Ok(None);
                 }
@@ -713,16 +719,16 @@ impl<'a> Model<'a> {
                 let dst = m.dst as usize;
                 let r = if dst < self.cfg.caches {
                     let c = &mut s.caches[dst];
-                    c.transitions = vec![0; self.l2.n_counters()];
+                    c.transitions = TransitionCounts::new(self.l2.n_counters());
                     let r = c.deliver(&m, &mut out, &mut done);
                     self.collect_fired(dst as NodeId, false, &c.transitions, fired);
-                    c.transitions = Vec::new();
+                    c.transitions = TransitionCounts::default();
                     r
                 } else if dst == self.cfg.caches {
-                    s.dir.transitions = vec![0; self.dirm.n_counters()];
+                    s.dir.transitions = TransitionCounts::new(self.dirm.n_counters());
                     let r = s.dir.deliver(&m, &mut out);
                     self.collect_fired(dst as NodeId, true, &s.dir.transitions, fired);
-                    s.dir.transitions = Vec::new();
+                    s.dir.transitions = TransitionCounts::default();
                     r
                 } else {
                     return Err(StepFail {

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use crate::mem::{
     line_of, read_bytes, write_bytes, LineAddr, LineData, SetAssoc, Slot, LINE_BYTES,
 };
-use crate::protocol::{Cell, EventId, Machine, Permission, ProtocolError, StateId};
+use crate::protocol::{
+    Cell, EventId, Machine, Permission, ProtocolError, StateId, TransitionCounts,
+};
 
 use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{home_bank, Delivery, Violation};
@@ -325,7 +327,7 @@ pub struct CacheCtrl {
     hit_next: Vec<[Option<(StateId, u16)>; 2]>,
     pub stats: CacheStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
-    pub transitions: Vec<u64>,
+    pub transitions: TransitionCounts,
 }
 
 impl CacheCtrl {
@@ -343,7 +345,7 @@ impl CacheCtrl {
             hint: HintCell::new((LineAddr::MAX, 0, false)),
             hit_next,
             stats: CacheStats::default(),
-            transitions: vec![0; n],
+            transitions: TransitionCounts::new(n),
         })
     }
 
@@ -692,7 +694,7 @@ impl CacheCtrl {
                     n_actions,
                     counter,
                 } => {
-                    self.transitions[counter as usize] += 1;
+                    self.transitions.bump(counter as usize);
                     // Index the list afresh each time: the table's borrow must end before
                     // an action borrows the controller mutably.
                     for k in 0..n_actions as usize {
@@ -797,7 +799,7 @@ impl CacheCtrl {
             // The common case without the generic machinery: a plain hit in the L1.
             let state = self.l1.get(slot).state;
             if let Some((next, counter)) = self.hit_next[state as usize][req.kind as usize] {
-                self.transitions[counter as usize] += 1;
+                self.transitions.bump(counter as usize);
                 let line = self.l1.get_mut(slot);
                 let value = line.access(&req);
                 line.state = next;

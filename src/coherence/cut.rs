@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::protocol::{Machine, Permission};
+use crate::protocol::{Machine, Permission, TransitionCounts};
 
 use super::cache::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Placement, Tbe,
@@ -39,11 +39,11 @@ pub fn record_fired(f: impl FnOnce()) -> BTreeSet<String> {
 }
 
 /// The transition cells a controller's counters show fired.
-pub fn fired_cells(machine: &Machine, counts: &[u64]) -> BTreeSet<String> {
+pub fn fired_cells(machine: &Machine, counts: &TransitionCounts) -> BTreeSet<String> {
     counts
         .iter()
         .enumerate()
-        .filter(|&(_, &k)| k > 0)
+        .filter(|&(_, n)| n > 0)
         .map(|(k, _)| machine.counted_cell(k))
         .map(|(st, ev)| {
             format!(
@@ -56,7 +56,7 @@ pub fn fired_cells(machine: &Machine, counts: &[u64]) -> BTreeSet<String> {
         .collect()
 }
 
-fn note_fired(machine: &Machine, counts: &[u64]) {
+fn note_fired(machine: &Machine, counts: &TransitionCounts) {
     FIRED.with(|r| {
         if let Some(set) = r.borrow_mut().as_mut() {
             set.extend(fired_cells(machine, counts));

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::mem::{bank_stride, BackingStore, LineAddr, PagedMap};
-use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId};
+use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId, TransitionCounts};
 
 use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{Delivery, Violation};
@@ -145,7 +145,7 @@ pub struct DirCtrl {
     pub mem: BackingStore,
     pub stats: DirStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
-    pub transitions: Vec<u64>,
+    pub transitions: TransitionCounts,
 }
 
 #[inline]
@@ -166,7 +166,7 @@ impl DirCtrl {
             ids,
             entries: PagedMap::new(shift, low, invalid),
             stats: DirStats::default(),
-            transitions: vec![0; n],
+            transitions: TransitionCounts::new(n),
         })
     }
 
@@ -314,7 +314,7 @@ impl DirCtrl {
                 n_actions,
                 counter,
             } => {
-                self.transitions[counter as usize] += 1;
+                self.transitions.bump(counter as usize);
                 let mut ctx = Ctx { msg, e: entry, out };
                 // Index the list afresh each time: the table's borrow must end before an
                 // action borrows the controller mutably.

@@ -24,7 +24,7 @@ use std::collections::BinaryHeap;
 pub type Cycle = u64;
 
 /// Cycles covered by the wheel (a power of two).
-pub const WHEEL: usize = 1024;
+pub const WHEEL: usize = 256;
 const WORDS: usize = WHEEL / 64;
 const _: () = assert!(
     WORDS <= 64,
@@ -61,6 +61,18 @@ impl<E> Ord for Entry<E> {
 /// End of a bucket list or of the free list.
 const NIL: u32 = u32::MAX;
 
+/// The first and last node of one cycle's events (`NIL` when it has none).
+#[derive(Clone, Copy)]
+struct Bucket {
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY: Bucket = Bucket {
+    head: NIL,
+    tail: NIL,
+};
+
 /// A wheel event and the next node of its bucket (or of the free list).
 #[derive(Clone, Copy)]
 struct Node<E> {
@@ -71,9 +83,8 @@ struct Node<E> {
 /// A min-priority queue of events keyed on `(time, insertion order)`.
 pub struct EventQueue<E: Copy> {
     /// Bucket `t % WHEEL` lists, first to last, the events of cycle `t` for `t` in
-    /// `[now, now + WHEEL)`.
-    head: Box<[u32; WHEEL]>,
-    tail: Box<[u32; WHEEL]>,
+    /// `[now, now + WHEEL)`. A bucket's two ends share a host cache line.
+    buckets: Box<[Bucket; WHEEL]>,
     nodes: Vec<Node<E>>,
     free: u32,
     /// Bit `b` set when bucket `b` is non-empty.
@@ -88,7 +99,8 @@ pub struct EventQueue<E: Copy> {
     seq: u64,
     now: Cycle,
     len: usize,
-    popped: u64,
+    /// Largest `len` reached.
+    peak: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -106,8 +118,7 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time 0 with room for `n` events beyond the wheel's window.
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            head: Box::new([NIL; WHEEL]),
-            tail: Box::new([NIL; WHEEL]),
+            buckets: Box::new([EMPTY; WHEEL]),
             nodes: Vec::with_capacity(1024),
             free: NIL,
             occupied: [0; WORDS],
@@ -117,7 +128,7 @@ impl<E: Copy> EventQueue<E> {
             seq: 0,
             now: 0,
             len: 0,
-            popped: 0,
+            peak: 0,
         }
     }
 
@@ -140,15 +151,15 @@ impl<E: Copy> EventQueue<E> {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
         };
-        match self.tail[b] {
+        match self.buckets[b].tail {
             NIL => {
-                self.head[b] = i;
+                self.buckets[b].head = i;
                 self.occupied[b / 64] |= 1 << (b % 64);
                 self.summary |= 1 << (b / 64);
             }
             t => self.nodes[t as usize].next = i,
         }
-        self.tail[b] = i;
+        self.buckets[b].tail = i;
     }
 
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug
@@ -162,6 +173,7 @@ impl<E: Copy> EventQueue<E> {
         );
         let at = at.max(self.now);
         self.len += 1;
+        self.peak = self.peak.max(self.len);
         if at - self.now < WHEEL as Cycle {
             self.push_bucket(at, ev);
         } else {
@@ -232,7 +244,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Cycle, E)> {
         let mut b = self.now as usize & (WHEEL - 1);
-        if self.head[b] == NIL {
+        if self.buckets[b].head == NIL {
             if self.len == 0 {
                 return None;
             }
@@ -244,12 +256,12 @@ impl<E: Copy> EventQueue<E> {
             }
             b = t as usize & (WHEEL - 1);
         }
-        let i = self.head[b];
+        let i = self.buckets[b].head;
         debug_assert_ne!(i, NIL, "occupied bucket");
         let Node { ev, next } = self.nodes[i as usize];
-        self.head[b] = next;
+        self.buckets[b].head = next;
         if next == NIL {
-            self.tail[b] = NIL;
+            self.buckets[b].tail = NIL;
             let w = &mut self.occupied[b / 64];
             *w &= !(1 << (b % 64));
             if *w == 0 {
@@ -259,7 +271,6 @@ impl<E: Copy> EventQueue<E> {
         self.nodes[i as usize].next = self.free;
         self.free = i;
         self.len -= 1;
-        self.popped += 1;
         Some((self.now, ev))
     }
 
@@ -268,7 +279,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&self) -> Option<Cycle> {
         if self.len == 0 {
             None
-        } else if self.head[self.now as usize & (WHEEL - 1)] != NIL {
+        } else if self.buckets[self.now as usize & (WHEEL - 1)].head != NIL {
             Some(self.now)
         } else {
             self.next_in_window().or(Some(self.far_min))
@@ -287,10 +298,10 @@ impl<E: Copy> EventQueue<E> {
         self.len == 0
     }
 
-    /// Total number of events popped so far.
+    /// Largest number of events pending at once so far.
     #[inline]
-    pub fn events_popped(&self) -> u64 {
-        self.popped
+    pub fn peak_len(&self) -> usize {
+        self.peak
     }
 }
 
@@ -311,7 +322,7 @@ mod tests {
             out.push(t);
         }
         assert_eq!(out, vec![0, 3, 4, 17, 17, 50, 99]);
-        assert_eq!(q.events_popped(), 7);
+        assert_eq!(q.peak_len(), 7);
         assert!(q.is_empty());
     }
 

@@ -121,8 +121,10 @@ pub enum Cell {
     /// Run `actions(first_action, n_actions)` in order, then move to `next`.
     Transition {
         next: StateId,
-        first_action: u32,
-        n_actions: u16,
+        // Narrow fields keep a cell in 8 bytes, so the table's busy rows share host
+        // cache lines; loading rejects tables that would not fit.
+        first_action: u16,
+        n_actions: u8,
         /// This cell's slot among the machine's transition counters: only transition
         /// cells are counted, so a controller's counters stay small (and in the host's
         /// cache) however sparse the table is.
@@ -226,7 +228,7 @@ impl Machine {
 
     /// The action sequence of a [`Cell::Transition`].
     #[inline]
-    pub fn actions(&self, first_action: u32, n_actions: u16) -> &[ActionId] {
+    pub fn actions(&self, first_action: u16, n_actions: u8) -> &[ActionId] {
         let start = first_action as usize;
         &self.action_seq[start..start + n_actions as usize]
     }
@@ -313,6 +315,64 @@ impl Machine {
         markdown::render(self)
     }
 }
+
+/// One controller's transition counts, indexed by the cells' counters
+/// ([`Machine::counted_cell`]). Sixteen bits per cell keep a controller's counts in a few
+/// host cache lines, which every transition touches; the carries go to a wide array that
+/// only every 65,536th count reaches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransitionCounts {
+    low: Vec<u16>,
+    high: Vec<u64>,
+}
+
+impl TransitionCounts {
+    /// `n` counters at zero.
+    pub fn new(n: usize) -> Self {
+        TransitionCounts {
+            low: vec![0; n],
+            high: vec![0; n],
+        }
+    }
+
+    /// Counts one run of the transition with counter `k`.
+    #[inline(always)]
+    pub fn bump(&mut self, k: usize) {
+        let c = &mut self.low[k];
+        *c = c.wrapping_add(1);
+        if *c == 0 {
+            self.carry(k);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn carry(&mut self, k: usize) {
+        self.high[k] += 1;
+    }
+
+    /// Runs counted by counter `k`.
+    pub fn get(&self, k: usize) -> u64 {
+        (self.high[k] << 16) | self.low[k] as u64
+    }
+
+    /// Number of counters.
+    pub fn len(&self) -> usize {
+        self.low.len()
+    }
+
+    /// True when there are no counters (a controller that does not count).
+    pub fn is_empty(&self) -> bool {
+        self.low.is_empty()
+    }
+
+    /// Every counter's runs, in counter order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.len()).map(|k| self.get(k))
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Cell>() == 8);
 
 #[cfg(test)]
 mod tests;

@@ -869,7 +869,7 @@ impl<'a> Builder<'a> {
         let mut counted: Vec<(StateId, EventId)> = Vec::new();
         let mut transitions = Vec::with_capacity(self.cells.len());
         let mut action_seq: Vec<ActionId> = Vec::new();
-        let mut item_first: Vec<Option<u32>> = vec![None; self.items.len()];
+        let mut item_first: Vec<Option<u16>> = vec![None; self.items.len()];
         for s in 0..ns {
             for e in 0..ne {
                 let Some(def) = self.cells.get(&(s as StateId, e as EventId)) else {
@@ -896,13 +896,20 @@ impl<'a> Builder<'a> {
                         let first = match item_first[def.item] {
                             Some(f) => f,
                             None => {
-                                let Ok(f) = u32::try_from(action_seq.len()) else {
-                                    return Err(at_item("too many actions in the machine"));
+                                let Ok(f) = u16::try_from(action_seq.len()) else {
+                                    return Err(at_item(
+                                        "too many actions in the machine (the transitions' action lists hold at most 65,535 in all)",
+                                    ));
                                 };
                                 action_seq.extend_from_slice(&item.acts);
                                 item_first[def.item] = Some(f);
                                 f
                             }
+                        };
+                        let Ok(n_actions) = u8::try_from(item.acts.len()) else {
+                            return Err(at_item(
+                                "too many actions in one transition (at most 255)",
+                            ));
                         };
                         let Ok(counter) = u16::try_from(counted.len()) else {
                             return Err(at_item("too many transition cells in the machine"));
@@ -911,7 +918,7 @@ impl<'a> Builder<'a> {
                         Cell::Transition {
                             next: next.unwrap_or(s as StateId),
                             first_action: first,
-                            n_actions: item.acts.len() as u16,
+                            n_actions,
                             counter,
                         }
                     }

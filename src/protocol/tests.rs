@@ -611,3 +611,37 @@ fn prefixes_never_panic() {
 fn string_may_not_span_lines() {
     assert_err("machine(M, desc=\"abc\n\");", 1, 17, "unterminated string");
 }
+
+#[test]
+fn a_transition_with_too_many_actions_is_rejected_at_its_line() {
+    let many = vec!["a_one;"; 256].join(" ");
+    let src = edit(
+        "transition(IS, Data, S) { c_three; }",
+        &format!("transition(IS, Data, S) {{ {many} }}"),
+    );
+    assert_err(
+        &src,
+        12,
+        1,
+        "too many actions in one transition (at most 255)",
+    );
+    let most = vec!["a_one;"; 255].join(" ");
+    let src = edit(
+        "transition(IS, Data, S) { c_three; }",
+        &format!("transition(IS, Data, S) {{ {most} }}"),
+    );
+    parse_machine(&src, "t.sm", ACTS).expect("255 actions fit");
+}
+
+#[test]
+fn transition_counts_carry_past_sixteen_bits() {
+    let mut c = TransitionCounts::new(3);
+    for _ in 0..(3 << 16) + 5 {
+        c.bump(1);
+    }
+    c.bump(2);
+    assert_eq!(c.iter().collect::<Vec<_>>(), vec![0, (3 << 16) + 5, 1]);
+    assert_eq!(c.get(1), 196_613);
+    assert_eq!(c.len(), 3);
+    assert!(TransitionCounts::default().is_empty());
+}

@@ -4,8 +4,7 @@
 
 use std::collections::VecDeque;
 
-use rand::distributions::{Distribution, Uniform};
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
@@ -109,10 +108,11 @@ struct Wire {
     /// Messages in flight; `Ev::Deliver` names a slot.
     slab: Vec<Msg>,
     free: Vec<u32>,
+    /// Draws the random injection delays.
     rng: Xoshiro256PlusPlus,
-    /// Extra injection delay per message, `0..=network.random_delay_max` cycles (built once:
-    /// a prepared range rejects almost no draws, unlike a fresh range per message).
-    random_delay: Option<Uniform<u64>>,
+    /// Number of possible extra injection delays, `network.random_delay_max + 1` (delays
+    /// are `0..=random_delay_max` cycles); 0 when the delays are off.
+    delay_span: u64,
     /// Network class of each message type, indexed by `MsgType as usize`.
     classes: Vec<MsgClass>,
 }
@@ -120,9 +120,13 @@ struct Wire {
 impl Outbox for Wire {
     #[inline]
     fn send(&mut self, m: Msg, delay: u32) {
-        let extra = match &self.random_delay {
-            Some(d) => d.sample(&mut self.rng),
-            None => 0,
+        // Multiply-high maps a uniform word onto `0..delay_span`: the draw `rand`'s
+        // `Uniform` makes, without its rejection test, which discards under
+        // `delay_span / 2^64` of the words (never in practice).
+        let extra = if self.delay_span != 0 {
+            ((self.rng.next_u64() as u128 * self.delay_span as u128) >> 64) as u64
+        } else {
+            0
         };
         let class = &self.classes[m.ty as usize];
         let t = self.net.send_class(
@@ -226,8 +230,10 @@ impl Sim {
                 slab: Vec::new(),
                 free: Vec::new(),
                 rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-                random_delay: (cfg.network.random_delay_max > 0)
-                    .then(|| Uniform::new_inclusive(0, cfg.network.random_delay_max)),
+                delay_span: match cfg.network.random_delay_max {
+                    0 => 0,
+                    m => m.saturating_add(1),
+                },
                 classes,
             },
             cores: vec![CoreState::default(); n],
@@ -252,6 +258,7 @@ impl Sim {
         let r = self.run_events(driver);
         // Every message is counted by the network; the counter mirrors it for callers.
         self.counters.messages = self.wire.net.total_msgs();
+        self.counters.max_queue = self.wire.q.peak_len() as u64;
         r
     }
 
@@ -266,7 +273,6 @@ impl Sim {
         }
         while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
-            self.counters.max_queue = self.counters.max_queue.max(self.wire.q.len() as u64);
             match ev {
                 Ev::Deliver(slot) => self.deliver(slot, now, driver)?,
                 Ev::Step(c) => self.step(c as usize, now, driver)?,
@@ -981,11 +987,11 @@ fn transition_stats<'a>(
     r: &mut StatsRegistry,
     prefix: &str,
     m: &crate::protocol::Machine,
-    counts: impl Iterator<Item = &'a Vec<u64>>,
+    counts: impl Iterator<Item = &'a crate::protocol::TransitionCounts>,
 ) {
     let mut sum = vec![0u64; m.n_counters()];
     for c in counts {
-        for (s, v) in sum.iter_mut().zip(c) {
+        for (s, v) in sum.iter_mut().zip(c.iter()) {
             *s += v;
         }
     }
