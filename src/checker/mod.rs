@@ -639,6 +639,22 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// Runs `f` on cache controller `core` with its transitions counted, and records the
+    /// cells that fired. Stored states keep no counters, so they stay cheap to clone.
+    fn counted<R>(
+        &self,
+        c: &mut CacheCtrl,
+        core: usize,
+        fired: &mut Vec<Fired>,
+        f: impl FnOnce(&mut CacheCtrl) -> R,
+    ) -> R {
+        c.transitions = TransitionCounts::new(self.l2.n_counters());
+        let r = f(c);
+        self.collect_fired(core as NodeId, false, &c.transitions, fired);
+        c.transitions = TransitionCounts::default();
+        r
+    }
+
     /// Applies one action to a clone of `st`. `Ok(None)`: the action is not enabled.
     fn step(
         &self,
@@ -670,11 +686,9 @@ impl<'a> Model<'a> {
                     size: 1,
                     value: value as u64,
                 };
-                let c = &mut s.caches[core];
-                c.transitions = TransitionCounts::new(self.l2.n_counters());
-                let r = c.core_request(req, &mut out, &mut done);
-                self.collect_fired(core as NodeId, false, &c.transitions, fired);
-                c.transitions = TransitionCounts::default();
+                let r = self.counted(&mut s.caches[core], core, fired, |c| {
+                    c.core_request(req, &mut out, &mut done)
+                });
                 match r? {
                     CoreOutcome::Stalled => return Ok(None),
                     CoreOutcome::Hit(_) => {
@@ -704,11 +718,10 @@ impl<'a> Model<'a> {
             }
             Action::Evict { core, addr } => {
                 let core = core as usize;
-                let c = &mut s.caches[core];
-                c.transitions = TransitionCounts::new(self.l2.n_counters());
-                let r = c.evict(self.cfg.addrs[addr as usize], &mut out, &mut done);
-                self.collect_fired(core as NodeId, false, &c.transitions, fired);
-                c.transitions = TransitionCounts::default();
+                let line = self.cfg.addrs[addr as usize];
+                let r = self.counted(&mut s.caches[core], core, fired, |c| {
+                    c.evict(line, &mut out, &mut done)
+                });
                 if !r? {
                     return Ok(None);
                 }
@@ -718,12 +731,9 @@ impl<'a> Model<'a> {
                 let m = s.net.remove(index as usize);
                 let dst = m.dst as usize;
                 let r = if dst < self.cfg.caches {
-                    let c = &mut s.caches[dst];
-                    c.transitions = TransitionCounts::new(self.l2.n_counters());
-                    let r = c.deliver(&m, &mut out, &mut done);
-                    self.collect_fired(dst as NodeId, false, &c.transitions, fired);
-                    c.transitions = TransitionCounts::default();
-                    r
+                    self.counted(&mut s.caches[dst], dst, fired, |c| {
+                        c.deliver(&m, &mut out, &mut done)
+                    })
                 } else if dst == self.cfg.caches {
                     s.dir.transitions = TransitionCounts::new(self.dirm.n_counters());
                     let r = s.dir.deliver(&m, &mut out);

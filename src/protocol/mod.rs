@@ -136,6 +136,8 @@ pub enum Cell {
     Impossible,
 }
 
+const _: () = assert!(std::mem::size_of::<Cell>() == 8);
+
 /// Source-level description of one cell of the table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransitionInfo {
@@ -319,10 +321,11 @@ impl Machine {
 /// One controller's transition counts, indexed by the cells' counters
 /// ([`Machine::counted_cell`]). Sixteen bits per cell keep a controller's counts in a few
 /// host cache lines, which every transition touches; the carries go to a wide array that
-/// only every 65,536th count reaches.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// only every 65,536th count reaches, allocated then.
+#[derive(Clone, Debug, Default)]
 pub struct TransitionCounts {
     low: Vec<u16>,
+    /// Carries per counter: empty until the first carry.
     high: Vec<u64>,
 }
 
@@ -331,7 +334,7 @@ impl TransitionCounts {
     pub fn new(n: usize) -> Self {
         TransitionCounts {
             low: vec![0; n],
-            high: vec![0; n],
+            high: Vec::new(),
         }
     }
 
@@ -348,12 +351,16 @@ impl TransitionCounts {
     #[cold]
     #[inline(never)]
     fn carry(&mut self, k: usize) {
+        if self.high.is_empty() {
+            self.high = vec![0; self.low.len()];
+        }
         self.high[k] += 1;
     }
 
     /// Runs counted by counter `k`.
     pub fn get(&self, k: usize) -> u64 {
-        (self.high[k] << 16) | self.low[k] as u64
+        let high = self.high.get(k).copied().unwrap_or(0);
+        (high << 16) | self.low[k] as u64
     }
 
     /// Number of counters.
@@ -371,8 +378,6 @@ impl TransitionCounts {
         (0..self.len()).map(|k| self.get(k))
     }
 }
-
-const _: () = assert!(std::mem::size_of::<Cell>() == 8);
 
 #[cfg(test)]
 mod tests;
