@@ -14,6 +14,7 @@ pub mod config;
 pub mod core;
 pub mod engine;
 pub mod mem;
+pub mod moped;
 pub mod net;
 pub mod protocol;
 #[cfg(feature = "python")]
