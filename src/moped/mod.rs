@@ -13,6 +13,7 @@
 //! - `copy`: the copy unit with its send and receive lines.
 
 pub mod desc;
+pub mod matching;
 pub mod ports;
 
 /// A parallel program's identifier, conveyed by the port address.
