@@ -1,0 +1,290 @@
+//! MOPED's matching state machine against the textbook two-queue model of MPI matching:
+//! random arrivals, lagging searches and revocations must pair the same descriptors in
+//! the same order.
+
+use moped::moped::desc::{DescTable, Descriptor};
+use moped::moped::matching::reference::{Matcher, Post};
+use moped::moped::matching::{revoke, search};
+use moped::moped::ports::{Envelope, Peer, PortError, Tag};
+use moped::moped::{DescId, Kind, ProgramId, Rank};
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+/// One thing that happens at the matching MOPED.
+#[derive(Clone, Debug)]
+enum Event {
+    /// A complete descriptor is forwarded here.
+    Arrive(ProgramId, Rank, Envelope),
+    /// Up to this many steps of the state machine.
+    Search(u8),
+    /// Steps until nothing needs a match.
+    Drain,
+    /// Backoff revokes a descriptor (refused when it is matched).
+    Revoke(Index),
+    /// A matched pair finishes copying and leaves the table.
+    Complete(Index),
+}
+
+/// The matching MOPED's table beside the model, fed the same events.
+struct Pair {
+    table: DescTable,
+    model: Matcher,
+    arrivals: u16,
+    /// Matched (send, receive) entries still in the table.
+    matched: Vec<(u8, u8)>,
+    /// Every pair matched, as (send, receive) arrival numbers.
+    log: Vec<(u64, u64)>,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        Pair {
+            table: DescTable::new(256).unwrap(),
+            model: Matcher::new(),
+            arrivals: 0,
+            matched: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    /// The arrival number of an entry, carried in its link as the forwarder's ID would be.
+    fn id_of(&self, index: u8) -> u64 {
+        self.table.get(index).unwrap().link.unwrap().to_bits() as u64
+    }
+
+    fn arrive(&mut self, program: ProgramId, rank: Rank, envelope: Envelope) -> u64 {
+        let id = self.arrivals as u64;
+        self.arrivals += 1;
+        let mut desc = Descriptor::complete(program, rank, 0x1000, envelope, 0x4000, 64).unwrap();
+        desc.link = Some(DescId::from_bits(id as u16));
+        self.table.insert_forwarded(desc).unwrap();
+        let post = Post {
+            id,
+            program,
+            rank,
+            envelope,
+        };
+        self.model.arrive(post).unwrap();
+        id
+    }
+
+    /// One step of both; false when neither had anything to check.
+    fn step(&mut self) -> bool {
+        let got = search(&mut self.table);
+        let want = self.model.step();
+        let got_ids = got.map(|s| s.matched.map(|(sd, rv)| (self.id_of(sd), self.id_of(rv))));
+        assert_eq!(got_ids, want, "state machine and model disagree");
+        if let Some(Some((send, recv))) = got.map(|s| s.matched) {
+            self.matched.push((send, recv));
+            self.log.extend(want.flatten());
+        }
+        got.is_some()
+    }
+
+    fn drain(&mut self) {
+        while self.step() {}
+    }
+
+    fn apply(&mut self, event: &Event) {
+        match *event {
+            Event::Arrive(program, rank, envelope) => {
+                self.arrive(program, rank, envelope);
+            }
+            Event::Search(steps) => {
+                for _ in 0..steps {
+                    self.step();
+                }
+            }
+            Event::Drain => self.drain(),
+            Event::Revoke(pick) => {
+                let occupied: Vec<u8> = self.table.iter().map(|(i, _)| i).collect();
+                if !occupied.is_empty() {
+                    self.revoke(*pick.get(&occupied));
+                }
+            }
+            Event::Complete(pick) => self.complete(pick),
+        }
+    }
+
+    /// Revokes the entry at `index` in both, which must agree on whether it is matched.
+    fn revoke(&mut self, index: u8) {
+        let id = self.id_of(index);
+        let was_matched = self.table.get(index).unwrap().is_matched();
+        match revoke(&mut self.table, index) {
+            Ok(_) => assert!(self.model.revoke(id), "model had matched {id}"),
+            Err(PortError::AlreadyMatched { .. }) => {
+                assert!(was_matched);
+                assert!(!self.model.revoke(id), "model had {id} unmatched");
+            }
+            Err(err) => panic!("revoke {index}: {err}"),
+        }
+    }
+
+    fn complete(&mut self, pick: Index) {
+        if self.matched.is_empty() {
+            return;
+        }
+        let (send, recv) = self.matched.remove(pick.index(self.matched.len()));
+        self.table.free(send).unwrap();
+        self.table.free(recv).unwrap();
+    }
+}
+
+/// A tiny domain, so matches, wildcards and non-overtaking conflicts are common.
+fn envelope() -> impl Strategy<Value = Envelope> {
+    let wild_peer = prop_oneof![3 => (0..4u16).prop_map(Peer::Rank), 1 => Just(Peer::Any)];
+    let wild_tag = prop_oneof![3 => (0..4u16).prop_map(Tag::Tag), 1 => Just(Tag::Any)];
+    let send = (0..4u16, 0..3u16, 0..4u16).prop_map(|(to, context, tag)| Envelope {
+        kind: Kind::Send,
+        peer: Peer::Rank(to),
+        context,
+        tag: Tag::Tag(tag),
+    });
+    let recv = (wild_peer, 0..3u16, wild_tag).prop_map(|(peer, context, tag)| Envelope {
+        kind: Kind::Recv,
+        peer,
+        context,
+        tag,
+    });
+    prop_oneof![send, recv]
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        8 => (0..2u8, 0..4u16, envelope()).prop_map(|(p, r, e)| Event::Arrive(p, r, e)),
+        2 => (1..4u8).prop_map(Event::Search),
+        1 => Just(Event::Drain),
+        1 => any::<Index>().prop_map(Event::Revoke),
+        1 => any::<Index>().prop_map(Event::Complete),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    #[test]
+    fn matching_follows_the_two_queue_model(events in prop::collection::vec(event(), 0..64)) {
+        let mut pair = Pair::new();
+        for event in &events {
+            pair.apply(event);
+        }
+        pair.drain();
+        prop_assert_eq!(pair.table.occupied(), pair.table.iter().count());
+    }
+}
+
+fn send(to: Rank, tag: u16) -> Envelope {
+    Envelope {
+        kind: Kind::Send,
+        peer: Peer::Rank(to),
+        context: 0,
+        tag: Tag::Tag(tag),
+    }
+}
+
+fn recv(from: Peer, tag: Tag) -> Envelope {
+    Envelope {
+        kind: Kind::Recv,
+        peer: from,
+        context: 0,
+        tag,
+    }
+}
+
+/// Arrivals of program 0, drained after every `lag` arrivals; the matched pairs' ids.
+fn run(arrivals: &[(Rank, Envelope)], lag: usize) -> Vec<(u64, u64)> {
+    let mut pair = Pair::new();
+    for (n, &(rank, envelope)) in arrivals.iter().enumerate() {
+        pair.arrive(0, rank, envelope);
+        if (n + 1) % lag == 0 {
+            pair.drain();
+        }
+    }
+    pair.drain();
+    pair.log
+}
+
+#[test]
+fn wildcards_take_sends_in_arrival_order() {
+    let arrivals = [
+        (1, send(0, 7)),
+        (2, send(0, 3)),
+        (0, recv(Peer::Any, Tag::Tag(3))),
+        (0, recv(Peer::Rank(1), Tag::Any)),
+        (0, recv(Peer::Any, Tag::Any)),
+        (3, send(0, 9)),
+    ];
+    for lag in 1..=arrivals.len() {
+        assert_eq!(run(&arrivals, lag), [(1, 2), (0, 3), (5, 4)], "lag {lag}");
+    }
+}
+
+#[test]
+fn the_first_send_wins_a_receive_both_match() {
+    let arrivals = [
+        (1, send(0, 5)),
+        (1, send(0, 5)),
+        (0, recv(Peer::Rank(1), Tag::Tag(5))),
+    ];
+    for lag in 1..=3 {
+        assert_eq!(run(&arrivals, lag), [(0, 2)], "lag {lag}");
+    }
+    // Non-overtaking across wildcards: the receive for any tag still takes the first send.
+    let arrivals = [
+        (1, send(0, 5)),
+        (1, send(0, 6)),
+        (0, recv(Peer::Rank(1), Tag::Tag(6))),
+        (0, recv(Peer::Any, Tag::Any)),
+    ];
+    for lag in 1..=4 {
+        assert_eq!(run(&arrivals, lag), [(1, 2), (0, 3)], "lag {lag}");
+    }
+}
+
+#[test]
+fn the_first_posted_receive_wins_a_send_both_match() {
+    let arrivals = [
+        (0, recv(Peer::Rank(1), Tag::Tag(5))),
+        (0, recv(Peer::Any, Tag::Any)),
+        (1, send(0, 5)),
+    ];
+    for lag in 1..=3 {
+        assert_eq!(run(&arrivals, lag), [(2, 0)], "lag {lag}");
+    }
+    let arrivals = [
+        (0, recv(Peer::Any, Tag::Any)),
+        (0, recv(Peer::Rank(1), Tag::Tag(5))),
+        (1, send(0, 5)),
+        (1, send(0, 5)),
+    ];
+    for lag in 1..=4 {
+        assert_eq!(run(&arrivals, lag), [(2, 0), (3, 1)], "lag {lag}");
+    }
+}
+
+#[test]
+fn programs_and_contexts_keep_apart() {
+    let mut pair = Pair::new();
+    pair.arrive(1, 1, send(0, 5));
+    let mut other_context = send(0, 5);
+    other_context.context = 1;
+    pair.arrive(0, 1, other_context);
+    pair.arrive(0, 0, recv(Peer::Any, Tag::Any));
+    pair.drain();
+    assert!(pair.log.is_empty());
+    pair.arrive(0, 1, send(0, 5));
+    pair.drain();
+    assert_eq!(pair.log, [(3, 2)]);
+}
+
+#[test]
+fn a_revoked_receive_leaves_its_send_to_the_next() {
+    let mut pair = Pair::new();
+    pair.arrive(0, 0, recv(Peer::Any, Tag::Any));
+    pair.arrive(0, 0, recv(Peer::Rank(1), Tag::Any));
+    pair.drain();
+    pair.revoke(0);
+    pair.arrive(0, 1, send(0, 5));
+    pair.drain();
+    assert_eq!(pair.log, [(2, 1)]);
+}
