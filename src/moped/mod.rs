@@ -12,6 +12,7 @@
 //! - `xlate`: the page-table format, the OS's address spaces and the page walker;
 //! - `copy`: the copy unit with its send and receive lines.
 
+pub mod copy;
 pub mod xlate;
 
 /// A parallel program's identifier, conveyed by the port address.
