@@ -15,8 +15,13 @@
 //! and its right partner. The left/right-copied flags record which halves are done; a line
 //! with a single partner starts with its right half done. The cycle mark (lap parity of
 //! the line's index) tells whether a partner's slot holds the partner or the line one lap
-//! earlier. A send line is Free once both halves are copied; a receive line is written
+//! earlier; one bit suffices because a send line is reserved only after the line a lap
+//! before it was consumed, which needed that line's receive partners reserved, so the
+//! queues never drift two laps apart. A send line is Free once both halves are copied; a receive line is written
 //! back once both are filled, and Free once the write is acknowledged.
+//!
+//! Each unit has its own walker, so the staging buffer starts empty for every transfer; it
+//! is flushed again after the OS resolves a fault, since the tables changed under it.
 //!
 //! The unit is untimed: its host calls [`CopyUnit::next_request`] as often as it can issue
 //! per cycle and feeds answers back whenever they arrive, in any order.
@@ -298,7 +303,8 @@ impl Stream {
         (self.partner_at(start), self.partner_at(end - 1))
     }
 
-    /// Bytes of line `index` inside the buffer, as a byte mask.
+    /// The bytes of `line` inside the buffer, as a byte mask (First and Last lines may be
+    /// partial).
     fn mask(&self, line: &Line) -> u64 {
         let lo = if line.first { self.align } else { 0 };
         let hi = if line.last {
