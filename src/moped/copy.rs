@@ -435,7 +435,7 @@ pub struct CopyUnit {
 }
 
 impl CopyUnit {
-    /// A unit ready to copy `t`; translation of both buffers' first pages starts at once.
+    /// A unit ready to copy `t`; translation of the send buffer's first page starts at once.
     pub fn new(cfg: &CopyConfig, t: &Transfer) -> Result<Self, CopyError> {
         if cfg.lines == 0 {
             return Err(CopyError::NoLines);
