@@ -12,9 +12,11 @@
 //! - `xlate`: the page-table format, the OS's address spaces and the page walker;
 //! - `copy`: the copy unit with its send and receive lines.
 
+pub mod copy;
 pub mod desc;
 pub mod matching;
 pub mod ports;
+pub mod xlate;
 
 /// A parallel program's identifier, conveyed by the port address.
 pub type ProgramId = u8;
