@@ -98,7 +98,7 @@ struct RandomTestArgs {
 
 #[derive(Args, Debug)]
 struct CheckArgs {
-    /// Configurations to check (default: c1, c2 and c3).
+    /// Configurations to check (default: c1, c2 and c3, and m1, m2 and m3 for a MOPED design).
     #[arg(value_enum)]
     configs: Vec<CheckConfig>,
     /// Protocol to check.
@@ -118,6 +118,14 @@ enum CheckConfig {
     C3Full,
     /// Four caches, one line (manual runs; not in the default set).
     C4,
+    /// Two caches, one line, with MOPED requests (MOPED designs only).
+    M1,
+    /// Three caches, one line, MOPED requests, symmetry reduction.
+    M2,
+    /// Two caches, two conflicting lines, core 0's MOPED issuing requests.
+    M3,
+    /// m3 with both cores' MOPEDs issuing requests (manual runs: minutes).
+    M3Full,
 }
 
 impl CheckConfig {
@@ -128,6 +136,10 @@ impl CheckConfig {
             CheckConfig::C3 => "c3",
             CheckConfig::C3Full => "c3-full",
             CheckConfig::C4 => "c4",
+            CheckConfig::M1 => "m1",
+            CheckConfig::M2 => "m2",
+            CheckConfig::M3 => "m3",
+            CheckConfig::M3Full => "m3-full",
         }
     }
 }
@@ -393,16 +405,19 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
 /// `moped check`: the exhaustive checker on each requested configuration (c1-c3 by
 /// default), then the table cells no configuration reached.
 fn cmd_check(configs: &[CheckConfig], protocol: &str) -> CmdResult {
-    let all = [CheckConfig::C1, CheckConfig::C2, CheckConfig::C3];
+    if !Protocol::names().contains(&protocol) {
+        return Err(Failure::Usage(unknown_protocol(protocol)));
+    }
+    let p = Protocol::by_name(protocol).map_err(|e| Failure::User(e.to_string()))?;
+    let mut all = vec![CheckConfig::C1, CheckConfig::C2, CheckConfig::C3];
+    if p.has_moped() {
+        all.extend([CheckConfig::M1, CheckConfig::M2, CheckConfig::M3]);
+    }
     let configs = if configs.is_empty() {
         &all[..]
     } else {
         configs
     };
-    if !Protocol::names().contains(&protocol) {
-        return Err(Failure::Usage(unknown_protocol(protocol)));
-    }
-    let p = Protocol::by_name(protocol).map_err(|e| Failure::User(e.to_string()))?;
     let mut out = io::stdout().lock();
     let mut reports = Vec::new();
     let mut failed = false;
@@ -505,20 +520,75 @@ pub fn lint_summary(m: &Machine) -> String {
     )
 }
 
-/// Reads and lints one machine file.
+/// Reads and lints one machine file (an overlay: on the layers its design folder builds on).
 pub fn lint_file(path: &Path) -> Result<Machine, String> {
-    let file = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("error: {file}: cannot read: {e}"))?;
-    protocols::lint(&text, &file)
-        .map_err(|e| format!("{}:{}:{}: error: {}", e.file, e.line, e.col, e.msg))
+    lint_files(&[path.to_path_buf()]).remove(0)
+}
+
+/// Reads and lints files in order. An overlay inside a shipped design's folder (say
+/// `protocols/optcopy/L2Cache.sm`) is checked on the layers that design builds on, read
+/// from the sibling folders on disk (`baseline/`, `basemoped/`, ...); any other overlay on
+/// the files before it that built its machine, else on the shipped baseline.
+pub fn lint_files(paths: &[PathBuf]) -> Vec<Result<Machine, String>> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("error: {}: cannot read: {e}", p.display()))
+    };
+    let texts: Vec<Result<String, String>> = paths.iter().map(|p| read(p)).collect();
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    // Base layers on disk for files in a design folder: (text, name) per layer.
+    let bases: Vec<Option<Vec<(String, String)>>> = paths
+        .iter()
+        .zip(&texts)
+        .map(|(p, t)| {
+            let t = t.as_ref().ok()?;
+            let folder = p.parent()?;
+            let design = folder.file_name()?.to_str()?;
+            let machine = p.file_stem()?.to_str()?;
+            let root = folder.parent()?;
+            let shipped = protocols::design_files(design, machine)?;
+            let mut layers = Vec::new();
+            for (_, rel) in shipped {
+                let on_disk = root.join(rel.trim_start_matches("protocols/"));
+                let text = read(&on_disk).ok()?;
+                if &text == t {
+                    break;
+                }
+                layers.push((text, on_disk.display().to_string()));
+            }
+            Some(layers)
+        })
+        .collect();
+    // Unreadable files drop out of the chain; their slot reports the read error.
+    let inputs: Vec<protocols::LintInput> = texts
+        .iter()
+        .zip(&names)
+        .zip(&bases)
+        .filter_map(|((t, n), b)| {
+            let t = t.as_ref().ok()?;
+            let base = b
+                .as_ref()
+                .map(|l| l.iter().map(|(t, n)| (t.as_str(), n.as_str())).collect());
+            Some((t.as_str(), n.as_str(), base))
+        })
+        .collect();
+    let mut linted = protocols::lint_chain(&inputs).into_iter();
+    texts
+        .iter()
+        .map(|t| match t {
+            Err(e) => Err(e.clone()),
+            Ok(_) => linted
+                .next()
+                .expect("one result per readable file")
+                .map_err(|e| format!("{}:{}:{}: error: {}", e.file, e.line, e.col, e.msg)),
+        })
+        .collect()
 }
 
 fn cmd_protocol_lint(files: &[PathBuf]) -> CmdResult {
     let mut out = io::stdout().lock();
     let mut failed = false;
-    for path in files {
-        match lint_file(path) {
+    for (path, r) in files.iter().zip(lint_files(files)) {
+        match r {
             Ok(m) => writeln!(out, "{}: {}", path.display(), lint_summary(&m))?,
             Err(msg) => {
                 failed = true;
@@ -601,6 +671,11 @@ mod tests {
         for f in [
             "protocols/baseline/L2Cache.sm",
             "protocols/baseline/Directory.sm",
+            "protocols/basemoped/L2Cache.sm",
+            "protocols/optcopy/L2Cache.sm",
+            "protocols/optcopy/Directory.sm",
+            "protocols/optcache/L2Cache.sm",
+            "protocols/optcache/Directory.sm",
         ] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
             let m = lint_file(&path).expect("shipped file lints");

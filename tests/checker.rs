@@ -13,17 +13,17 @@ fn run(name: &str) -> CheckReport {
 /// The baseline with one text substitution in each table ("" leaves a table unchanged).
 fn mutated(l2_from: &str, l2_to: &str, dir_from: &str, dir_to: &str) -> Protocol {
     let l2 = if l2_from.is_empty() {
-        BASELINE_L2.to_string()
+        BASELINE_L2.0.to_string()
     } else {
-        BASELINE_L2.replace(l2_from, l2_to)
+        BASELINE_L2.0.replace(l2_from, l2_to)
     };
     let dir = if dir_from.is_empty() {
-        BASELINE_DIR.to_string()
+        BASELINE_DIR.0.to_string()
     } else {
-        BASELINE_DIR.replace(dir_from, dir_to)
+        BASELINE_DIR.0.replace(dir_from, dir_to)
     };
     assert!(
-        l2 != BASELINE_L2 || dir != BASELINE_DIR,
+        l2 != BASELINE_L2.0 || dir != BASELINE_DIR.0,
         "the mutation must change a table"
     );
     Protocol::from_sources("mutant", (&l2, "L2Cache.sm"), (&dir, "Directory.sm"))

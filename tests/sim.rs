@@ -49,10 +49,10 @@ fn tester_self_test_against_ideal_memory() {
 }
 
 fn mutated(l2_from: &str, l2_to: &str, dir_from: &str, dir_to: &str) -> Protocol {
-    let l2 = BASELINE_L2.replace(l2_from, l2_to);
-    let dir = BASELINE_DIR.replace(dir_from, dir_to);
+    let l2 = BASELINE_L2.0.replace(l2_from, l2_to);
+    let dir = BASELINE_DIR.0.replace(dir_from, dir_to);
     assert!(
-        l2 != BASELINE_L2 || dir != BASELINE_DIR,
+        l2 != BASELINE_L2.0 || dir != BASELINE_DIR.0,
         "the mutation must change a table"
     );
     Protocol::from_sources("mutant", (&l2, "L2Cache.sm"), (&dir, "Directory.sm")).unwrap()

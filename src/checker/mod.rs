@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 use crate::coherence::dir::NOBODY;
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
-    DirParams, Msg, MsgType, NodeId, Outgoing, Protocol, Violation,
+    DirParams, MopedDone, MopedKind, MopedReq, Msg, MsgType, NodeId, Outgoing, Protocol, Violation,
 };
 use crate::mem::LineAddr;
 use crate::protocol::{Cell, Machine, Permission, TransitionCounts};
@@ -59,6 +59,9 @@ pub struct CheckConfig {
     pub buffer_capacity: usize,
     /// Give up (with an error) beyond this many unique states.
     pub max_states: usize,
+    /// The MOPEDs of cores `0..moped_cores` issue requests too (needs a MOPED design).
+    /// Symmetry reduction then permutes only cores of the same kind.
+    pub moped_cores: usize,
 }
 
 impl CheckConfig {
@@ -88,7 +91,12 @@ impl CheckConfig {
                 symmetry,
                 buffer_capacity: cap,
                 max_states: 30_000_000,
+                moped_cores: 0,
             }
+        };
+        let with_moped = |mut c: CheckConfig, k: usize| {
+            c.moped_cores = k;
+            c
         };
         Some(match name {
             "c1" => base(2, vec![0x0], 1, false, vec![1, 2]),
@@ -100,13 +108,24 @@ impl CheckConfig {
             "c3" => base(2, vec![0x0, 0x40], 0, true, vec![1]),
             "c3-full" => base(2, vec![0x0, 0x40], 0, true, vec![1, 2]),
             "c4" => base(4, vec![0x0], 1, true, vec![1, 2]),
+            // The MOPED designs: each core's MOPED reads, owns and (OPTCACHE) fills lines
+            // beside its core's loads and stores.
+            "m1" => with_moped(base(2, vec![0x0], 1, false, vec![1, 2]), 2),
+            "m2" => with_moped(base(3, vec![0x0], 1, true, vec![1]), 3),
+            // The replacement races with one MOPED (the receiver's); `m3-full` gives both
+            // cores one (minutes).
+            "m3" => with_moped(base(2, vec![0x0, 0x40], 0, false, vec![1]), 1),
+            "m3-full" => with_moped(base(2, vec![0x0, 0x40], 0, true, vec![1]), 2),
             _ => return None,
         })
     }
 
-    /// Names accepted by [`CheckConfig::named`]; `c3-full` and `c4` are manual runs.
+    /// Names accepted by [`CheckConfig::named`]; `c3-full` and `c4` are manual runs; the
+    /// `m` configurations need a MOPED design.
     pub fn names() -> &'static [&'static str] {
-        &["c1", "c2", "c3", "c3-full", "c4"]
+        &[
+            "c1", "c2", "c3", "c3-full", "c4", "m1", "m2", "m3", "m3-full",
+        ]
     }
 }
 
@@ -228,6 +247,9 @@ pub enum FailureKind {
     CompletionMismatch,
     /// The state space exceeded `max_states`.
     StateLimit,
+    /// A MOPED request broke its design's promise (M_GETS allocated, a copy changed the
+    /// owner, a fill left another valid copy).
+    Moped,
 }
 
 impl FailureKind {
@@ -242,6 +264,7 @@ impl FailureKind {
             FailureKind::Liveness => "liveness violation (no quiescent state reachable)",
             FailureKind::CompletionMismatch => "completion mismatch",
             FailureKind::StateLimit => "state limit exceeded",
+            FailureKind::Moped => "MOPED property violation",
         }
     }
 }
@@ -325,8 +348,20 @@ struct State {
     /// In-flight messages, sorted (a canonical multiset).
     net: Vec<Msg>,
     pending: Vec<Option<Pending>>,
+    /// Each core's MOPED's outstanding request.
+    moped: Vec<Option<MopedPending>>,
     /// Last value written to byte 0 of each address.
     ghost: Vec<u8>,
+}
+
+/// A MOPED's outstanding request. A read may return any value the line held while it was
+/// outstanding (a copy is taken at some instant): `seen` has bit `v` set for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MopedPending {
+    kind: MopedKind,
+    addr: u8,
+    value: u8,
+    seen: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,6 +382,13 @@ enum Action {
     /// Deliver `net[index]`.
     Deliver {
         index: u16,
+    },
+    /// A core's MOPED reads, owns or fills a line; owns and fills store `value`.
+    Moped {
+        core: u8,
+        addr: u8,
+        kind: MopedKind,
+        value: u8,
     },
 }
 
@@ -387,6 +429,10 @@ struct Model<'a> {
     dir_s: Option<u16>,
     dir_o: Option<u16>,
     dir_m: Option<u16>,
+    /// OPTCOPY's directory states that hold a line still for a copy.
+    dir_copy_states: Vec<u16>,
+    cache_id: Option<u16>,
+    has_fill: bool,
     protocol_name: String,
 }
 
@@ -446,11 +492,35 @@ impl<'a> Model<'a> {
         if cfg.addrs.is_empty() || cfg.addrs.len() > 8 || cfg.addrs.iter().any(|a| a % 64 != 0) {
             return Err("addresses: 1 to 8 line-aligned addresses".into());
         }
+        if cfg.values.iter().any(|&v| v >= 8) {
+            return Err("values: 0 to 7 (a MOPED read's seen values are a bit set)".into());
+        }
+        if cfg.moped_cores > cfg.caches {
+            return Err(format!(
+                "{} MOPEDs issue requests, but there are {} caches",
+                cfg.moped_cores, cfg.caches
+            ));
+        }
+        if cfg.moped_cores > 0 && !protocol.has_moped() {
+            return Err(format!(
+                "configuration {} issues MOPED requests: protocol `{}` has none (use basemoped, optcopy or optcache)",
+                cfg.name, protocol.name
+            ));
+        }
         let l2 = Arc::clone(&protocol.l2);
         let dirm = Arc::clone(&protocol.dir);
         let cache_i = l2.state_id("I").ok_or("L2Cache has no state I")?;
         let perms = if cfg.symmetry {
+            // Cores with a requesting MOPED are only interchangeable among themselves.
+            let k = cfg.moped_cores;
             permutations(cfg.caches)
+                .into_iter()
+                .filter(|p| {
+                    p.iter()
+                        .enumerate()
+                        .all(|(i, &j)| (i < k) == ((j as usize) < k))
+                })
+                .collect()
         } else {
             vec![(0..cfg.caches as NodeId).collect()]
         };
@@ -466,6 +536,12 @@ impl<'a> Model<'a> {
             dir_s: dirm.state_id("S"),
             dir_o: dirm.state_id("O"),
             dir_m: dirm.state_id("M"),
+            dir_copy_states: ["IC", "SC", "OC", "MC"]
+                .iter()
+                .filter_map(|n| dirm.state_id(n))
+                .collect(),
+            cache_id: l2.state_id("ID"),
+            has_fill: l2.event_id("M_FILL").is_some(),
             protocol_name: protocol.name.clone(),
             l2,
             dirm,
@@ -510,6 +586,7 @@ impl<'a> Model<'a> {
             dir,
             net: Vec::new(),
             pending: vec![None; n],
+            moped: vec![None; n],
             ghost: vec![0; self.cfg.addrs.len()],
         })
     }
@@ -561,6 +638,10 @@ impl<'a> Model<'a> {
                     None => buf.push(0),
                     Some(p) => buf.extend_from_slice(&[1 + p.store as u8, p.addr, p.value]),
                 }
+                match st.moped[old] {
+                    None => buf.push(0),
+                    Some(p) => buf.extend_from_slice(&[1 + p.kind as u8, p.addr, p.value, p.seen]),
+                }
             }
             buf.extend_from_slice(&st.ghost);
             st.dir.encode(buf, &|x: NodeId| perm[x as usize]);
@@ -600,6 +681,31 @@ impl<'a> Model<'a> {
                             addr: addr as u8,
                             value,
                         });
+                    }
+                }
+                if core < self.cfg.moped_cores && st.moped[core].is_none() {
+                    let (core, addr) = (core as u8, addr as u8);
+                    v.push(Action::Moped {
+                        core,
+                        addr,
+                        kind: MopedKind::Read,
+                        value: 0,
+                    });
+                    for &value in &self.cfg.values {
+                        v.push(Action::Moped {
+                            core,
+                            addr,
+                            kind: MopedKind::Own,
+                            value,
+                        });
+                        if self.has_fill {
+                            v.push(Action::Moped {
+                                core,
+                                addr,
+                                kind: MopedKind::Fill,
+                                value,
+                            });
+                        }
                     }
                 }
                 let c = &st.caches[core];
@@ -727,9 +833,46 @@ impl<'a> Model<'a> {
                 }
                 completing = core;
             }
+            Action::Moped {
+                core,
+                addr,
+                kind,
+                value,
+            } => {
+                let core = core as usize;
+                let line = self.cfg.addrs[addr as usize];
+                let mut data = [0u8; 64];
+                data[0] = value;
+                // An own stores byte 0 alone (a receive line the buffer covers in part), a
+                // fill the whole line.
+                let write = match kind {
+                    MopedKind::Read => None,
+                    MopedKind::Own => Some((data, 1)),
+                    MopedKind::Fill => Some((data, u64::MAX)),
+                };
+                let req = MopedReq {
+                    kind,
+                    addr: line,
+                    write,
+                };
+                let r = self.counted(&mut s.caches[core], core, fired, |c| {
+                    c.moped_request(req, &mut out, &mut done)
+                });
+                if r? == CoreOutcome::Stalled {
+                    return Ok(None);
+                }
+                s.moped[core] = Some(MopedPending {
+                    kind,
+                    addr,
+                    value,
+                    seen: 1 << s.ghost[addr as usize],
+                });
+                completing = core;
+            }
             Action::Deliver { index } => {
                 let m = s.net.remove(index as usize);
                 let dst = m.dst as usize;
+                let before = self.copy_snapshot(&s, &m);
                 let r = if dst < self.cfg.caches {
                     self.counted(&mut s.caches[dst], dst, fired, |c| {
                         c.deliver(&m, &mut out, &mut done)
@@ -748,6 +891,9 @@ impl<'a> Model<'a> {
                 };
                 if r? == Delivery::Stalled {
                     return Ok(None);
+                }
+                if let Some(before) = before {
+                    self.check_copy(&s, &m, before, &out)?;
                 }
                 completing = dst;
             }
@@ -797,6 +943,16 @@ impl<'a> Model<'a> {
                 });
             }
         }
+        if completing < self.cfg.caches {
+            let answers: Vec<MopedDone> = s.caches[completing].take_moped_done().collect();
+            let from_network = matches!(a, Action::Deliver { .. });
+            for d in answers {
+                self.moped_completion(&mut s, completing, d, from_network)?;
+            }
+        }
+        for p in s.moped.iter_mut().flatten() {
+            p.seen |= 1 << s.ghost[p.addr as usize];
+        }
         for o in out {
             let pos = s.net.partition_point(|m| *m <= o.msg);
             s.net.insert(pos, o.msg);
@@ -804,11 +960,151 @@ impl<'a> Model<'a> {
         Ok(Some(s))
     }
 
+    fn moped_fail(detail: String) -> StepFail {
+        StepFail {
+            kind: FailureKind::Moped,
+            detail,
+        }
+    }
+
+    /// Checks an answer a core's L2 gave its MOPED against the MOPED's request.
+    fn moped_completion(
+        &self,
+        s: &mut State,
+        core: usize,
+        d: MopedDone,
+        from_network: bool,
+    ) -> Result<(), StepFail> {
+        let Some(p) = s.moped[core] else {
+            return Err(StepFail {
+                kind: FailureKind::CompletionMismatch,
+                detail: format!("core {core}: MOPED answer {d:?} without a request"),
+            });
+        };
+        let addr = self.cfg.addrs[p.addr as usize];
+        if d.addr() != addr {
+            return Err(StepFail {
+                kind: FailureKind::CompletionMismatch,
+                detail: format!("core {core}: MOPED answer {d:?} for a request to {addr:#x}"),
+            });
+        }
+        match (d, p.kind) {
+            (MopedDone::Data { data, .. }, MopedKind::Read) => {
+                if p.seen >> data[0] & 1 == 0 {
+                    return Err(StepFail {
+                        kind: FailureKind::DataValue,
+                        detail: format!(
+                            "core {core}'s MOPED read {} from {addr:#x}, a value the line never held while the read was outstanding (seen {:#b})",
+                            data[0], p.seen
+                        ),
+                    });
+                }
+                if from_network && s.caches[core].line_copy(addr).is_some() {
+                    return Err(Self::moped_fail(format!(
+                        "M_GETS allocated {addr:#x} in the requester's cache (core {core}, {})",
+                        s.caches[core].state_name(addr)
+                    )));
+                }
+            }
+            (MopedDone::Written { .. }, MopedKind::Own | MopedKind::Fill) => {
+                s.ghost[p.addr as usize] = p.value;
+                if p.kind == MopedKind::Fill {
+                    for (i, c) in s.caches.iter().enumerate() {
+                        let perm = self.l2.permission(c.state(addr));
+                        if i != core && matches!(perm, Permission::ReadOnly | Permission::ReadWrite)
+                        {
+                            return Err(Self::moped_fail(format!(
+                                "a fill granted {addr:#x} to core {core} while core {i} holds a valid copy in {}",
+                                c.state_name(addr)
+                            )));
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(StepFail {
+                    kind: FailureKind::CompletionMismatch,
+                    detail: format!("core {core}: MOPED answer {d:?} for a {:?} request", p.kind),
+                })
+            }
+        }
+        s.moped[core] = None;
+        Ok(())
+    }
+
+    /// What a copy request must leave unchanged, taken before delivering `m`: the owner's
+    /// line for a forwarded copy, the directory's owner and sharers for a GET_COPY or for
+    /// the UNBLOCK that ends one.
+    fn copy_snapshot(&self, s: &State, m: &Msg) -> Option<CopySnapshot> {
+        let dst = m.dst as usize;
+        match m.ty {
+            MsgType::FwdGetCopy if dst < self.cfg.caches => {
+                let c = &s.caches[dst];
+                Some(CopySnapshot::Owner(
+                    c.state(m.addr),
+                    c.line_copy(m.addr).map(|l| (l.data, l.dirty)),
+                    c.placement(m.addr),
+                ))
+            }
+            MsgType::GetCopy if dst == self.cfg.caches => {
+                let e = s.dir.entry(m.addr);
+                Some(CopySnapshot::Dir(e.owner, e.sharers))
+            }
+            MsgType::Unblock if dst == self.cfg.caches => {
+                let e = s.dir.entry(m.addr);
+                self.dir_copy_states
+                    .contains(&e.state)
+                    .then_some(CopySnapshot::Dir(e.owner, e.sharers))
+            }
+            _ => None,
+        }
+    }
+
+    /// OPTCOPY's promise: a copy changes no cache's state and returns the current value.
+    fn check_copy(
+        &self,
+        s: &State,
+        m: &Msg,
+        before: CopySnapshot,
+        out: &[Outgoing],
+    ) -> Result<(), StepFail> {
+        let after = self.copy_snapshot(s, m);
+        let unchanged = match (&before, m.ty) {
+            // The UNBLOCK takes the line out of the copy state: compare owner and sharers.
+            (CopySnapshot::Dir(o, sh), MsgType::Unblock) => {
+                let e = s.dir.entry(m.addr);
+                e.owner == *o && e.sharers == *sh
+            }
+            _ => after.as_ref() == Some(&before),
+        };
+        if !unchanged {
+            return Err(Self::moped_fail(format!(
+                "{} changed the line: before {before:?}, after {after:?}",
+                msg_text(m)
+            )));
+        }
+        let Some(ai) = self.addr_index(m.addr) else {
+            return Ok(());
+        };
+        for o in out {
+            if o.msg.ty == MsgType::Data && o.msg.data[0] != s.ghost[ai] {
+                return Err(Self::moped_fail(format!(
+                    "{} answered with {}, but the current value is {}",
+                    msg_text(m),
+                    o.msg.data[0],
+                    s.ghost[ai]
+                )));
+            }
+        }
+        Ok(())
+    }
+
     // ---- Properties ----
 
     fn is_quiescent(&self, st: &State) -> bool {
         st.net.is_empty()
             && st.pending.iter().all(|p| p.is_none())
+            && st.moped.iter().all(|p| p.is_none())
             && st.caches.iter().all(|c| c.is_quiescent())
             && st.dir.is_quiescent()
     }
@@ -858,6 +1154,16 @@ impl<'a> Model<'a> {
                         self.line_summary(st, addr)
                     ),
                 });
+            }
+            // M_GETS's data is never installed: a line waiting in ID has no way.
+            if let Some(id) = self.cache_id {
+                for (i, c) in st.caches.iter().enumerate() {
+                    if c.state(addr) == id && c.line_copy(addr).is_some() {
+                        return Err(Self::moped_fail(format!(
+                            "address {addr:#x}: core {i} waits in ID with a way allocated"
+                        )));
+                    }
+                }
             }
             // (b) Every readable copy holds the last value written.
             for (i, c) in st.caches.iter().enumerate() {
@@ -1018,6 +1324,16 @@ impl<'a> Model<'a> {
                 })
             })
             .collect();
+        let moped = st.moped.iter().enumerate().filter_map(|(i, p)| {
+            p.map(|p| {
+                let a = self.cfg.addrs[p.addr as usize];
+                match p.kind {
+                    MopedKind::Read => format!("core {i}'s MOPED: read {a:#x}"),
+                    k => format!("core {i}'s MOPED: {k:?} {a:#x} with {}", p.value),
+                }
+            })
+        });
+        let pend: Vec<String> = pend.into_iter().chain(moped).collect();
         if !pend.is_empty() {
             v.push(format!("       outstanding: {}", pend.join("; ")));
         }
@@ -1039,6 +1355,23 @@ impl<'a> Model<'a> {
             }
             Action::Evict { core, addr } => {
                 format!("core {core} evicts {:#x}", self.cfg.addrs[addr as usize])
+            }
+            Action::Moped {
+                core,
+                addr,
+                kind,
+                value,
+            } => {
+                let a = self.cfg.addrs[addr as usize];
+                match kind {
+                    MopedKind::Read => format!("core {core}'s MOPED reads {a:#x} (M_GETS)"),
+                    MopedKind::Own => {
+                        format!("core {core}'s MOPED owns {a:#x} and writes {value} (M_GETX)")
+                    }
+                    MopedKind::Fill => {
+                        format!("core {core}'s MOPED fills {a:#x} with {value} (M_FILL)")
+                    }
+                }
             }
             Action::Deliver { index } => match st.net.get(index as usize) {
                 Some(m) => format!("deliver {}", msg_text(m)),
@@ -1351,6 +1684,17 @@ impl<'a> Model<'a> {
             seconds: t0.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// See [`Model::copy_snapshot`].
+#[derive(Clone, Debug, PartialEq)]
+enum CopySnapshot {
+    Owner(
+        u16,
+        Option<(crate::mem::LineData, bool)>,
+        crate::coherence::Placement,
+    ),
+    Dir(NodeId, u64),
 }
 
 #[derive(Default)]

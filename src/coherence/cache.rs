@@ -64,6 +64,62 @@ pub enum CoreOutcome {
     Stalled,
 }
 
+/// What the MOPED beside this L2 asks of it (paper, section 4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MopedKind {
+    /// Read a send-buffer or page-table line for the copy unit (event `M_GETS`).
+    Read,
+    /// Exclusive rights to a receive-buffer line (event `M_GETX`).
+    Own,
+    /// Exclusive rights to a receive-buffer line the copy unit overwrites whole (event
+    /// `M_FILL`, where the protocol has it; `M_GETX` otherwise).
+    Fill,
+}
+
+/// A MOPED request on one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MopedReq {
+    pub kind: MopedKind,
+    pub addr: LineAddr,
+    /// For `Own` and `Fill`: bytes to store when the rights are granted (bit `i` of the
+    /// mask selects byte `i`), so the grant and the copy unit's write are one step.
+    pub write: Option<(LineData, u64)>,
+}
+
+/// What this L2 tells its MOPED.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MopedDone {
+    /// The data of a line the MOPED read.
+    Data { addr: LineAddr, data: LineData },
+    /// Exclusive rights granted; the MOPED writes the line later ([`CacheCtrl::moped_write`]).
+    Granted { addr: LineAddr },
+    /// Exclusive rights granted and the request's bytes stored.
+    Written { addr: LineAddr },
+}
+
+impl MopedDone {
+    pub fn addr(&self) -> LineAddr {
+        match *self {
+            MopedDone::Data { addr, .. }
+            | MopedDone::Granted { addr }
+            | MopedDone::Written { addr } => addr,
+        }
+    }
+}
+
+/// Stores the bytes of `data` that `mask` selects into `line`.
+fn write_masked(line: &mut LineData, data: &LineData, mask: u64) {
+    if mask == u64::MAX {
+        *line = *data;
+        return;
+    }
+    for (i, b) in line.iter_mut().enumerate() {
+        if mask >> i & 1 == 1 {
+            *b = data[i];
+        }
+    }
+}
+
 /// A cached line: coherence state, data and dirty bit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Line {
@@ -119,6 +175,8 @@ pub struct Tbe {
     pub acks_pending: i32,
     pub acks_known: bool,
     pub req: Option<CoreReq>,
+    /// The MOPED request this transaction serves, instead of a core request.
+    pub moped: Option<MopedReq>,
     source: Source,
 }
 
@@ -142,6 +200,7 @@ impl Tbe {
             acks_pending: 0,
             acks_known: false,
             req: None,
+            moped: None,
             source: Source::None,
         }
     }
@@ -176,6 +235,18 @@ pub struct CacheStats {
     pub invalidations: u64,
     pub forwarded_requests: u64,
     pub stalls: u64,
+    /// MOPED requests taken, by kind.
+    pub moped_reads: u64,
+    pub moped_owns: u64,
+    pub moped_fills: u64,
+    /// MOPED requests answered from this core's own caches.
+    pub moped_local: u64,
+    /// GET_COPY and GET_FILL requests sent (OPTCOPY, OPTCACHE).
+    pub copy_requests: u64,
+    pub fill_requests: u64,
+    /// Copy-unit writes into granted lines, and those that found the rights gone.
+    pub moped_writes: u64,
+    pub moped_writes_revoked: u64,
 }
 
 /// State and event ids the Rust side needs, resolved once when the table is loaded.
@@ -195,6 +266,12 @@ pub struct CacheIds {
     pub all_acks: EventId,
     pub writeback_ack: EventId,
     pub writeback_nack: EventId,
+    /// MOPED events, present in the MOPED designs' overlays only.
+    pub m_gets: Option<EventId>,
+    pub m_getx: Option<EventId>,
+    pub m_fill: Option<EventId>,
+    pub fwd_get_copy: Option<EventId>,
+    pub fill_grant: Option<EventId>,
 }
 
 impl CacheIds {
@@ -230,6 +307,11 @@ impl CacheIds {
             all_acks: e[10],
             writeback_ack: e[11],
             writeback_nack: e[12],
+            m_gets: m.event_id("M_GETS"),
+            m_getx: m.event_id("M_GETX"),
+            m_fill: m.event_id("M_FILL"),
+            fwd_get_copy: m.event_id("Fwd_GET_COPY"),
+            fill_grant: m.event_id("Fill_Grant"),
         })
     }
 }
@@ -248,6 +330,7 @@ struct Ctx<'a> {
     addr: LineAddr,
     msg: Option<&'a Msg>,
     req: Option<CoreReq>,
+    moped: Option<MopedReq>,
     /// Controller latency before messages sent by this transition leave.
     delay: u32,
     out: &'a mut dyn Outbox,
@@ -301,6 +384,17 @@ const ACTIONS: &[(&str, Action)] = &[
         CacheCtrl::jj_send_exclusive_unblock,
     ),
     ("wb_sendWritebackData", CacheCtrl::wb_send_writeback_data),
+    ("mr_sendLineToMoped", CacheCtrl::mr_send_line_to_moped),
+    ("md_sendDataToMoped", CacheCtrl::md_send_data_to_moped),
+    (
+        "tx_copyMessageDataToTBE",
+        CacheCtrl::tx_copy_message_data_to_tbe,
+    ),
+    ("mg_grantToMoped", CacheCtrl::mg_grant_to_moped),
+    ("mx_notifyMopedGranted", CacheCtrl::mx_notify_moped_granted),
+    ("ac_issueGETCOPY", CacheCtrl::ac_issue_get_copy),
+    ("af_issueGETFILL", CacheCtrl::af_issue_get_fill),
+    ("uz_writeZerosToLine", CacheCtrl::uz_write_zeros_to_line),
 ];
 
 /// Names of the L2 controller's actions, in registry order.
@@ -328,6 +422,8 @@ pub struct CacheCtrl {
     pub stats: CacheStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
     pub transitions: TransitionCounts,
+    /// Answers for the MOPED, in the order they happened; the host drains them.
+    moped_done: Vec<MopedDone>,
 }
 
 impl CacheCtrl {
@@ -346,6 +442,7 @@ impl CacheCtrl {
             hit_next,
             stats: CacheStats::default(),
             transitions: TransitionCounts::new(n),
+            moped_done: Vec::new(),
         })
     }
 
@@ -603,6 +700,20 @@ impl CacheCtrl {
                     out.extend_from_slice(&r.value.to_le_bytes());
                 }
             }
+            match t.moped {
+                None => out.push(0),
+                Some(m) => {
+                    out.push(1 + m.kind as u8);
+                    match m.write {
+                        None => out.push(0),
+                        Some((data, mask)) => {
+                            out.push(1);
+                            out.extend_from_slice(&mask.to_le_bytes());
+                            out.extend_from_slice(&data);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -732,6 +843,8 @@ impl CacheCtrl {
             MsgType::DataExclusive => ids.exclusive_data,
             MsgType::WbAck => ids.writeback_ack,
             MsgType::WbNack => ids.writeback_nack,
+            MsgType::FwdGetCopy => ids.fwd_get_copy?,
+            MsgType::FillGrant => ids.fill_grant?,
             _ => return None,
         })
     }
@@ -755,13 +868,16 @@ impl CacheCtrl {
         };
         match msg.ty {
             MsgType::Inv => self.stats.invalidations += 1,
-            MsgType::FwdGets | MsgType::FwdGetx => self.stats.forwarded_requests += 1,
+            MsgType::FwdGets | MsgType::FwdGetx | MsgType::FwdGetCopy => {
+                self.stats.forwarded_requests += 1
+            }
             _ => {}
         }
         let mut ctx = Ctx {
             addr: msg.addr,
             msg: Some(msg),
             req: None,
+            moped: None,
             delay: self.params.l2_latency,
             out,
             done,
@@ -826,6 +942,7 @@ impl CacheCtrl {
             addr,
             msg: None,
             req: Some(req),
+            moped: None,
             delay,
             out,
             done,
@@ -886,6 +1003,7 @@ impl CacheCtrl {
             addr,
             msg: None,
             req: None,
+            moped: None,
             delay: self.params.l2_latency,
             out,
             done,
@@ -894,6 +1012,152 @@ impl CacheCtrl {
             tbe: None,
         };
         Ok(self.handle(self.ids.replacement, &mut ctx)? == Delivery::Done)
+    }
+
+    // ---- The MOPED beside this L2 ----
+
+    /// A MOPED request. A line in the L1 moves into the L2 first (the paper's MOPED works on
+    /// L2 lines); a receive line that is not here gets an L2 way, a send line does not.
+    /// `Hit` means the answer is already in [`CacheCtrl::take_moped_done`]; `Stalled` means
+    /// retry when this controller changes. An error if the protocol has no MOPED events.
+    pub fn moped_request(
+        &mut self,
+        req: MopedReq,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<CoreOutcome, Violation> {
+        let addr = req.addr;
+        debug_assert_eq!(addr, line_of(addr));
+        let ids = &self.ids;
+        let event = match req.kind {
+            MopedKind::Read => ids.m_gets,
+            MopedKind::Own => ids.m_getx,
+            MopedKind::Fill => ids.m_fill.or(ids.m_getx),
+        };
+        let Some(event) = event else {
+            return Err(Violation {
+                controller: self.name(),
+                cycle: 0,
+                addr,
+                state: self.state_name(addr).to_string(),
+                event: format!("{:?}", req.kind),
+                detail: format!("protocol `{}` has no MOPED events", self.table.name()),
+            });
+        };
+        let mut placed = false;
+        let ready = match self.loc(addr) {
+            Loc::L1(_) if self.table.is_stable(self.state(addr)) => self.demote(addr, out, done)?,
+            Loc::Absent if req.kind != MopedKind::Read => {
+                let made = self.make_l2_way(addr, out, done)?;
+                if made {
+                    let slot = self.l2.free_slot(addr).expect("way made");
+                    let empty = Line {
+                        state: self.ids.i,
+                        ..Line::default()
+                    };
+                    self.l2.insert(slot, addr, empty);
+                    placed = true;
+                }
+                made
+            }
+            _ => true,
+        };
+        if !ready {
+            self.stats.stalls += 1;
+            return Ok(CoreOutcome::Stalled);
+        }
+        let n_done = self.moped_done.len();
+        let mut ctx = Ctx {
+            addr,
+            msg: None,
+            req: None,
+            moped: Some(req),
+            delay: self.params.l2_latency,
+            out,
+            done,
+            trigger: false,
+            entry: Loc::Absent,
+            tbe: None,
+        };
+        match self.handle(event, &mut ctx)? {
+            Delivery::Stalled => {
+                if placed {
+                    self.drop_empty_line(addr);
+                }
+                Ok(CoreOutcome::Stalled)
+            }
+            Delivery::Done => {
+                match req.kind {
+                    MopedKind::Read => self.stats.moped_reads += 1,
+                    MopedKind::Own => self.stats.moped_owns += 1,
+                    MopedKind::Fill => self.stats.moped_fills += 1,
+                }
+                if self.moped_done.len() > n_done {
+                    self.stats.moped_local += 1;
+                    Ok(CoreOutcome::Hit(HitLevel::L2))
+                } else {
+                    Ok(CoreOutcome::Miss)
+                }
+            }
+        }
+    }
+
+    /// The copy unit's write into a line it was granted: stores the bytes `mask` selects,
+    /// as a store hit would. False when the rights are gone (the line was taken or evicted
+    /// since the grant): the MOPED must ask again.
+    pub fn moped_write(&mut self, addr: LineAddr, data: &LineData, mask: u64) -> bool {
+        let st = self.state(addr);
+        let writable = self.table.is_stable(st)
+            && self.table.permission(st) == Permission::ReadWrite
+            && matches!(self.loc(addr), Loc::L1(_) | Loc::L2(_));
+        if !writable {
+            self.stats.moped_writes_revoked += 1;
+            return false;
+        }
+        self.stats.moped_writes += 1;
+        // The table's store-hit cell says where a written line goes (M -> MM).
+        let next = self.hit_next[st as usize][AccessKind::Store as usize].map(|(n, _)| n);
+        let line = match self.loc(addr) {
+            Loc::L1(s) => self.l1.get_mut(s),
+            Loc::L2(s) => self.l2.get_mut(s),
+            _ => unreachable!("checked above"),
+        };
+        write_masked(&mut line.data, data, mask);
+        line.dirty = true;
+        if let Some(next) = next {
+            line.state = next;
+        }
+        true
+    }
+
+    /// Takes the answers for the MOPED produced since the last call.
+    pub fn take_moped_done(&mut self) -> std::vec::Drain<'_, MopedDone> {
+        self.moped_done.drain(..)
+    }
+
+    /// True when answers for the MOPED are waiting.
+    pub fn has_moped_done(&self) -> bool {
+        !self.moped_done.is_empty()
+    }
+
+    /// Moves a stable line from the L1 down into the L2, replacing in the L2 if needed.
+    /// False if no L2 way can be freed now.
+    fn demote(
+        &mut self,
+        addr: LineAddr,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<bool, Violation> {
+        if !self.make_l2_way(addr, out, done)? {
+            return Ok(false);
+        }
+        let Loc::L1(s) = self.loc(addr) else {
+            return Ok(true);
+        };
+        let line = self.l1.remove(s);
+        let slot = self.l2.free_slot(addr).expect("way made");
+        self.l2.insert(slot, addr, line);
+        Ok(true)
     }
 
     // ---- Placement (the exclusive L1/L2 hierarchy) ----
@@ -961,6 +1225,7 @@ impl CacheCtrl {
             addr: vaddr,
             msg: None,
             req: None,
+            moped: None,
             delay: self.params.l2_latency,
             out,
             done,
@@ -1065,6 +1330,7 @@ impl CacheCtrl {
         self.tbes.push(Tbe::new(ctx.addr));
         let i = self.tbes.len() - 1;
         self.tbes[i].req = ctx.req.take();
+        self.tbes[i].moped = ctx.moped.take();
         ctx.tbe = Some(i);
     }
 
@@ -1253,5 +1519,86 @@ impl CacheCtrl {
         o.data = data;
         o.dirty = dirty;
         ctx.out.send(o, ctx.delay);
+    }
+
+    // ---- MOPED actions (overlays in protocols/basemoped, optcopy, optcache) ----
+
+    fn moped_req(&self, ctx: &mut Ctx) -> MopedReq {
+        match ctx.moped.take() {
+            Some(m) => m,
+            None => self.missing("MOPED request", ctx.addr),
+        }
+    }
+
+    /// Grants exclusive rights on the transition's line to the MOPED, storing its bytes if
+    /// the request carried them.
+    fn grant_to_moped(&mut self, ctx: &mut Ctx, m: MopedReq) {
+        let addr = ctx.addr;
+        let answer = match m.write {
+            Some((data, mask)) => {
+                let line = self.entry_mut(ctx);
+                write_masked(&mut line.data, &data, mask);
+                line.dirty = true;
+                self.stats.moped_writes += 1;
+                MopedDone::Written { addr }
+            }
+            None => MopedDone::Granted { addr },
+        };
+        self.moped_done.push(answer);
+    }
+
+    fn mr_send_line_to_moped(&mut self, ctx: &mut Ctx) {
+        let _ = self.moped_req(ctx);
+        let data = self.entry(ctx).data;
+        self.moped_done.push(MopedDone::Data {
+            addr: ctx.addr,
+            data,
+        });
+    }
+
+    fn md_send_data_to_moped(&mut self, ctx: &mut Ctx) {
+        let data = Self::msg(ctx).data;
+        let addr = ctx.addr;
+        let served = self.tbe_in(ctx).moped.take();
+        debug_assert!(served.is_some_and(|m| m.kind == MopedKind::Read));
+        self.moped_done.push(MopedDone::Data { addr, data });
+    }
+
+    fn tx_copy_message_data_to_tbe(&mut self, ctx: &mut Ctx) {
+        let m = Self::msg(ctx);
+        let (data, dirty) = (m.data, m.dirty);
+        let t = self.tbe_in(ctx);
+        t.data = data;
+        t.dirty = dirty;
+    }
+
+    fn mg_grant_to_moped(&mut self, ctx: &mut Ctx) {
+        let m = self.moped_req(ctx);
+        self.grant_to_moped(ctx, m);
+    }
+
+    fn mx_notify_moped_granted(&mut self, ctx: &mut Ctx) {
+        // The same completion serves a core's store miss: only a MOPED's TBE has work here.
+        if let Some(m) = self.tbe_in(ctx).moped.take() {
+            self.grant_to_moped(ctx, m);
+        }
+    }
+
+    fn ac_issue_get_copy(&mut self, ctx: &mut Ctx) {
+        self.stats.copy_requests += 1;
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::GetCopy, home, self.params.node);
+    }
+
+    fn af_issue_get_fill(&mut self, ctx: &mut Ctx) {
+        self.stats.fill_requests += 1;
+        let home = self.home(ctx.addr);
+        self.send(ctx, MsgType::GetFill, home, self.params.node);
+    }
+
+    fn uz_write_zeros_to_line(&mut self, ctx: &mut Ctx) {
+        let line = self.entry_mut(ctx);
+        line.data = [0; LINE_BYTES];
+        line.dirty = true;
     }
 }

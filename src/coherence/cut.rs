@@ -9,7 +9,8 @@ use crate::mem::{LineAddr, LineData, LINE_BYTES};
 use crate::protocol::{Machine, Permission, TransitionCounts};
 
 use super::cache::{
-    AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Placement, Tbe,
+    AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, MopedDone, MopedKind,
+    MopedReq, Placement, Tbe,
 };
 use super::dir::{DirCtrl, DirEntry, DirParams, NOBODY};
 use super::msg::{Msg, MsgType, NodeId, Outgoing};
@@ -117,7 +118,7 @@ impl CacheCut {
             .state_id(state)
             .unwrap_or_else(|| panic!("no state {state}"));
         let stable = m.is_stable(s);
-        let tbe_only = matches!(state, "MI" | "OI" | "II");
+        let tbe_only = matches!(state, "MI" | "OI" | "II" | "ID");
         let tbe = (!stable).then(|| {
             let mut t = Tbe::new(ADDR);
             t.data = data;
@@ -140,6 +141,44 @@ impl CacheCut {
             self.ctrl.place_line(ADDR, s, data, dirty, place, tbe);
         }
         self
+    }
+
+    /// Makes the line's TBE serve a MOPED request instead of a core request.
+    pub fn for_moped(&mut self, kind: MopedKind, write: Option<(LineData, u64)>) -> &mut Self {
+        let t = self.tbe_mut();
+        t.req = None;
+        t.moped = Some(MopedReq {
+            kind,
+            addr: ADDR,
+            write,
+        });
+        self
+    }
+
+    /// A MOPED request on the line; `write` is stored when rights are granted.
+    pub fn moped(
+        &mut self,
+        kind: MopedKind,
+        write: Option<(LineData, u64)>,
+    ) -> Result<CoreOutcome, Violation> {
+        self.out.clear();
+        self.done.clear();
+        let req = MopedReq {
+            kind,
+            addr: ADDR,
+            write,
+        };
+        self.ctrl.moped_request(req, &mut self.out, &mut self.done)
+    }
+
+    /// The answers the controller gave its MOPED since the last call.
+    pub fn moped_done(&mut self) -> Vec<MopedDone> {
+        self.ctrl.take_moped_done().collect()
+    }
+
+    /// Where the line sits.
+    pub fn placement(&self) -> Placement {
+        self.ctrl.placement(ADDR)
     }
 
     /// Sets the ack bookkeeping of the line's TBE.

@@ -54,6 +54,9 @@ pub struct DirStats {
     pub forwards: u64,
     pub invalidations_sent: u64,
     pub stalls: u64,
+    /// GET_COPY and GET_FILL requests taken (OPTCOPY, OPTCACHE).
+    pub copy_requests: u64,
+    pub fill_requests: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +71,9 @@ pub struct DirIds {
     pub exclusive_unblock: EventId,
     pub dirty_writeback: EventId,
     pub clean_writeback: EventId,
+    /// MOPED requests, present in the OPTCOPY and OPTCACHE overlays only.
+    pub get_copy: Option<EventId>,
+    pub get_fill: Option<EventId>,
 }
 
 impl DirIds {
@@ -95,6 +101,8 @@ impl DirIds {
             exclusive_unblock: e[6],
             dirty_writeback: e[7],
             clean_writeback: e[8],
+            get_copy: m.event_id("GET_COPY"),
+            get_fill: m.event_id("GET_FILL"),
         })
     }
 }
@@ -128,6 +136,12 @@ const ACTIONS: &[(&str, Action)] = &[
         DirCtrl::s_add_requestor_to_sharers,
     ),
     ("ss_setOwnerToRequestor", DirCtrl::ss_set_owner_to_requestor),
+    ("fc_forwardCopyToOwner", DirCtrl::fc_forward_copy_to_owner),
+    ("gf_sendFillGrant", DirCtrl::gf_send_fill_grant),
+    (
+        "io_sendInvToSharersAndOwner",
+        DirCtrl::io_send_inv_to_sharers_and_owner,
+    ),
 ];
 
 /// Names of the directory's actions, in registry order.
@@ -263,6 +277,8 @@ impl DirCtrl {
             MsgType::ExclusiveUnblock => ids.exclusive_unblock,
             MsgType::WbDirtyData => ids.dirty_writeback,
             MsgType::WbCleanData => ids.clean_writeback,
+            MsgType::GetCopy => ids.get_copy?,
+            MsgType::GetFill => ids.get_fill?,
             _ => return None,
         })
     }
@@ -315,6 +331,11 @@ impl DirCtrl {
                 counter,
             } => {
                 self.transitions.bump(counter as usize);
+                match msg.ty {
+                    MsgType::GetCopy => self.stats.copy_requests += 1,
+                    MsgType::GetFill => self.stats.fill_requests += 1,
+                    _ => {}
+                }
                 let mut ctx = Ctx { msg, e: entry, out };
                 // Index the list afresh each time: the table's borrow must end before an
                 // action borrows the controller mutably.
@@ -447,5 +468,38 @@ impl DirCtrl {
         let e = &mut ctx.e;
         e.owner = e.requestor;
         e.sharers = 0;
+    }
+
+    // ---- MOPED actions (overlays in protocols/optcopy, optcache) ----
+
+    fn fc_forward_copy_to_owner(&mut self, ctx: &mut Ctx) {
+        self.stats.forwards += 1;
+        let (owner, r) = (ctx.e.owner, ctx.msg.src);
+        self.send(ctx, MsgType::FwdGetCopy, owner, r, self.params.latency);
+    }
+
+    /// Every valid copy but the requestor's: the sharers and the owner.
+    fn others(e: &DirEntry, r: NodeId) -> u64 {
+        let owner = if e.owner == NOBODY { 0 } else { bit(e.owner) };
+        (e.sharers | owner) & !bit(r)
+    }
+
+    fn gf_send_fill_grant(&mut self, ctx: &mut Ctx) {
+        let r = ctx.msg.src;
+        let acks = Self::others(&ctx.e, r).count_ones() as i16;
+        let mut m = self.message(ctx, MsgType::FillGrant, r, r);
+        m.acks = acks;
+        ctx.out.send(m, self.params.latency);
+    }
+
+    fn io_send_inv_to_sharers_and_owner(&mut self, ctx: &mut Ctx) {
+        let r = ctx.msg.src;
+        let mut targets = Self::others(&ctx.e, r);
+        while targets != 0 {
+            let core = targets.trailing_zeros() as NodeId;
+            targets &= targets - 1;
+            self.stats.invalidations_sent += 1;
+            self.send(ctx, MsgType::Inv, core, r, self.params.latency);
+        }
     }
 }

@@ -11,7 +11,8 @@ pub mod msg;
 pub mod protocols;
 
 pub use cache::{
-    AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, HitLevel, Placement, Tbe,
+    AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone,
+    MopedKind, MopedReq, Placement, Tbe,
 };
 pub use dir::{DirCtrl, DirParams};
 pub use msg::{Msg, MsgType, NodeId, Outbox, Outgoing};

@@ -28,10 +28,19 @@ pub enum MsgType {
     ExclusiveUnblock,
     WbDirtyData,
     WbCleanData,
+    // MOPED's requests (OPTCOPY and OPTCACHE, paper section 4.5), and their answers.
+    /// A copy of the line without access rights (vnet 0).
+    GetCopy,
+    /// Exclusive rights to a line that will be overwritten whole, without its data (vnet 0).
+    GetFill,
+    /// The directory forwards a GET_COPY to the owner (vnet 1).
+    FwdGetCopy,
+    /// The directory grants a GET_FILL, with the ack count but no data (vnet 2).
+    FillGrant,
 }
 
 impl MsgType {
-    pub const ALL: [MsgType; 16] = [
+    pub const ALL: [MsgType; 20] = [
         MsgType::Gets,
         MsgType::Getx,
         MsgType::Putx,
@@ -48,10 +57,14 @@ impl MsgType {
         MsgType::ExclusiveUnblock,
         MsgType::WbDirtyData,
         MsgType::WbCleanData,
+        MsgType::GetCopy,
+        MsgType::GetFill,
+        MsgType::FwdGetCopy,
+        MsgType::FillGrant,
     ];
 
     /// Names as they appear in statistics and traces.
-    pub const NAMES: [&'static str; 16] = [
+    pub const NAMES: [&'static str; 20] = [
         "GETS",
         "GETX",
         "PUTX",
@@ -68,6 +81,10 @@ impl MsgType {
         "EXCLUSIVE_UNBLOCK",
         "WRITEBACK_DIRTY_DATA",
         "WRITEBACK_CLEAN_DATA",
+        "GET_COPY",
+        "GET_FILL",
+        "Fwd_GET_COPY",
+        "FILL_GRANT",
     ];
 
     /// Number of virtual networks: requests, forwards, responses.
@@ -81,9 +98,15 @@ impl MsgType {
     /// response can never be stuck behind a request.
     pub fn vnet(self) -> usize {
         match self {
-            MsgType::Gets | MsgType::Getx | MsgType::Putx | MsgType::Puto => 0,
+            MsgType::Gets
+            | MsgType::Getx
+            | MsgType::Putx
+            | MsgType::Puto
+            | MsgType::GetCopy
+            | MsgType::GetFill => 0,
             MsgType::FwdGets
             | MsgType::FwdGetx
+            | MsgType::FwdGetCopy
             | MsgType::Inv
             | MsgType::WbAck
             | MsgType::WbNack => 1,
