@@ -14,6 +14,7 @@
 
 pub mod copy;
 pub mod desc;
+pub mod device;
 pub mod matching;
 pub mod ports;
 pub mod xlate;

@@ -106,6 +106,8 @@ pub enum PortError {
     TableFull { capacity: usize },
     #[error("descriptor index {index} is outside the table ({capacity} entries)")]
     IndexOutOfRange { index: u8, capacity: usize },
+    #[error("descriptor ID names MOPED {moped}, but the system has {mopeds}")]
+    NoSuchMoped { moped: u8, mopeds: usize },
     #[error("descriptor {index} is free")]
     Free { index: u8 },
     #[error("descriptor {index} was not reserved by a process here")]

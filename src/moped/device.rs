@@ -1,0 +1,1063 @@
+//! One MOPED (paper, sections 4.1 to 4.4): the ports, the outstanding descriptor table,
+//! the matching state machine, the active match table with its copy units, polls, backoff
+//! and revocation, and forwarding for processes that moved cores.
+//!
+//! # Host interface
+//!
+//! The device keeps no clock and touches nothing but its own state. Its host (the embedded
+//! simulator, or gem5 through the C ABI) calls it with the cycle of each input:
+//! - [`Moped::port_load`] and [`Moped::port_store`]: a core's access to a port address;
+//! - [`Moped::receive`]: a message from another MOPED, in the order the network delivers
+//!   them (channels between two MOPEDs must be FIFO: revocation relies on it);
+//! - [`Moped::line_done`], [`Moped::write_done`], [`Moped::fault_done`]: the L2 controller's
+//!   answers to the device's line requests, and the OS's answer to a page fault;
+//! - [`Moped::tick`]: let the matcher and the copy units work; it returns the next cycle
+//!   the device wants a tick at, or `None` until its next input.
+//!
+//! Everything the device asks of the world comes out of [`Moped::take_out`] as [`DevOut`]:
+//! messages to other MOPEDs (a message to itself included), line requests for its L2
+//! (which the host retries while the L2 stalls them), copy-unit writes, page faults for the
+//! OS, and the answers to port loads that had to be forwarded.
+//!
+//! # Life of a message
+//!
+//! The sender and the receiver each reserve a descriptor at their local MOPED and store its
+//! fields. A complete descriptor goes, as a copy, to the matching MOPED chosen by hashing
+//! (program, receiver rank). There the matcher pairs copies in MPI order; the pair goes to
+//! the receiver's local MOPED (which gets the send buffer's address, size and page-table
+//! root) and the sender's local MOPED learns its descriptor is matched. The receiver's MOPED
+//! moves the pair into a free active match entry, and its copy unit moves the data. Then
+//! both descriptors are marked Completed, and each is freed when its process polls it.
+//!
+//! # Backoff (section 4.4)
+//!
+//! A refused reservation, or a matching MOPED whose table is full, sets the program's
+//! backoff bit on every MOPED. While a MOPED's bit is set, reservations there are refused,
+//! and a poll of an unmatched descriptor revokes it: at once if its copy never left, else
+//! by asking the matching MOPED to drop the copy (if the copy was matched meanwhile, the
+//! match wins; FIFO channels make the answer arrive after the match). Each MOPED clears its
+//! bit when its own table holds none of the program's descriptors; the runtime must meet in
+//! a barrier before it uses MOPED again, as the paper requires.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use crate::coherence::{MopedDone, MopedKind, MopedReq};
+use crate::mem::{LineAddr, LineData};
+
+use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer};
+use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
+use super::matching;
+use super::ports::{
+    unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
+};
+use super::{DescId, Kind, MopedId, ProgramId, Rank};
+
+/// A MOPED's sizes and its place in the system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MopedParams {
+    pub id: MopedId,
+    /// MOPEDs in the system (one per core).
+    pub mopeds: usize,
+    pub descriptor_entries: usize,
+    pub active_matches: usize,
+    /// The copy unit's N send and N receive lines.
+    pub copy_lines: usize,
+    pub staging_lines: usize,
+    /// Coherence operations the device may start per cycle.
+    pub ops_per_cycle: u32,
+    /// The protocol grants a whole receive line without its old data (OPTCACHE's M_FILL).
+    pub fill: bool,
+    pub ports: PortMap,
+}
+
+/// The core behind a port access: who to answer, and its current page-table root (the
+/// hardware's cr3, which a process cannot forge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortCtx {
+    pub core: u16,
+    pub pt_root: u64,
+}
+
+/// The answer to a port load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortAnswer {
+    Value(u64),
+    /// Forwarded to the descriptor's MOPED: the value comes later as [`DevOut::PortValue`].
+    Later,
+}
+
+/// The send side of a matched pair, as the receiver's MOPED needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendSide {
+    pub id: DescId,
+    pub program: ProgramId,
+    pub rank: Rank,
+    pub va: u64,
+    pub size: u64,
+    pub pt_root: u64,
+}
+
+/// Messages between MOPEDs over the on-chip network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevMsg {
+    /// A complete descriptor's copy for the matching MOPED; `link` names the original.
+    Forward {
+        desc: Descriptor,
+    },
+    /// The matching MOPED's table was full: the copy was dropped.
+    Refused {
+        origin: DescId,
+    },
+    /// Set the program's backoff bit.
+    Backoff {
+        program: ProgramId,
+    },
+    /// To the receiver's local MOPED: its descriptor `recv` is matched with `send`.
+    Matched {
+        recv: DescId,
+        send: SendSide,
+    },
+    /// To the sender's local MOPED: its descriptor is matched.
+    SendMatched {
+        send: DescId,
+    },
+    /// To the sender's local MOPED: the copy is over.
+    Complete {
+        send: DescId,
+        failed: bool,
+    },
+    /// To the matching MOPED: drop the copy of `origin` if it is not matched yet.
+    Revoke {
+        origin: DescId,
+    },
+    RevokeReply {
+        origin: DescId,
+        revoked: bool,
+    },
+    /// A data-port store of a process that moved away from the descriptor's MOPED.
+    PortStore {
+        program: ProgramId,
+        rank: Rank,
+        pt_root: u64,
+        value: u64,
+    },
+    /// A poll-port load of a process that moved away from the descriptor's MOPED.
+    PollLoad {
+        core: u16,
+        reply: MopedId,
+        program: ProgramId,
+        rank: Rank,
+        pt_root: u64,
+        id: DescId,
+    },
+    PollReply {
+        core: u16,
+        value: u64,
+    },
+}
+
+impl DevMsg {
+    /// Bytes of payload after the network header: a descriptor is about 24 B (paper,
+    /// section 4.6); a matched send side carries its buffer, size and root.
+    pub fn payload_bytes(&self) -> u32 {
+        match self {
+            DevMsg::Forward { .. } => 24,
+            DevMsg::Matched { .. } => 24,
+            DevMsg::PortStore { .. } => 8,
+            DevMsg::PollReply { .. } => 8,
+            _ => 0,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            DevMsg::Forward { .. } => "MOPED_FORWARD",
+            DevMsg::Refused { .. } => "MOPED_REFUSED",
+            DevMsg::Backoff { .. } => "MOPED_BACKOFF",
+            DevMsg::Matched { .. } => "MOPED_MATCHED",
+            DevMsg::SendMatched { .. } => "MOPED_SEND_MATCHED",
+            DevMsg::Complete { .. } => "MOPED_COMPLETE",
+            DevMsg::Revoke { .. } => "MOPED_REVOKE",
+            DevMsg::RevokeReply { .. } => "MOPED_REVOKE_REPLY",
+            DevMsg::PortStore { .. } => "MOPED_PORT_STORE",
+            DevMsg::PollLoad { .. } => "MOPED_POLL_LOAD",
+            DevMsg::PollReply { .. } => "MOPED_POLL_REPLY",
+        }
+    }
+}
+
+/// What the device asks of its host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevOut {
+    /// Send a message to MOPED `dst` (possibly this one).
+    Send { dst: MopedId, msg: DevMsg },
+    /// A line request for this MOPED's L2; retry it while the L2 stalls it.
+    Line(MopedReq),
+    /// The copy unit's write into a receive line it was granted; answer with
+    /// [`Moped::write_done`].
+    Write {
+        addr: LineAddr,
+        data: LineData,
+        mask: u64,
+    },
+    /// A page of a buffer is not mapped: interrupt the process's core; the OS maps the page
+    /// (if it is inside the process) and answers with [`Moped::fault_done`].
+    Fault {
+        slot: usize,
+        program: ProgramId,
+        rank: Rank,
+        pt_root: u64,
+        va: u64,
+    },
+    /// The value of a forwarded port load, for core `core`.
+    PortValue { core: u16, value: u64 },
+}
+
+/// Counters; descriptions and units are given where they are registered.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MopedStats {
+    pub reserved: u64,
+    pub refused: u64,
+    pub forwarded: u64,
+    pub forward_refusals: u64,
+    pub matched: u64,
+    pub match_searches: u64,
+    pub match_search_entries: u64,
+    pub match_search_max: u64,
+    pub activated: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub truncated: u64,
+    pub revoked: u64,
+    pub polls: u64,
+    pub poll_retries: u64,
+    pub port_errors: u64,
+    pub port_forwards: u64,
+    pub backoffs_set: u64,
+    pub backoffs_cleared: u64,
+    pub line_reads: u64,
+    pub line_owns: u64,
+    pub line_fills: u64,
+    pub line_writes: u64,
+    pub write_retries: u64,
+    pub faults: u64,
+    pub walks: u64,
+    pub walk_line_reads: u64,
+    pub walk_staging_hits: u64,
+    /// Ticks in which the copy units used every coherence operation slot.
+    pub op_limit_cycles: u64,
+    pub anomalies: u64,
+}
+
+/// Bookkeeping of a local reservation beside its table entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Local {
+    /// The copy went to the matching MOPED.
+    forwarded: bool,
+    /// The matching MOPED refused the copy.
+    refused: bool,
+    /// A revocation request is out.
+    revoking: bool,
+    /// Revoked: the next poll answers Revoked and frees the entry.
+    revoked: bool,
+    /// For a matched receive: the send side.
+    send: Option<SendSide>,
+}
+
+/// An active match: a receive descriptor of this MOPED being filled by a copy unit.
+#[derive(Debug)]
+struct Active {
+    recv: u8,
+    send: SendSide,
+    unit: CopyUnit,
+}
+
+/// One MOPED.
+#[derive(Debug)]
+pub struct Moped {
+    params: MopedParams,
+    table: DescTable,
+    local: Vec<Local>,
+    /// Matched receives waiting for an active match entry, in match order.
+    matched: VecDeque<u8>,
+    active: Vec<Option<Active>>,
+    /// Outstanding line requests, by line: the active slots waiting for a read's data, and
+    /// for exclusive rights (in request order).
+    reads: FxHashMap<LineAddr, Vec<usize>>,
+    owns: FxHashMap<LineAddr, VecDeque<usize>>,
+    writes: FxHashMap<LineAddr, VecDeque<usize>>,
+    /// The matcher is busy walking the table until this cycle.
+    matcher_free_at: u64,
+    /// Programs whose backoff bit is set.
+    backoff: [u64; 4],
+    /// The one cached poll mapping: (program, rank) -> descriptor.
+    poll_cache: Option<(ProgramId, Rank, DescId)>,
+    /// Round-robin start among active slots when issuing.
+    next_slot: usize,
+    out: Vec<DevOut>,
+    pub stats: MopedStats,
+    /// The last port error, for tests and reports.
+    pub last_error: Option<PortError>,
+}
+
+impl Moped {
+    pub fn new(params: MopedParams) -> Result<Moped, PortError> {
+        let table = DescTable::new(params.descriptor_entries)?;
+        Ok(Moped {
+            local: vec![Local::default(); params.descriptor_entries],
+            table,
+            matched: VecDeque::new(),
+            active: (0..params.active_matches.max(1)).map(|_| None).collect(),
+            reads: FxHashMap::default(),
+            owns: FxHashMap::default(),
+            writes: FxHashMap::default(),
+            matcher_free_at: 0,
+            backoff: [0; 4],
+            poll_cache: None,
+            next_slot: 0,
+            out: Vec::new(),
+            stats: MopedStats::default(),
+            last_error: None,
+            params,
+        })
+    }
+
+    pub fn id(&self) -> MopedId {
+        self.params.id
+    }
+
+    pub fn params(&self) -> &MopedParams {
+        &self.params
+    }
+
+    pub fn table(&self) -> &DescTable {
+        &self.table
+    }
+
+    /// The requests produced since the last call.
+    pub fn take_out(&mut self) -> std::vec::Drain<'_, DevOut> {
+        self.out.drain(..)
+    }
+
+    pub fn has_out(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Whether the program's backoff bit is set here.
+    pub fn backoff(&self, program: ProgramId) -> bool {
+        self.backoff[program as usize / 64] >> (program % 64) & 1 == 1
+    }
+
+    /// True when nothing is outstanding: no descriptor, match or line request.
+    pub fn is_idle(&self) -> bool {
+        self.table.occupied() == 0
+            && self.matched.is_empty()
+            && self.active.iter().all(|a| a.is_none())
+            && self.reads.is_empty()
+            && self.owns.is_empty()
+            && self.writes.is_empty()
+    }
+
+    /// The MOPED where descriptors for (program, receiver rank) are matched.
+    pub fn matching_moped(&self, program: ProgramId, receiver: Rank) -> MopedId {
+        matching_moped(program, receiver, self.params.mopeds)
+    }
+
+    fn send(&mut self, dst: MopedId, msg: DevMsg) {
+        self.out.push(DevOut::Send { dst, msg });
+    }
+
+    fn error(&mut self, e: PortError) -> PortError {
+        self.stats.port_errors += 1;
+        self.last_error = Some(e);
+        e
+    }
+
+    // ---- Ports ----
+
+    /// A core's 8-byte load from a port address.
+    pub fn port_load(&mut self, ctx: PortCtx, addr: u64, size: u8) -> PortAnswer {
+        let port = match self.params.ports.decode(addr, size) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(e);
+                return PortAnswer::Value(ERROR);
+            }
+        };
+        match port.port {
+            Port::Data => PortAnswer::Value(self.reserve(port, ctx.pt_root)),
+            Port::Poll => self.poll_load(ctx, port),
+        }
+    }
+
+    /// A core's 8-byte store to a port address. Stores are posted: the error is for tests
+    /// and statistics; the process learns of it from its next poll.
+    pub fn port_store(
+        &mut self,
+        ctx: PortCtx,
+        addr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), PortError> {
+        let port = self
+            .params
+            .ports
+            .decode(addr, size)
+            .map_err(|e| self.error(e))?;
+        match port.port {
+            Port::Data => self.data_store(port.program, port.rank, ctx.pt_root, value),
+            Port::Poll => {
+                let id = unpack_poll(value).map_err(|e| self.error(e))?;
+                self.poll_cache = Some((port.program, port.rank, id));
+                Ok(())
+            }
+        }
+    }
+
+    /// A data-port load: reserve a descriptor.
+    fn reserve(&mut self, port: PortAddr, pt_root: u64) -> u64 {
+        if self.backoff(port.program) {
+            self.stats.refused += 1;
+            return REFUSED;
+        }
+        match self.table.reserve(port.program, port.rank, pt_root) {
+            Some(index) => {
+                self.stats.reserved += 1;
+                self.local[index as usize] = Local::default();
+                DescId {
+                    moped: self.params.id,
+                    index,
+                }
+                .to_bits() as u64
+            }
+            None => {
+                self.stats.refused += 1;
+                self.broadcast_backoff(port.program);
+                REFUSED
+            }
+        }
+    }
+
+    /// A data-port store: the next field of a descriptor, forwarded if the descriptor is
+    /// another MOPED's (the process moved).
+    fn data_store(
+        &mut self,
+        program: ProgramId,
+        rank: Rank,
+        pt_root: u64,
+        value: u64,
+    ) -> Result<(), PortError> {
+        let (id, payload) = unpack_store(value);
+        if id.moped != self.params.id {
+            if id.moped as usize >= self.params.mopeds {
+                return Err(self.error(PortError::NoSuchMoped {
+                    moped: id.moped,
+                    mopeds: self.params.mopeds,
+                }));
+            }
+            self.stats.port_forwards += 1;
+            self.send(
+                id.moped,
+                DevMsg::PortStore {
+                    program,
+                    rank,
+                    pt_root,
+                    value,
+                },
+            );
+            return Ok(());
+        }
+        if let Err(e) = self.table.check_owner(id.index, program, rank, pt_root) {
+            return Err(self.error(e));
+        }
+        let complete = self
+            .table
+            .store_field(id.index, payload)
+            .map_err(|e| self.error(e))?;
+        if complete {
+            self.forward(id);
+        }
+        Ok(())
+    }
+
+    /// Sends a complete descriptor's copy to its matching MOPED.
+    fn forward(&mut self, id: DescId) {
+        let Some(d) = self.table.get(id.index).copied() else {
+            return;
+        };
+        let receiver = match d.kind {
+            Some(Kind::Send) => match d.peer {
+                super::ports::Peer::Rank(r) => r,
+                super::ports::Peer::Any => d.rank,
+            },
+            _ => d.rank,
+        };
+        let Some(env) = d.envelope() else { return };
+        let Ok(mut copy) = Descriptor::complete(d.program, d.rank, d.pt_root, env, d.va, d.size)
+        else {
+            return;
+        };
+        copy.link = Some(id);
+        self.local[id.index as usize].forwarded = true;
+        self.stats.forwarded += 1;
+        let dst = self.matching_moped(d.program, receiver);
+        self.send(dst, DevMsg::Forward { desc: copy });
+    }
+
+    /// A poll-port load.
+    fn poll_load(&mut self, ctx: PortCtx, port: PortAddr) -> PortAnswer {
+        self.stats.polls += 1;
+        let id = match self.poll_cache {
+            Some((p, r, id)) if p == port.program && r == port.rank => id,
+            _ => {
+                // Another process stored its poll in between (a context switch).
+                self.stats.poll_retries += 1;
+                return PortAnswer::Value(PollStatus::Retry.to_value());
+            }
+        };
+        if id.moped != self.params.id {
+            if id.moped as usize >= self.params.mopeds {
+                self.error(PortError::NoSuchMoped {
+                    moped: id.moped,
+                    mopeds: self.params.mopeds,
+                });
+                return PortAnswer::Value(PollStatus::Error.to_value());
+            }
+            self.stats.port_forwards += 1;
+            self.send(
+                id.moped,
+                DevMsg::PollLoad {
+                    core: ctx.core,
+                    reply: self.params.id,
+                    program: port.program,
+                    rank: port.rank,
+                    pt_root: ctx.pt_root,
+                    id,
+                },
+            );
+            return PortAnswer::Later;
+        }
+        PortAnswer::Value(self.poll(port.program, port.rank, ctx.pt_root, id.index))
+    }
+
+    /// Polls one of this MOPED's descriptors for its owner.
+    fn poll(&mut self, program: ProgramId, rank: Rank, pt_root: u64, index: u8) -> u64 {
+        let d = match self.table.check_owner(index, program, rank, pt_root) {
+            Ok(d) => *d,
+            Err(e) => {
+                self.error(e);
+                return PollStatus::Error.to_value();
+            }
+        };
+        let local = self.local[index as usize];
+        if d.has(COMPLETED) {
+            self.free(index);
+            return d.poll_status().to_value();
+        }
+        if local.revoked {
+            self.free(index);
+            return PollStatus::Revoked.to_value();
+        }
+        if self.backoff(program) && !d.is_matched() {
+            if !local.forwarded || local.refused {
+                self.stats.revoked += 1;
+                self.free(index);
+                return PollStatus::Revoked.to_value();
+            }
+            if !local.revoking {
+                self.local[index as usize].revoking = true;
+                let receiver = self.receiver_of(&d);
+                let dst = self.matching_moped(program, receiver);
+                self.send(
+                    dst,
+                    DevMsg::Revoke {
+                        origin: DescId {
+                            moped: self.params.id,
+                            index,
+                        },
+                    },
+                );
+            }
+        }
+        PollStatus::Pending.to_value()
+    }
+
+    fn receiver_of(&self, d: &Descriptor) -> Rank {
+        match (d.kind, d.peer) {
+            (Some(Kind::Send), super::ports::Peer::Rank(r)) => r,
+            _ => d.rank,
+        }
+    }
+
+    /// Frees a table entry and clears the program's backoff bit if it was the last.
+    fn free(&mut self, index: u8) {
+        if let Some(d) = self.table.free(index) {
+            self.local[index as usize] = Local::default();
+            self.maybe_clear_backoff(d.program);
+        }
+    }
+
+    fn set_backoff(&mut self, program: ProgramId) {
+        if !self.backoff(program) {
+            self.stats.backoffs_set += 1;
+            self.backoff[program as usize / 64] |= 1 << (program % 64);
+        }
+        self.maybe_clear_backoff(program);
+    }
+
+    fn maybe_clear_backoff(&mut self, program: ProgramId) {
+        if self.backoff(program) && self.table.count_program(program) == 0 {
+            self.stats.backoffs_cleared += 1;
+            self.backoff[program as usize / 64] &= !(1 << (program % 64));
+        }
+    }
+
+    fn broadcast_backoff(&mut self, program: ProgramId) {
+        self.set_backoff(program);
+        for m in 0..self.params.mopeds {
+            if m != self.params.id as usize {
+                self.send(m as MopedId, DevMsg::Backoff { program });
+            }
+        }
+    }
+
+    // ---- Messages from other MOPEDs ----
+
+    /// A message from another MOPED (or from this one).
+    pub fn receive(&mut self, msg: DevMsg) {
+        match msg {
+            DevMsg::Forward { desc } => self.take_forward(desc),
+            DevMsg::Refused { origin } => {
+                if let Some(l) = self.local.get_mut(origin.index as usize) {
+                    l.refused = true;
+                }
+            }
+            DevMsg::Backoff { program } => self.set_backoff(program),
+            DevMsg::Matched { recv, send } => self.take_matched(recv, send),
+            DevMsg::SendMatched { send } => {
+                if let Some(d) = self.table.get_mut(send.index) {
+                    d.status |= MATCHED;
+                    self.local[send.index as usize].revoking = false;
+                }
+            }
+            DevMsg::Complete { send, failed } => {
+                if let Some(d) = self.table.get_mut(send.index) {
+                    d.status = (d.status | COMPLETED) & !(MATCHED | ACTIVE);
+                    d.failed = failed;
+                }
+            }
+            DevMsg::Revoke { origin } => self.take_revoke(origin),
+            DevMsg::RevokeReply { origin, revoked } => {
+                let i = origin.index as usize;
+                if i >= self.local.len() {
+                    self.stats.anomalies += 1;
+                    return;
+                }
+                self.local[i].revoking = false;
+                let matched = self.table.get(origin.index).is_some_and(|d| d.is_matched());
+                if revoked || (!matched && self.local[i].refused) {
+                    self.stats.revoked += 1;
+                    self.local[i].revoked = true;
+                }
+            }
+            DevMsg::PortStore {
+                program,
+                rank,
+                pt_root,
+                value,
+            } => {
+                let _ = self.data_store(program, rank, pt_root, value);
+            }
+            DevMsg::PollLoad {
+                core,
+                reply,
+                program,
+                rank,
+                pt_root,
+                id,
+            } => {
+                let value = self.poll(program, rank, pt_root, id.index);
+                self.send(reply, DevMsg::PollReply { core, value });
+            }
+            DevMsg::PollReply { core, value } => self.out.push(DevOut::PortValue { core, value }),
+        }
+    }
+
+    /// A copy arriving at its matching MOPED.
+    fn take_forward(&mut self, desc: Descriptor) {
+        let Some(origin) = desc.link else {
+            self.stats.anomalies += 1;
+            return;
+        };
+        if self.table.insert_forwarded(desc).is_err() {
+            self.stats.forward_refusals += 1;
+            // The backoff messages go first: the origin has its bit when the refusal lands.
+            self.broadcast_backoff(desc.program);
+            self.send(origin.moped, DevMsg::Refused { origin });
+        }
+    }
+
+    /// The receiver's MOPED learns its descriptor is matched.
+    fn take_matched(&mut self, recv: DescId, send: SendSide) {
+        let i = recv.index as usize;
+        let Some(d) = self.table.get_mut(recv.index) else {
+            self.stats.anomalies += 1;
+            return;
+        };
+        d.status |= MATCHED;
+        self.local[i].revoking = false;
+        self.local[i].send = Some(send);
+        self.matched.push_back(recv.index);
+    }
+
+    /// The matching MOPED drops an unmatched copy on its origin's request.
+    fn take_revoke(&mut self, origin: DescId) {
+        let found = self
+            .table
+            .iter()
+            .find(|(_, d)| d.link == Some(origin) && !d.has(RESERVED))
+            .map(|(i, d)| (i, d.program));
+        let revoked = found.is_some_and(|(i, _)| matching::revoke(&mut self.table, i).is_ok());
+        self.send(origin.moped, DevMsg::RevokeReply { origin, revoked });
+        if let Some((_, program)) = found.filter(|_| revoked) {
+            self.maybe_clear_backoff(program);
+        }
+    }
+
+    // ---- Work ----
+
+    /// Lets the matcher and the copy units work at cycle `now`. Returns the next cycle the
+    /// device wants a tick at; `None` means not before its next input.
+    pub fn tick(&mut self, now: u64) -> Option<u64> {
+        let mut progress = false;
+        let mut next: Option<u64> = None;
+        if now >= self.matcher_free_at {
+            if let Some(s) = matching::search(&mut self.table) {
+                progress = true;
+                self.stats.match_searches += 1;
+                self.stats.match_search_entries += s.searched as u64;
+                self.stats.match_search_max = self.stats.match_search_max.max(s.searched as u64);
+                // The state machine looks at one entry per cycle.
+                self.matcher_free_at = now + (s.searched as u64).max(1);
+                if let Some((si, ri)) = s.matched {
+                    self.pair(si, ri);
+                }
+            }
+        }
+        if self
+            .table
+            .iter()
+            .any(|(_, d)| d.has(super::desc::NEEDS_MATCH))
+        {
+            next = Some(self.matcher_free_at.max(now + 1));
+        }
+        progress |= self.activate();
+        progress |= self.issue();
+        progress |= self.finish_done();
+        if progress {
+            next = Some(now + 1);
+        }
+        next
+    }
+
+    /// The matcher paired copies `si` (send) and `ri` (receive): tell both local MOPEDs and
+    /// free the copies.
+    fn pair(&mut self, si: u8, ri: u8) {
+        let (Some(s), Some(r)) = (self.table.get(si).copied(), self.table.get(ri).copied()) else {
+            self.stats.anomalies += 1;
+            return;
+        };
+        let (Some(send_id), Some(recv_id)) = (s.link, r.link) else {
+            self.stats.anomalies += 1;
+            return;
+        };
+        self.stats.matched += 1;
+        self.table.free(si);
+        self.table.free(ri);
+        self.maybe_clear_backoff(s.program);
+        let send = SendSide {
+            id: send_id,
+            program: s.program,
+            rank: s.rank,
+            va: s.va,
+            size: s.size,
+            pt_root: s.pt_root,
+        };
+        self.send(send_id.moped, DevMsg::SendMatched { send: send_id });
+        self.send(
+            recv_id.moped,
+            DevMsg::Matched {
+                recv: recv_id,
+                send,
+            },
+        );
+    }
+
+    /// Moves matched receives into free active match entries.
+    fn activate(&mut self) -> bool {
+        let mut progress = false;
+        while let Some(slot) = self.active.iter().position(|a| a.is_none()) {
+            let Some(ri) = self.matched.pop_front() else {
+                break;
+            };
+            let (Some(r), Some(send)) = (self.table.get(ri).copied(), self.local[ri as usize].send)
+            else {
+                self.stats.anomalies += 1;
+                continue;
+            };
+            progress = true;
+            let len = send.size.min(r.size);
+            if send.size > r.size {
+                self.stats.truncated += 1;
+            }
+            let t = Transfer {
+                send: Buffer {
+                    va: send.va,
+                    root: send.pt_root,
+                },
+                recv: Buffer {
+                    va: r.va,
+                    root: r.pt_root,
+                },
+                len,
+            };
+            let cfg = CopyConfig {
+                lines: self.params.copy_lines.max(1),
+                staging_lines: self.params.staging_lines.max(1),
+            };
+            match CopyUnit::new(&cfg, &t) {
+                Ok(unit) => {
+                    self.stats.activated += 1;
+                    if let Some(d) = self.table.get_mut(ri) {
+                        d.status |= ACTIVE;
+                    }
+                    self.active[slot] = Some(Active {
+                        recv: ri,
+                        send,
+                        unit,
+                    });
+                }
+                Err(_) => {
+                    // A buffer that runs off the address space: fail both sides.
+                    self.complete(ri, send, true, true);
+                }
+            }
+        }
+        progress
+    }
+
+    /// Issues up to `ops_per_cycle` of the copy units' requests, round robin. Page-fault
+    /// reports are not coherence operations and do not count.
+    fn issue(&mut self) -> bool {
+        let n = self.active.len();
+        let mut budget = self.params.ops_per_cycle.max(1);
+        let mut issued = false;
+        let mut idle_in_a_row = 0;
+        let mut slot = self.next_slot % n;
+        while idle_in_a_row < n && budget > 0 {
+            match self.active[slot]
+                .as_mut()
+                .and_then(|a| a.unit.next_request())
+            {
+                Some(r) => {
+                    if !matches!(r, CopyReq::Fault { .. }) {
+                        budget -= 1;
+                    }
+                    self.start(slot, r);
+                    issued = true;
+                    idle_in_a_row = 0;
+                }
+                None => idle_in_a_row += 1,
+            }
+            slot = (slot + 1) % n;
+        }
+        if budget == 0 {
+            self.stats.op_limit_cycles += 1;
+        }
+        self.next_slot = slot;
+        issued
+    }
+
+    /// Starts one copy-unit request.
+    fn start(&mut self, slot: usize, r: CopyReq) {
+        match r {
+            CopyReq::Read { line } => {
+                let waiting = self.reads.entry(line).or_default();
+                let first = waiting.is_empty();
+                waiting.push(slot);
+                if first {
+                    self.stats.line_reads += 1;
+                    self.out.push(DevOut::Line(MopedReq {
+                        kind: MopedKind::Read,
+                        addr: line,
+                        write: None,
+                    }));
+                }
+            }
+            CopyReq::Own { line, whole } => {
+                let kind = if whole && self.params.fill {
+                    self.stats.line_fills += 1;
+                    MopedKind::Fill
+                } else {
+                    self.stats.line_owns += 1;
+                    MopedKind::Own
+                };
+                self.owns.entry(line).or_default().push_back(slot);
+                self.out.push(DevOut::Line(MopedReq {
+                    kind,
+                    addr: line,
+                    write: None,
+                }));
+            }
+            CopyReq::Write { line, data, mask } => {
+                self.stats.line_writes += 1;
+                self.writes.entry(line).or_default().push_back(slot);
+                self.out.push(DevOut::Write {
+                    addr: line,
+                    data,
+                    mask,
+                });
+            }
+            CopyReq::Fault { side, va } => {
+                self.stats.faults += 1;
+                let Some(a) = self.active[slot].as_ref() else {
+                    return;
+                };
+                let (program, rank, pt_root) = match side {
+                    Side::Send => (a.send.program, a.send.rank, a.send.pt_root),
+                    Side::Recv => {
+                        let d = self.table.get(a.recv).copied().unwrap_or_else(|| {
+                            Descriptor::reserved(a.send.program, a.send.rank, a.send.pt_root)
+                        });
+                        (d.program, d.rank, d.pt_root)
+                    }
+                };
+                self.out.push(DevOut::Fault {
+                    slot,
+                    program,
+                    rank,
+                    pt_root,
+                    va,
+                });
+            }
+        }
+    }
+
+    /// The L2's answer to a line request.
+    pub fn line_done(&mut self, d: MopedDone) {
+        match d {
+            MopedDone::Data { addr, data } => {
+                for slot in self.reads.remove(&addr).unwrap_or_default() {
+                    if let Some(a) = self.active[slot].as_mut() {
+                        if a.unit.on_read(addr, &data).is_err() {
+                            self.stats.anomalies += 1;
+                        }
+                    }
+                }
+            }
+            MopedDone::Granted { addr } => {
+                let slot = self.owns.get_mut(&addr).and_then(|q| q.pop_front());
+                if self.owns.get(&addr).is_some_and(|q| q.is_empty()) {
+                    self.owns.remove(&addr);
+                }
+                match slot.and_then(|s| self.active[s].as_mut()) {
+                    Some(a) => {
+                        if a.unit.on_granted(addr).is_err() {
+                            self.stats.anomalies += 1;
+                        }
+                    }
+                    None => self.stats.anomalies += 1,
+                }
+            }
+            // The copy unit never sends data with its requests.
+            MopedDone::Written { .. } => self.stats.anomalies += 1,
+        }
+    }
+
+    /// The answer to a [`DevOut::Write`]: false if the rights were lost before it.
+    pub fn write_done(&mut self, addr: LineAddr, ok: bool) {
+        let slot = self.writes.get_mut(&addr).and_then(|q| q.pop_front());
+        if self.writes.get(&addr).is_some_and(|q| q.is_empty()) {
+            self.writes.remove(&addr);
+        }
+        if !ok {
+            self.stats.write_retries += 1;
+        }
+        match slot.and_then(|s| self.active[s].as_mut()) {
+            Some(a) => {
+                if a.unit.on_write(addr, ok).is_err() {
+                    self.stats.anomalies += 1;
+                }
+            }
+            None => self.stats.anomalies += 1,
+        }
+    }
+
+    /// The OS's answer to [`DevOut::Fault`]: `mapped` false if the address is outside the
+    /// process (the transfer fails).
+    pub fn fault_done(&mut self, slot: usize, mapped: bool) {
+        match self.active.get_mut(slot).and_then(|a| a.as_mut()) {
+            Some(a) => {
+                if a.unit.on_fault_resolved(mapped).is_err() {
+                    self.stats.anomalies += 1;
+                }
+            }
+            None => self.stats.anomalies += 1,
+        }
+    }
+
+    /// Retires finished copies: both descriptors complete.
+    fn finish_done(&mut self) -> bool {
+        let mut progress = false;
+        for slot in 0..self.active.len() {
+            let status = match &self.active[slot] {
+                Some(a) => a.unit.status(),
+                None => continue,
+            };
+            if status == CopyStatus::Running {
+                continue;
+            }
+            let a = self.active[slot].take().expect("checked");
+            let st = a.unit.stats();
+            self.stats.walks += st.walk.walks;
+            self.stats.walk_line_reads += st.walk.line_reads;
+            self.stats.walk_staging_hits += st.walk.staging_hits;
+            self.stats.anomalies += st.anomalies;
+            let (send_failed, recv_failed) = match status {
+                CopyStatus::Failed(Failure::Unmapped { side, .. }) => (side == Side::Send, true),
+                _ => (false, false),
+            };
+            self.complete(a.recv, a.send, send_failed, recv_failed);
+            progress = true;
+        }
+        progress
+    }
+
+    /// Marks the receive descriptor complete here and tells the sender's MOPED.
+    fn complete(&mut self, recv: u8, send: SendSide, send_failed: bool, recv_failed: bool) {
+        let truncated = self.table.get(recv).is_some_and(|d| send.size > d.size);
+        if let Some(d) = self.table.get_mut(recv) {
+            d.status = (d.status | COMPLETED) & !(MATCHED | ACTIVE);
+            d.failed = recv_failed || truncated;
+        }
+        self.stats.completed += 1;
+        if recv_failed || send_failed || truncated {
+            self.stats.failed += 1;
+        }
+        self.send(
+            send.id.moped,
+            DevMsg::Complete {
+                send: send.id,
+                failed: send_failed,
+            },
+        );
+    }
+}
+
+/// The matching MOPED of (program, receiver rank): ranks spread over the MOPEDs, shifted
+/// per program, so a program whose rank r runs on core r matches at the receiver's core.
+pub fn matching_moped(program: ProgramId, receiver: Rank, mopeds: usize) -> MopedId {
+    ((receiver as usize + 7 * program as usize) % mopeds.max(1)) as MopedId
+}
