@@ -16,6 +16,7 @@ pub mod engine;
 pub mod mem;
 pub mod moped;
 pub mod net;
+pub mod os;
 pub mod protocol;
 #[cfg(feature = "python")]
 mod python;

@@ -701,9 +701,7 @@ fn a_matched_descriptor_is_not_revoked() {
         .unwrap()
         .has(desc::COMPLETED));
     // Backoff arrives after the match: both still complete through MOPED.
-    for m in &mut h.mopeds {
-        m.receive(DevMsg::Backoff { program: 0 });
-    }
+    h.mopeds[0].receive(DevMsg::BackoffReq { program: 0 });
     assert_eq!(h.wait(s, sid), PollStatus::Complete);
     assert_eq!(h.wait(r, rid), PollStatus::Complete);
     assert_eq!(h.read_buf(r, 0x20_0000, 64), vec![3; 64]);

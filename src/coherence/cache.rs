@@ -43,6 +43,8 @@ pub enum HitLevel {
     Memory,
     /// An L2 miss that needed only permission (the core owned the data).
     Upgrade,
+    /// A MOPED port access (uncached, answered by the device).
+    Port,
 }
 
 /// A finished core access: the value loaded (or stored) and where it was served.

@@ -10,7 +10,8 @@
 //! [network]     # topology = "hierarchical_switch", net_mhz = 500.0, cores_per_leaf = 4,
 //!               # hop_latency = 1, link_bytes_per_cycle = 16, header_bytes = 8, random_delay_max = 0
 //! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
-//!               # descriptor_entries = 64, active_matches = 1
+//!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
+//!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000
 //! ```
 //!
@@ -265,6 +266,14 @@ pub struct MopedSection {
     pub copy_recv_lines: usize,
     pub descriptor_entries: usize,
     pub active_matches: usize,
+    /// Page-table lines the page walker's staging buffer keeps.
+    pub staging_lines: usize,
+    /// Physical address of the first program's port window (64 KiB aligned).
+    pub port_base: u64,
+    /// Cycles from a core's port access to its answer at the local MOPED.
+    pub port_latency: u64,
+    /// Cycles the owning core spends in the OS when MOPED reports an unmapped page.
+    pub fault_penalty: u64,
 }
 
 impl Default for MopedSection {
@@ -275,6 +284,11 @@ impl Default for MopedSection {
             copy_recv_lines: 4,
             descriptor_entries: 64,
             active_matches: 1,
+            staging_lines: 4,
+            port_base: crate::moped::ports::DEFAULT_PORT_BASE,
+            // An uncached access to a device beside the L2: about an L2 access.
+            port_latency: 10,
+            fault_penalty: 2_000,
         }
     }
 }
@@ -704,10 +718,33 @@ impl SystemConfig {
             ("moped.copy_recv_lines", mp.copy_recv_lines),
             ("moped.descriptor_entries", mp.descriptor_entries),
             ("moped.active_matches", mp.active_matches),
+            ("moped.staging_lines", mp.staging_lines),
+            ("moped.port_latency", mp.port_latency as usize),
         ] {
             if v == 0 {
                 return err(k, "must be >= 1".to_string());
             }
+        }
+        if mp.copy_recv_lines != mp.copy_send_lines {
+            return err(
+                "moped.copy_recv_lines",
+                format!(
+                    "must equal moped.copy_send_lines ({}): the copy unit pairs N send with N receive lines",
+                    mp.copy_send_lines
+                ),
+            );
+        }
+        if mp.descriptor_entries > crate::moped::desc::MAX_CAPACITY {
+            return err(
+                "moped.descriptor_entries",
+                format!(
+                    "must be <= {} (descriptor IDs carry an 8-bit index)",
+                    crate::moped::desc::MAX_CAPACITY
+                ),
+            );
+        }
+        if let Err(e) = crate::moped::ports::PortMap::new(mp.port_base) {
+            return err("moped.port_base", e.to_string());
         }
         if self.watchdog.progress_cycles == 0 {
             return err(

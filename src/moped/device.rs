@@ -31,13 +31,18 @@
 //!
 //! # Backoff (section 4.4)
 //!
-//! A refused reservation, or a matching MOPED whose table is full, sets the program's
-//! backoff bit on every MOPED. While a MOPED's bit is set, reservations there are refused,
-//! and a poll of an unmatched descriptor revokes it: at once if its copy never left, else
-//! by asking the matching MOPED to drop the copy (if the copy was matched meanwhile, the
-//! match wins; FIFO channels make the answer arrive after the match). Each MOPED clears its
-//! bit when its own table holds none of the program's descriptors; the runtime must meet in
-//! a barrier before it uses MOPED again, as the paper requires.
+//! A refused reservation, or a matching MOPED whose table is full, asks the program's
+//! backoff home (MOPED `program mod n`) to set the program's backoff bit on every MOPED.
+//! While a MOPED's bit is set, reservations there are refused, and a poll of an unmatched
+//! descriptor revokes it: at once if its copy never left, else by asking the matching
+//! MOPED to drop the copy (if the copy was matched meanwhile, the match wins; FIFO channels
+//! make the answer arrive after the match). The bit clears when the program's count of
+//! outstanding descriptors reaches zero, counted over every table: each MOPED tells the
+//! home when it holds none of the program's descriptors (from then on it refuses copies
+//! for the program), and once all have, the home clears the bit everywhere. Both the set
+//! and the clear come from the home, so every MOPED sees them in order. The runtime must
+//! still meet in a barrier before it uses MOPED again, as the paper requires: a message
+//! whose sender backed off must not be received through MOPED.
 
 use std::collections::VecDeque;
 
@@ -110,7 +115,11 @@ pub enum DevMsg {
     Refused {
         origin: DescId,
     },
-    /// Set the program's backoff bit.
+    /// To the program's backoff home: a reservation or a copy was refused.
+    BackoffReq {
+        program: ProgramId,
+    },
+    /// From the home: set the program's backoff bit.
     Backoff {
         program: ProgramId,
     },
@@ -127,6 +136,15 @@ pub enum DevMsg {
     Complete {
         send: DescId,
         failed: bool,
+    },
+    /// To the home: this MOPED holds none of the program's descriptors.
+    Drained {
+        program: ProgramId,
+        from: MopedId,
+    },
+    /// From the home: every table is drained; clear the bit.
+    Clear {
+        program: ProgramId,
     },
     /// To the matching MOPED: drop the copy of `origin` if it is not matched yet.
     Revoke {
@@ -159,32 +177,55 @@ pub enum DevMsg {
 }
 
 impl DevMsg {
-    /// Bytes of payload after the network header: a descriptor is about 24 B (paper,
-    /// section 4.6); a matched send side carries its buffer, size and root.
+    /// Bytes of payload after the network header, per kind: a descriptor is about 24 B
+    /// (paper, section 4.6), as is a matched send side (buffer, size, root); forwarded port
+    /// values carry a word.
+    pub const PAYLOAD_BYTES: [u32; 14] = [24, 0, 0, 0, 0, 0, 24, 0, 0, 0, 0, 8, 8, 8];
+
     pub fn payload_bytes(&self) -> u32 {
+        Self::PAYLOAD_BYTES[self.index()]
+    }
+
+    /// Names of the message kinds, in [`DevMsg::index`] order, as statistics show them.
+    pub const NAMES: [&'static str; 14] = [
+        "MOPED_FORWARD",
+        "MOPED_REFUSED",
+        "MOPED_BACKOFF",
+        "MOPED_BACKOFF_REQ",
+        "MOPED_DRAINED",
+        "MOPED_CLEAR",
+        "MOPED_MATCHED",
+        "MOPED_SEND_MATCHED",
+        "MOPED_COMPLETE",
+        "MOPED_REVOKE",
+        "MOPED_REVOKE_REPLY",
+        "MOPED_PORT_STORE",
+        "MOPED_POLL_LOAD",
+        "MOPED_POLL_REPLY",
+    ];
+
+    /// The message's kind, an index into [`DevMsg::NAMES`].
+    pub fn index(&self) -> usize {
         match self {
-            DevMsg::Forward { .. } => 24,
-            DevMsg::Matched { .. } => 24,
-            DevMsg::PortStore { .. } => 8,
-            DevMsg::PollReply { .. } => 8,
-            _ => 0,
+            DevMsg::Forward { .. } => 0,
+            DevMsg::Refused { .. } => 1,
+            DevMsg::Backoff { .. } => 2,
+            DevMsg::BackoffReq { .. } => 3,
+            DevMsg::Drained { .. } => 4,
+            DevMsg::Clear { .. } => 5,
+            DevMsg::Matched { .. } => 6,
+            DevMsg::SendMatched { .. } => 7,
+            DevMsg::Complete { .. } => 8,
+            DevMsg::Revoke { .. } => 9,
+            DevMsg::RevokeReply { .. } => 10,
+            DevMsg::PortStore { .. } => 11,
+            DevMsg::PollLoad { .. } => 12,
+            DevMsg::PollReply { .. } => 13,
         }
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            DevMsg::Forward { .. } => "MOPED_FORWARD",
-            DevMsg::Refused { .. } => "MOPED_REFUSED",
-            DevMsg::Backoff { .. } => "MOPED_BACKOFF",
-            DevMsg::Matched { .. } => "MOPED_MATCHED",
-            DevMsg::SendMatched { .. } => "MOPED_SEND_MATCHED",
-            DevMsg::Complete { .. } => "MOPED_COMPLETE",
-            DevMsg::Revoke { .. } => "MOPED_REVOKE",
-            DevMsg::RevokeReply { .. } => "MOPED_REVOKE_REPLY",
-            DevMsg::PortStore { .. } => "MOPED_PORT_STORE",
-            DevMsg::PollLoad { .. } => "MOPED_POLL_LOAD",
-            DevMsg::PollReply { .. } => "MOPED_POLL_REPLY",
-        }
+        Self::NAMES[self.index()]
     }
 }
 
@@ -292,6 +333,10 @@ pub struct Moped {
     matcher_free_at: u64,
     /// Programs whose backoff bit is set.
     backoff: [u64; 4],
+    /// Programs for which this MOPED told the home it is drained (this episode).
+    drained: [u64; 4],
+    /// At the home: per program in backoff, the MOPEDs that reported drained.
+    episodes: FxHashMap<ProgramId, u64>,
     /// The one cached poll mapping: (program, rank) -> descriptor.
     poll_cache: Option<(ProgramId, Rank, DescId)>,
     /// Round-robin start among active slots when issuing.
@@ -315,6 +360,8 @@ impl Moped {
             writes: FxHashMap::default(),
             matcher_free_at: 0,
             backoff: [0; 4],
+            drained: [0; 4],
+            episodes: FxHashMap::default(),
             poll_cache: None,
             next_slot: 0,
             out: Vec::new(),
@@ -354,6 +401,16 @@ impl Moped {
     pub fn is_idle(&self) -> bool {
         self.table.occupied() == 0
             && self.matched.is_empty()
+            && self.active.iter().all(|a| a.is_none())
+            && self.reads.is_empty()
+            && self.owns.is_empty()
+            && self.writes.is_empty()
+    }
+
+    /// True when no copy runs or waits and no line request is outstanding (descriptors may
+    /// remain, waiting for their processes' polls).
+    pub fn copies_idle(&self) -> bool {
+        self.matched.is_empty()
             && self.active.iter().all(|a| a.is_none())
             && self.reads.is_empty()
             && self.owns.is_empty()
@@ -434,7 +491,7 @@ impl Moped {
             }
             None => {
                 self.stats.refused += 1;
-                self.broadcast_backoff(port.program);
+                self.request_backoff(port.program);
                 REFUSED
             }
         }
@@ -591,34 +648,80 @@ impl Moped {
         }
     }
 
-    /// Frees a table entry and clears the program's backoff bit if it was the last.
+    /// Frees a table entry; the program may be drained here now.
     fn free(&mut self, index: u8) {
         if let Some(d) = self.table.free(index) {
             self.local[index as usize] = Local::default();
-            self.maybe_clear_backoff(d.program);
+            self.check_drained(d.program);
         }
     }
 
-    fn set_backoff(&mut self, program: ProgramId) {
+    fn bit(set: &[u64; 4], program: ProgramId) -> bool {
+        set[program as usize / 64] >> (program % 64) & 1 == 1
+    }
+
+    fn put_bit(set: &mut [u64; 4], program: ProgramId, on: bool) {
+        let (w, b) = (program as usize / 64, program % 64);
+        if on {
+            set[w] |= 1 << b;
+        } else {
+            set[w] &= !(1 << b);
+        }
+    }
+
+    /// The MOPED that counts a program's backoff episodes.
+    fn home(&self, program: ProgramId) -> MopedId {
+        (program as usize % self.params.mopeds.max(1)) as MopedId
+    }
+
+    /// Asks the program's home to set the backoff bit everywhere.
+    fn request_backoff(&mut self, program: ProgramId) {
         if !self.backoff(program) {
-            self.stats.backoffs_set += 1;
-            self.backoff[program as usize / 64] |= 1 << (program % 64);
-        }
-        self.maybe_clear_backoff(program);
-    }
-
-    fn maybe_clear_backoff(&mut self, program: ProgramId) {
-        if self.backoff(program) && self.table.count_program(program) == 0 {
-            self.stats.backoffs_cleared += 1;
-            self.backoff[program as usize / 64] &= !(1 << (program % 64));
+            let home = self.home(program);
+            self.send(home, DevMsg::BackoffReq { program });
         }
     }
 
-    fn broadcast_backoff(&mut self, program: ProgramId) {
-        self.set_backoff(program);
+    /// In backoff and holding none of the program's descriptors: tell the home, once.
+    fn check_drained(&mut self, program: ProgramId) {
+        if self.backoff(program)
+            && !Self::bit(&self.drained, program)
+            && self.table.count_program(program) == 0
+        {
+            Self::put_bit(&mut self.drained, program, true);
+            let home = self.home(program);
+            let from = self.params.id;
+            self.send(home, DevMsg::Drained { program, from });
+        }
+    }
+
+    /// At the home: a backoff request starts an episode unless one runs.
+    fn start_episode(&mut self, program: ProgramId) {
+        if self.episodes.contains_key(&program) {
+            return;
+        }
+        self.episodes.insert(program, 0);
         for m in 0..self.params.mopeds {
-            if m != self.params.id as usize {
-                self.send(m as MopedId, DevMsg::Backoff { program });
+            self.send(m as MopedId, DevMsg::Backoff { program });
+        }
+    }
+
+    /// At the home: one more MOPED is drained; the last one ends the episode.
+    fn take_drained(&mut self, program: ProgramId, from: MopedId) {
+        let all = if self.params.mopeds >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.params.mopeds) - 1
+        };
+        let Some(mask) = self.episodes.get_mut(&program) else {
+            self.stats.anomalies += 1;
+            return;
+        };
+        *mask |= 1 << (from as u64 % 64);
+        if *mask == all {
+            self.episodes.remove(&program);
+            for m in 0..self.params.mopeds {
+                self.send(m as MopedId, DevMsg::Clear { program });
             }
         }
     }
@@ -634,7 +737,23 @@ impl Moped {
                     l.refused = true;
                 }
             }
-            DevMsg::Backoff { program } => self.set_backoff(program),
+            DevMsg::BackoffReq { program } => self.start_episode(program),
+            DevMsg::Backoff { program } => {
+                if !self.backoff(program) {
+                    self.stats.backoffs_set += 1;
+                }
+                Self::put_bit(&mut self.backoff, program, true);
+                Self::put_bit(&mut self.drained, program, false);
+                self.check_drained(program);
+            }
+            DevMsg::Drained { program, from } => self.take_drained(program, from),
+            DevMsg::Clear { program } => {
+                if self.backoff(program) {
+                    self.stats.backoffs_cleared += 1;
+                }
+                Self::put_bit(&mut self.backoff, program, false);
+                Self::put_bit(&mut self.drained, program, false);
+            }
             DevMsg::Matched { recv, send } => self.take_matched(recv, send),
             DevMsg::SendMatched { send } => {
                 if let Some(d) = self.table.get_mut(send.index) {
@@ -691,10 +810,12 @@ impl Moped {
             self.stats.anomalies += 1;
             return;
         };
-        if self.table.insert_forwarded(desc).is_err() {
+        // A MOPED that reported itself drained takes no more copies of the program: its
+        // count must stay zero until the episode ends.
+        let drained = self.backoff(desc.program) && Self::bit(&self.drained, desc.program);
+        if drained || self.table.insert_forwarded(desc).is_err() {
             self.stats.forward_refusals += 1;
-            // The backoff messages go first: the origin has its bit when the refusal lands.
-            self.broadcast_backoff(desc.program);
+            self.request_backoff(desc.program);
             self.send(origin.moped, DevMsg::Refused { origin });
         }
     }
@@ -722,7 +843,7 @@ impl Moped {
         let revoked = found.is_some_and(|(i, _)| matching::revoke(&mut self.table, i).is_ok());
         self.send(origin.moped, DevMsg::RevokeReply { origin, revoked });
         if let Some((_, program)) = found.filter(|_| revoked) {
-            self.maybe_clear_backoff(program);
+            self.check_drained(program);
         }
     }
 
@@ -776,7 +897,7 @@ impl Moped {
         self.stats.matched += 1;
         self.table.free(si);
         self.table.free(ri);
-        self.maybe_clear_backoff(s.program);
+        self.check_drained(s.program);
         let send = SendSide {
             id: send_id,
             program: s.program,

@@ -320,6 +320,28 @@ impl AddressSpace {
         mem: &mut impl PhysMem,
         va: u64,
     ) -> Result<u64, XlateError> {
+        self.map_to(frames, mem, va, None)
+    }
+
+    /// Maps the page of `va` to `frame`, a frame another address space maps too (shared
+    /// memory between processes). Returns the frame.
+    pub fn map_shared(
+        &mut self,
+        frames: &mut FrameAllocator,
+        mem: &mut impl PhysMem,
+        va: u64,
+        frame: u64,
+    ) -> Result<u64, XlateError> {
+        self.map_to(frames, mem, va, Some(frame & !(PAGE_BYTES - 1)))
+    }
+
+    fn map_to(
+        &mut self,
+        frames: &mut FrameAllocator,
+        mem: &mut impl PhysMem,
+        va: u64,
+        frame: Option<u64>,
+    ) -> Result<u64, XlateError> {
         if !self.contains(va) {
             return Err(XlateError::NotInRegion(va));
         }
@@ -340,8 +362,14 @@ impl AddressSpace {
         if entry_frame(mem.read_u64(at)).is_some() {
             return Err(XlateError::AlreadyMapped(va));
         }
-        let frame = frames.alloc()?;
-        zero_frame(mem, frame);
+        let frame = match frame {
+            Some(f) => f,
+            None => {
+                let f = frames.alloc()?;
+                zero_frame(mem, f);
+                f
+            }
+        };
         mem.write_u64(at, make_entry(frame));
         Ok(frame)
     }

@@ -114,6 +114,8 @@ pub struct Network {
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
+    /// Classes handed out (or sent on): only these appear in the statistics.
+    used: Vec<bool>,
     msg_bytes: Vec<u64>,
     /// Latest arrival time returned by `send` (the utilisation horizon).
     horizon: Cycle,
@@ -219,6 +221,7 @@ impl Network {
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
             msg_counts: vec![0; n_types * n_vnets],
+            used: vec![false; n_types * n_vnets],
             msg_bytes: vec![0; n_types * n_vnets],
             horizon: 0,
             total_latency: 0,
@@ -294,11 +297,12 @@ impl Network {
 
     /// The class of messages of type `msg_type` (an index into the names given to
     /// [`Network::new`]) on virtual network `vnet < n_vnets`, `bytes` long.
-    pub fn class(&self, msg_type: usize, vnet: usize, bytes: u32) -> MsgClass {
+    pub fn class(&mut self, msg_type: usize, vnet: usize, bytes: u32) -> MsgClass {
         assert!(
             msg_type < self.msg_type_names.len() && vnet < self.n_vnets,
             "bad msg_type {msg_type} or vnet {vnet}"
         );
+        self.used[msg_type * self.n_vnets + vnet] = true;
         MsgClass {
             counter: (msg_type * self.n_vnets + vnet) as u32,
             bytes,
@@ -425,14 +429,15 @@ impl Network {
 
     /// Register the network's statistics under `prefix`:
     /// `msg_count.<TYPE>.vnet<V>`, `msg_bytes.<TYPE>.vnet<V>` for every type
-    /// and vnet, totals and average latency, and per link
+    /// and vnet in use (a class was made for it), totals and average latency, and per link
     /// `link.<name>.{messages,bytes,busy_cycles,queue_cycles,utilization}`
     /// where utilisation is busy cycles over `elapsed` core cycles.
     pub fn register_stats_at(&self, reg: &mut StatsRegistry, prefix: &str, elapsed: Cycle) {
         let p = prefix.trim_end_matches('.');
         let mut bytes_total = 0;
+        let used = |t: usize, v: usize| self.used[t * self.n_vnets + v];
         for (t, name) in self.msg_type_names.iter().enumerate() {
-            for v in 0..self.n_vnets {
+            for v in (0..self.n_vnets).filter(|&v| used(t, v)) {
                 reg.scalar(
                     format!("{p}.msg_count.{name}.vnet{v}"),
                     self.msg_count(t, v),
@@ -444,6 +449,9 @@ impl Network {
         for (t, name) in self.msg_type_names.iter().enumerate() {
             for v in 0..self.n_vnets {
                 bytes_total += self.msg_bytes(t, v);
+                if !used(t, v) {
+                    continue;
+                }
                 reg.scalar(
                     format!("{p}.msg_bytes.{name}.vnet{v}"),
                     self.msg_bytes(t, v),

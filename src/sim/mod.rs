@@ -2,6 +2,8 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
+mod moped_host;
+
 use std::collections::VecDeque;
 
 use rand::{RngCore, SeedableRng};
@@ -14,8 +16,12 @@ use crate::coherence::{
 use crate::config::SystemConfig;
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr};
+use crate::moped::device::{DevMsg, Moped};
 use crate::net::{MsgClass, Network};
+use crate::os::{Os, ProcId};
 use crate::stats::StatsRegistry;
+
+use moped_host::MopedHost;
 
 /// What a driver wants a core to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +32,9 @@ pub enum Next {
     Wait(u64),
     /// Wait until one of this core's outstanding accesses completes, then ask again.
     WaitForCompletion,
+    /// Run process `Some(p)` on this core from now on (its addresses are virtual), or none
+    /// (physical addresses); a context switch or a migration.
+    Switch(Option<ProcId>),
     /// The core has finished.
     Done,
 }
@@ -64,6 +73,12 @@ enum Ev {
     HitDone(u16, bool),
     /// Periodic watchdog check.
     Watchdog,
+    /// Deliver the MOPED message in device slab slot `n`.
+    DevDeliver(u32),
+    /// A MOPED's tick.
+    MopedTick(u16),
+    /// The OS finished MOPED `m`'s page fault for active slot `s`: (m, s, mapped).
+    FaultDone(u16, u16, bool),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -87,6 +102,10 @@ struct CoreState {
     next_id: u64,
     accesses: u64,
     finish_cycle: u64,
+    /// The process this core runs (its accesses are virtual).
+    proc: Option<ProcId>,
+    /// The core is in the OS (a MOPED page fault) until this cycle.
+    busy_until: u64,
 }
 
 /// Counters of the simulator itself.
@@ -168,6 +187,10 @@ pub struct Sim {
     done: Vec<Completed>,
     pub counters: SimCounters,
     watchdog_armed: bool,
+    /// One MOPED per core, for protocols that have MOPED events.
+    pub mopeds: Vec<Moped>,
+    pub os: Os,
+    moped_host: MopedHost,
 }
 
 impl Sim {
@@ -214,7 +237,16 @@ impl Sim {
                     .map_err(|e| SimError::Config(e.to_string()))?,
             );
         }
-        let net = Network::new(&cfg.net_config(), &MsgType::NAMES, MsgType::VNETS);
+        // Coherence message types, then the MOPEDs' messages on a virtual network of their
+        // own.
+        let names: Vec<&'static str> = MsgType::NAMES
+            .iter()
+            .chain(DevMsg::NAMES.iter())
+            .copied()
+            .collect();
+        let mut net = Network::new(&cfg.net_config(), &names, MsgType::VNETS + 1);
+        let mopeds = moped_host::build_mopeds(cfg, &protocol)?;
+        let moped_host = MopedHost::new(cfg, &mut net, mopeds.len());
         let classes = MsgType::ALL
             .iter()
             .map(|&ty| net.class(ty as usize, ty.vnet(), ty.bytes(cfg.network.header_bytes)))
@@ -242,6 +274,9 @@ impl Sim {
             done: Vec::new(),
             counters: SimCounters::default(),
             watchdog_armed: false,
+            mopeds,
+            os: Os::new(cfg.memory.size_bytes),
+            moped_host,
         })
     }
 
@@ -285,6 +320,12 @@ impl Sim {
                     self.drain_store(c as usize, now, driver)?
                 }
                 Ev::HitDone(c, is_load) => self.hit_done(c as usize, is_load, now, driver)?,
+                Ev::DevDeliver(slot) => self.dev_deliver(slot, now),
+                Ev::MopedTick(m) => self.moped_tick(m as usize, now, driver)?,
+                Ev::FaultDone(m, slot, mapped) => {
+                    self.mopeds[m as usize].fault_done(slot as usize, mapped);
+                    self.wake_moped(m as usize, now);
+                }
                 Ev::Watchdog => {
                     self.check_watchdog(now)?;
                     if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
@@ -312,6 +353,7 @@ impl Sim {
     }
 
     fn check_quiescent(&self) -> Result<(), SimError> {
+        self.check_mopeds_quiescent()?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
                 return Err(SimError::Watchdog {
@@ -423,6 +465,12 @@ impl Sim {
         if self.cores[c].done || self.cores[c].load.is_some() {
             return Ok(());
         }
+        if self.cores[c].busy_until > now {
+            // In the OS, serving a MOPED page fault.
+            let at = self.cores[c].busy_until;
+            self.schedule_step(c, at);
+            return Ok(());
+        }
         match driver.next(c, now) {
             Next::Done => {
                 let core = &mut self.cores[c];
@@ -442,7 +490,18 @@ impl Sim {
                     core.waiting_for_completion = true;
                 }
             }
+            Next::Switch(p) => {
+                if let Some(p) = p.filter(|&p| p >= self.os.procs.len()) {
+                    return Err(SimError::Check {
+                        cycle: now,
+                        detail: format!("core {c}: switch to process {p}, which does not exist"),
+                    });
+                }
+                self.cores[c].proc = p;
+                self.schedule_step(c, now + 1);
+            }
             Next::Access(mut req) => {
+                req.addr = self.physical(c, req.addr, now)?;
                 let core = &mut self.cores[c];
                 req.id = core.next_id;
                 core.next_id += 1;
@@ -497,7 +556,8 @@ impl Sim {
         let Some(req) = self.cores[c].load else {
             return Ok(());
         };
-        // A load waits for older stores to the same line to drain (no store forwarding).
+        // A load waits for older stores to the same line to drain (no store forwarding);
+        // a port load thus follows the port stores before it.
         if self.cores[c]
             .store_buffer
             .iter()
@@ -505,6 +565,9 @@ impl Sim {
         {
             self.cores[c].stalled_load = true;
             return Ok(());
+        }
+        if self.moped_host.is_port(req.addr) {
+            return self.port_access(c, req, now, driver);
         }
         let outcome = self.caches[c]
             .core_request(req, &mut self.wire, &mut self.done)
@@ -536,6 +599,9 @@ impl Sim {
         let Some(&req) = core.store_buffer.front() else {
             return Ok(());
         };
+        if self.moped_host.is_port(req.addr) {
+            return self.port_access(c, req, now, driver);
+        }
         let outcome = self.caches[c]
             .core_request(req, &mut self.wire, &mut self.done)
             .map_err(violation_at(now))?;
@@ -559,6 +625,7 @@ impl Sim {
     fn hit_latency(&self, level: crate::coherence::HitLevel) -> u64 {
         match level {
             crate::coherence::HitLevel::L1 => self.cfg.l1.latency,
+            crate::coherence::HitLevel::Port => self.cfg.moped.port_latency,
             _ => self.cfg.l1.latency + self.cfg.l2.latency,
         }
     }
@@ -666,6 +733,9 @@ impl Sim {
                 self.wake(node, addr, now);
                 if node < n {
                     self.take_completions(node, now, driver)?;
+                    if self.caches[node].has_moped_done() {
+                        self.pass_moped_answers(node, now);
+                    }
                 }
             }
         }
@@ -689,6 +759,9 @@ impl Sim {
                 }
             });
             self.stalled_lines[node] = left;
+        }
+        if node < self.cores.len() && self.moped_host.has_stalled(node) {
+            self.wake_moped(node, now);
         }
         if node < self.cores.len() {
             let core = &mut self.cores[node];
@@ -948,6 +1021,7 @@ impl Sim {
                 "Count",
             );
         }
+        self.register_moped_stats(&mut r);
         self.wire.net.register_stats(&mut r, "system.network");
         transition_stats(
             &mut r,
@@ -968,7 +1042,7 @@ impl Sim {
 /// Stamps a controller's violation with the cycle of the event that raised it (the
 /// simulator does not keep every controller's clock current: one store per event into a
 /// controller's otherwise cold line).
-fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
+pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
     move |mut v| {
         v.cycle = now;
         SimError::Protocol(v)

@@ -1,0 +1,190 @@
+//! The operating system as far as MOPED needs one: processes with their address spaces
+//! (page tables in simulated memory, in the format of `moped::xlate`), physical frames for
+//! them, and the page-fault service MOPED's interrupts ask for.
+//!
+//! Cores run processes and issue virtual addresses, which the OS translates without
+//! timing (a perfect TLB); pages of a region declared lazy are mapped at their first touch,
+//! by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
+//! Frames are handed out from the upper half of physical memory, so programs that use
+//! physical addresses directly keep the lower half to themselves.
+
+use std::ops::Range;
+
+use crate::coherence::{home_bank, DirCtrl};
+use crate::mem::{LineAddr, LineData};
+use crate::moped::xlate::{AddressSpace, FrameAllocator, PhysMem, XlateError, PAGE_BYTES};
+use crate::moped::{ProgramId, Rank};
+
+/// A process's index in [`Os::procs`].
+pub type ProcId = usize;
+
+/// One process: who it is to MOPED (program ID and rank) and its address space.
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub program: ProgramId,
+    pub rank: Rank,
+    pub space: AddressSpace,
+}
+
+/// A region of a process's address space.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub va: Range<u64>,
+    /// Map every page now; otherwise at first touch.
+    pub populate: bool,
+}
+
+/// Why the OS refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OsError {
+    #[error("process {proc}: {source}")]
+    Xlate {
+        proc: ProcId,
+        #[source]
+        source: XlateError,
+    },
+    #[error("no process {0}")]
+    NoProcess(ProcId),
+    #[error("process {proc} touched {va:#x}, outside its regions")]
+    Segfault { proc: ProcId, va: u64 },
+}
+
+/// Physical memory seen through the directories that own it. The OS writes only lines no
+/// cache holds (page tables, which only MOPED reads and never keeps, and fresh frames).
+pub struct MemView<'a> {
+    pub dirs: &'a mut [DirCtrl],
+}
+
+impl PhysMem for MemView<'_> {
+    fn read_line(&self, line: LineAddr) -> LineData {
+        self.dirs[home_bank(line, self.dirs.len())].mem.read(line)
+    }
+
+    fn write_line(&mut self, line: LineAddr, data: &LineData) {
+        let n = self.dirs.len();
+        self.dirs[home_bank(line, n)].mem.write(line, data);
+    }
+}
+
+/// The processes and their frames.
+#[derive(Clone, Debug)]
+pub struct Os {
+    frames: FrameAllocator,
+    pub procs: Vec<Process>,
+    /// Pages mapped at a first touch or for a MOPED fault.
+    pub demand_maps: u64,
+}
+
+impl Os {
+    /// An OS handing out frames from the upper half of `memory_bytes` of physical memory.
+    pub fn new(memory_bytes: u64) -> Os {
+        let half = (memory_bytes / 2) & !(PAGE_BYTES - 1);
+        let frames = FrameAllocator::new(half..2 * half)
+            .or_else(|_| FrameAllocator::new(1 << 28..1 << 29))
+            .expect("a nonempty frame range");
+        Os {
+            frames,
+            procs: Vec::new(),
+            demand_maps: 0,
+        }
+    }
+
+    /// Creates a process with its regions.
+    pub fn spawn(
+        &mut self,
+        mem: &mut impl PhysMem,
+        program: ProgramId,
+        rank: Rank,
+        regions: &[Region],
+    ) -> Result<ProcId, OsError> {
+        let proc = self.procs.len();
+        let x = |source| OsError::Xlate { proc, source };
+        let mut space = AddressSpace::new(&mut self.frames, mem).map_err(x)?;
+        for r in regions {
+            space
+                .add_region(&mut self.frames, mem, r.va.clone(), r.populate)
+                .map_err(x)?;
+        }
+        self.procs.push(Process {
+            program,
+            rank,
+            space,
+        });
+        Ok(proc)
+    }
+
+    fn proc(&self, proc: ProcId) -> Result<&Process, OsError> {
+        self.procs.get(proc).ok_or(OsError::NoProcess(proc))
+    }
+
+    /// The physical address of `va` in `proc`, mapping its page at the first touch.
+    pub fn translate(
+        &mut self,
+        mem: &mut impl PhysMem,
+        proc: ProcId,
+        va: u64,
+    ) -> Result<u64, OsError> {
+        if let Some(pa) = self.proc(proc)?.space.translate(mem, va) {
+            return Ok(pa);
+        }
+        self.map(mem, proc, va)?;
+        self.procs[proc]
+            .space
+            .translate(mem, va)
+            .ok_or(OsError::Segfault { proc, va })
+    }
+
+    fn map(&mut self, mem: &mut impl PhysMem, proc: ProcId, va: u64) -> Result<(), OsError> {
+        let p = self.procs.get_mut(proc).ok_or(OsError::NoProcess(proc))?;
+        if !p.space.contains(va) {
+            return Err(OsError::Segfault { proc, va });
+        }
+        p.space
+            .map_page(&mut self.frames, mem, va)
+            .map_err(|source| OsError::Xlate { proc, source })?;
+        self.demand_maps += 1;
+        Ok(())
+    }
+
+    /// Shared memory: maps `[va, va + bytes)` of every process in `procs` to the same
+    /// frames (mapped fresh through the first), as MPICH maps its shared segment. The range
+    /// must lie in a region of each process.
+    pub fn share(
+        &mut self,
+        mem: &mut impl PhysMem,
+        procs: &[ProcId],
+        va: u64,
+        bytes: u64,
+    ) -> Result<(), OsError> {
+        let Some((&first, rest)) = procs.split_first() else {
+            return Ok(());
+        };
+        let mut page = va & !(PAGE_BYTES - 1);
+        while page < va + bytes {
+            let frame = self.translate(mem, first, page)? & !(PAGE_BYTES - 1);
+            for &p in rest {
+                let proc = self.procs.get_mut(p).ok_or(OsError::NoProcess(p))?;
+                proc.space
+                    .map_shared(&mut self.frames, mem, page, frame)
+                    .map_err(|source| OsError::Xlate { proc: p, source })?;
+            }
+            page += PAGE_BYTES;
+        }
+        Ok(())
+    }
+
+    /// The process whose page-table root is `pt_root`.
+    pub fn proc_of_root(&self, pt_root: u64) -> Option<ProcId> {
+        self.procs.iter().position(|p| p.space.root() == pt_root)
+    }
+
+    /// MOPED's page fault: maps the page if it lies inside the process. False if the
+    /// address is outside it (the transfer fails) or no process has that root.
+    pub fn service_fault(&mut self, mem: &mut impl PhysMem, pt_root: u64, va: u64) -> bool {
+        let Some(p) = self.proc_of_root(pt_root) else {
+            return false;
+        };
+        // The process may have touched the page since MOPED walked.
+        self.procs[p].space.translate(mem, va).is_some() || self.map(mem, p, va).is_ok()
+    }
+}
