@@ -27,5 +27,17 @@ echo "==== exhaustive protocol check: c1, c2, c3 ===="
 echo
 echo "==== streaming example (workloads/examples/stream.toml) ===="
 "${MOPED[@]}" run --program workloads/examples/stream.toml --out "$OUT"
+
+echo
+echo "==== MOPED: a 16 KiB message sent three times from a reused send buffer ===="
+echo "     (workloads/examples/moped_pingpong.toml under each MOPED design)"
+printf '%-10s %10s %28s\n' design cycles "sender L2 misses to memory"
+for design in basemoped optcopy optcache; do
+    "${MOPED[@]}" run --program workloads/examples/moped_pingpong.toml \
+        --protocol "$design" --out "$OUT/moped-$design" >/dev/null
+    awk -v d="$design" '$1 == "sim.cycles" { c = $2 }
+        $1 == "system.cpu0.l2.misses_memory" { m = $2 }
+        END { printf "%-10s %10s %28s\n", d, c, m }' "$OUT/moped-$design/stats.txt"
+done
 echo
 echo "results written to $OUT (stats.txt, stats.json, stats.csv, config.toml)"

@@ -61,6 +61,7 @@ impl std::fmt::Display for BenchResult {
 /// and, between sweeps, stores its slot of a few shared lines and loads the others'.
 pub fn streaming_program(cores: usize, array_bytes: u64, rounds: u32) -> Program {
     let mut prog = Program {
+        processes: Vec::new(),
         cores: vec![Vec::new(); cores],
     };
     for (c, ops) in prog.cores.iter_mut().enumerate() {

@@ -664,6 +664,20 @@ mod tests {
     fn protocol_show_and_lint_shipped_files() {
         let md = protocol_markdown("baseline").expect("baseline renders");
         assert!(md.contains("IS"));
+        // The overlays' tables, with the states and events they add.
+        let md = protocol_markdown("optcache").expect("optcache renders");
+        for name in [
+            "ID",
+            "M_GETS",
+            "Fwd_GET_COPY",
+            "IC",
+            "MC",
+            "MF",
+            "Fill_Grant",
+            "GET_FILL",
+        ] {
+            assert!(md.contains(name), "{name} missing from the optcache tables");
+        }
         assert!(protocol_markdown("nope")
             .unwrap_err()
             .to_string()

@@ -6,6 +6,8 @@ use std::time::Instant;
 use crate::coherence::Protocol;
 use crate::config::{ConfigError, SystemConfig};
 use crate::core::{Program, ProgramDriver, ProgramError};
+use crate::moped::ports::PortMap;
+use crate::os::Region;
 use crate::protocol::ProtocolError;
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
@@ -51,7 +53,24 @@ pub fn run_program(
         )));
     }
     let mut sim = Sim::new(cfg, proto, seed)?;
-    let mut driver = ProgramDriver::new(program.clone(), cfg.system.cpi);
+    for ps in &program.processes {
+        let regions: Vec<Region> = ps
+            .regions
+            .iter()
+            .map(|r| (r, true))
+            .chain(ps.lazy_regions.iter().map(|r| (r, false)))
+            .map(|(r, populate)| Region {
+                va: r[0]..r[0].saturating_add(r[1]),
+                populate,
+            })
+            .collect();
+        let p = sim
+            .spawn(ps.program, ps.rank, &regions)
+            .map_err(|e| MopedError::Io(format!("process {}/{}: {e}", ps.program, ps.rank)))?;
+        sim.place(ps.core, Some(p));
+    }
+    let ports = PortMap::new(cfg.moped.port_base).map_err(|e| MopedError::Io(e.to_string()))?;
+    let mut driver = ProgramDriver::with_ports(program.clone(), cfg.system.cpi, ports);
     let t0 = Instant::now();
     let cycles = sim.run(&mut driver)?;
     let host_seconds = t0.elapsed().as_secs_f64();

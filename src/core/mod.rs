@@ -13,6 +13,28 @@
 //! sweep load 0x100000 32768 64 repeat=2   # loads over [base, base+bytes) by stride
 //! '''
 //! ```
+//!
+//! With a MOPED design, cores can run processes and send messages through MOPED's ports.
+//! A `[[process]]` table places a process (program ID, rank) on a core; its regions are
+//! mapped now (`regions`) or at first touch (`lazy_regions`), and that core's addresses
+//! become virtual. Registers `r0`..`r7` hold descriptor IDs:
+//!
+//! ```text
+//! [[process]]
+//! program = 0
+//! rank = 1
+//! core = 1
+//! regions = [[0x100000, 0x4000]]          # [start, bytes]
+//! lazy_regions = [[0x200000, 0x4000]]
+//!
+//! moped_reserve r0                        # data-port load: r0 = a descriptor ID
+//! moped_send r0 dst=0 tag=5 va=0x100000 size=16384   # the three field stores (ctx=0)
+//! moped_recv r1 src=any tag=any ctx=0 va=0x200000 size=16384
+//! moped_poll r0 expect=complete           # poll store + load until not pending
+//! ```
+//! Polls answering Retry are repeated; `expect` is `complete` (default), `failed`,
+//! `revoked` or `error`. A reservation answered REFUSED leaves the refusal value in the
+//! register, and a poll of it answers Error.
 //! Sizes are 1, 2, 4 or 8 bytes and an access may not cross a 64-byte line. Numbers are
 //! decimal or `0x` hexadecimal. Errors name `file:line:col`.
 
@@ -28,6 +50,8 @@ use serde::Deserialize;
 
 use crate::coherence::{AccessKind, Completed, CoreReq};
 use crate::mem::LINE_BYTES;
+use crate::moped::ports::{pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag};
+use crate::moped::{DescId, Kind, ProgramId, Rank};
 use crate::sim::{Driver, Next};
 
 /// One operation of a core's program.
@@ -52,12 +76,45 @@ pub enum Op {
         stride: u64,
         repeat: u32,
     },
+    /// A data-port load: register `reg` gets a descriptor ID (or the refusal).
+    MopedReserve {
+        reg: u8,
+    },
+    /// The three data-port stores that fill descriptor `reg`.
+    MopedPost {
+        reg: u8,
+        envelope: Envelope,
+        va: u64,
+        size: u64,
+    },
+    /// Poll-port store and load of descriptor `reg` until it is not pending.
+    MopedPoll {
+        reg: u8,
+        expect: PollStatus,
+    },
 }
 
-/// The ops of every core.
+/// A process of a program file: who it is to MOPED, where it runs, its memory.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSpec {
+    #[serde(default)]
+    pub program: ProgramId,
+    pub rank: Rank,
+    pub core: usize,
+    /// `[start, bytes]` regions mapped at once.
+    #[serde(default)]
+    pub regions: Vec<[u64; 2]>,
+    /// `[start, bytes]` regions mapped at first touch (or at MOPED's page fault).
+    #[serde(default)]
+    pub lazy_regions: Vec<[u64; 2]>,
+}
+
+/// The ops of every core, and the processes the cores run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub cores: Vec<Vec<Op>>,
+    pub processes: Vec<ProcessSpec>,
 }
 
 /// A program file error with its position.
@@ -74,6 +131,8 @@ pub struct ProgramError {
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     core: Vec<toml::Spanned<CoreSpec>>,
+    #[serde(default)]
+    process: Vec<toml::Spanned<ProcessSpec>>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +181,23 @@ fn key_number<'a>(key: &'static str) -> impl FnMut(&'a str) -> IResult<&'a str, 
     preceded(pair(space1, pair(tag(key), char('='))), number)
 }
 
+/// ` rN`, a register 0..=7.
+fn ws_reg(i: &str) -> IResult<&str, u8> {
+    map_res(preceded(pair(space1, char('r')), digit1), |d: &str| {
+        d.parse::<u8>()
+            .map_err(|_| ())
+            .and_then(|r| if r < 8 { Ok(r) } else { Err(()) })
+    })(i)
+}
+
+/// ` key=N` or ` key=any` (None).
+fn key_any<'a>(key: &'static str) -> impl FnMut(&'a str) -> IResult<&'a str, Option<u64>> {
+    preceded(
+        pair(space1, pair(tag(key), char('='))),
+        alt((map(tag("any"), |_| None), map(number, Some))),
+    )
+}
+
 fn kind(i: &str) -> IResult<&str, AccessKind> {
     alt((
         map(tag("load"), |_| AccessKind::Load),
@@ -130,8 +206,52 @@ fn kind(i: &str) -> IResult<&str, AccessKind> {
 }
 
 fn op_line(i: &str) -> IResult<&str, Op> {
-    let (i, word) = take_while1(|c: char| c.is_ascii_alphabetic())(i)?;
+    let (i, word) = take_while1(|c: char| c.is_ascii_alphabetic() || c == '_')(i)?;
     match word {
+        "moped_reserve" => map(ws_reg, |reg| Op::MopedReserve { reg })(i),
+        "moped_send" | "moped_recv" => {
+            let send = word == "moped_send";
+            let (i, reg) = ws_reg(i)?;
+            let (i, peer) = key_any(if send { "dst" } else { "src" })(i)?;
+            let (i, tag) = key_any("tag")(i)?;
+            let (i, ctx) = opt(key_number("ctx"))(i)?;
+            let (i, va) = key_number("va")(i)?;
+            let (i, size) = key_number("size")(i)?;
+            let envelope = Envelope {
+                kind: if send { Kind::Send } else { Kind::Recv },
+                peer: peer.map_or(Peer::Any, |r| Peer::Rank(r as Rank)),
+                context: ctx.unwrap_or(0) as u16,
+                tag: tag.map_or(Tag::Any, |t| Tag::Tag(t as u16)),
+            };
+            Ok((
+                i,
+                Op::MopedPost {
+                    reg,
+                    envelope,
+                    va,
+                    size,
+                },
+            ))
+        }
+        "moped_poll" => {
+            let (i, reg) = ws_reg(i)?;
+            let (i, expect) = opt(preceded(
+                pair(space1, tag("expect=")),
+                alt((
+                    map(tag("complete"), |_| PollStatus::Complete),
+                    map(tag("failed"), |_| PollStatus::Failed),
+                    map(tag("revoked"), |_| PollStatus::Revoked),
+                    map(tag("error"), |_| PollStatus::Error),
+                )),
+            ))(i)?;
+            Ok((
+                i,
+                Op::MopedPoll {
+                    reg,
+                    expect: expect.unwrap_or(PollStatus::Complete),
+                },
+            ))
+        }
         "compute" => map(ws_number, Op::Compute)(i),
         "load" => {
             let (i, addr) = ws_number(i)?;
@@ -198,7 +318,7 @@ pub fn parse_op(text: &str) -> Result<Op, String> {
         Ok((_, op)) => op,
         Err(_) => {
             return Err(format!(
-                "cannot read `{text}`: expected `compute N`, `load ADDR [SIZE] [expect=V]`, `store ADDR [SIZE] VALUE` or `sweep load|store BASE BYTES STRIDE [repeat=R]`"
+                "cannot read `{text}`: expected `compute N`, `load ADDR [SIZE] [expect=V]`, `store ADDR [SIZE] VALUE`, `sweep load|store BASE BYTES STRIDE [repeat=R]`, `moped_reserve rN`, `moped_send rN dst=R tag=T [ctx=C] va=A size=S`, `moped_recv rN src=R|any tag=T|any [ctx=C] va=A size=S` or `moped_poll rN [expect=complete|failed|revoked|error]`"
             ))
         }
     };
@@ -226,6 +346,14 @@ fn check_op(op: &Op) -> Result<(), String> {
         }
         Op::Sweep { base, stride, .. } if base % 8 != 0 || stride % 8 != 0 => {
             Err("sweep base and stride must be multiples of 8 (8-byte accesses)".into())
+        }
+        Op::MopedPost {
+            envelope, va, size, ..
+        } => {
+            envelope.encode().map_err(|e| e.to_string())?;
+            crate::moped::desc::Descriptor::complete(0, 0, 0, envelope, va, size)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
         _ => Ok(()),
     }
@@ -260,7 +388,42 @@ impl Program {
         })?;
         let mut prog = Program {
             cores: vec![Vec::new(); n_cores],
+            processes: Vec::new(),
         };
+        for p in &spec.process {
+            let (at, ps) = (p.span().start, p.get_ref());
+            if ps.core >= n_cores {
+                return Err(err(
+                    at,
+                    format!(
+                        "process on core {}: the system has {n_cores} cores",
+                        ps.core
+                    ),
+                ));
+            }
+            if ps.rank >= crate::moped::ports::PORT_RANKS {
+                return Err(err(
+                    at,
+                    format!(
+                        "rank {}: MOPED's ports serve ranks below {}",
+                        ps.rank,
+                        crate::moped::ports::PORT_RANKS
+                    ),
+                ));
+            }
+            if prog.processes.iter().any(|q| q.core == ps.core) {
+                return Err(err(at, format!("two processes on core {}", ps.core)));
+            }
+            if let Some(r) = ps
+                .regions
+                .iter()
+                .chain(&ps.lazy_regions)
+                .find(|r| r[1] == 0)
+            {
+                return Err(err(at, format!("region at {:#x} has 0 bytes", r[0])));
+            }
+            prog.processes.push(ps.clone());
+        }
         for block in &spec.core {
             let b = block.get_ref();
             let targets: Vec<usize> = match b.cores.get_ref() {
@@ -371,6 +534,14 @@ struct CoreCursor {
     sweep_r: u32,
     expect: Option<(u64, u64)>,
     instructions: u64,
+    /// Descriptor registers.
+    regs: [u64; 8],
+    /// Step within a MOPED op.
+    step: u8,
+    /// The value of the last load (MOPED ops read their answers here).
+    loaded: u64,
+    /// A poll answered something else than expected.
+    poll_error: Option<String>,
 }
 
 /// Runs a [`Program`] on the simulator's cores, checking `expect=` values.
@@ -378,16 +549,36 @@ pub struct ProgramDriver {
     prog: Program,
     cpi: f64,
     cursors: Vec<CoreCursor>,
+    ports: PortMap,
+    /// Each core's (program, rank), from the program's processes.
+    ident: Vec<(ProgramId, Rank)>,
 }
 
 impl ProgramDriver {
     pub fn new(prog: Program, cpi: f64) -> Self {
+        Self::with_ports(prog, cpi, PortMap::default())
+    }
+
+    /// A driver whose MOPED ops use the port windows at `ports`.
+    pub fn with_ports(prog: Program, cpi: f64, ports: PortMap) -> Self {
         let n = prog.cores.len();
+        let mut ident = vec![(0, 0); n];
+        for p in &prog.processes {
+            ident[p.core] = (p.program, p.rank);
+        }
         ProgramDriver {
             prog,
             cpi,
             cursors: vec![CoreCursor::default(); n],
+            ports,
+            ident,
         }
+    }
+
+    fn port(&self, core: usize, port: Port) -> u64 {
+        let (p, r) = self.ident[core];
+        // Ranks were checked when the program was read.
+        self.ports.addr_of(p, r, port).unwrap_or(self.ports.base())
     }
 
     /// Instructions each core executed (compute instructions plus one per access).
@@ -396,8 +587,20 @@ impl ProgramDriver {
     }
 }
 
+/// An 8-byte port access.
+fn port_access(kind: AccessKind, addr: u64, value: u64) -> Next {
+    Next::Access(CoreReq {
+        id: 0,
+        kind,
+        addr,
+        size: 8,
+        value,
+    })
+}
+
 impl Driver for ProgramDriver {
     fn next(&mut self, core: usize, _now: u64) -> Next {
+        let (data_port, poll_port) = (self.port(core, Port::Data), self.port(core, Port::Poll));
         let ops = &self.prog.cores[core];
         let cur = &mut self.cursors[core];
         loop {
@@ -467,12 +670,79 @@ impl Driver for ProgramDriver {
                         value: addr,
                     });
                 }
+                Op::MopedReserve { reg } => {
+                    if cur.step == 0 {
+                        cur.step = 1;
+                        cur.instructions += 1;
+                        cur.expect = None;
+                        return port_access(AccessKind::Load, data_port, 0);
+                    }
+                    cur.regs[reg as usize] = cur.loaded;
+                    cur.step = 0;
+                    cur.pc += 1;
+                }
+                Op::MopedPost {
+                    reg,
+                    envelope,
+                    va,
+                    size,
+                } => {
+                    let payload = match cur.step {
+                        0 => envelope.encode().unwrap_or(0),
+                        1 => va,
+                        2 => size,
+                        _ => {
+                            cur.step = 0;
+                            cur.pc += 1;
+                            continue;
+                        }
+                    };
+                    cur.step += 1;
+                    cur.instructions += 1;
+                    let id = DescId::from_bits(cur.regs[reg as usize] as u16);
+                    let value = pack_store(id, payload).unwrap_or(u64::MAX);
+                    return port_access(AccessKind::Store, data_port, value);
+                }
+                Op::MopedPoll { reg, expect } => match cur.step {
+                    0 => {
+                        cur.step = 1;
+                        cur.instructions += 1;
+                        // A refused reservation's value is no ID: poll an invalid one.
+                        let id = cur.regs[reg as usize].min(u16::MAX as u64 + 1);
+                        return port_access(AccessKind::Store, poll_port, id);
+                    }
+                    1 => {
+                        cur.step = 2;
+                        cur.instructions += 1;
+                        cur.expect = None;
+                        return port_access(AccessKind::Load, poll_port, 0);
+                    }
+                    _ => {
+                        cur.step = 0;
+                        match PollStatus::from_value(cur.loaded) {
+                            Ok(PollStatus::Pending | PollStatus::Retry) => {
+                                return Next::Wait(20);
+                            }
+                            Ok(s) if s == expect => cur.pc += 1,
+                            other => {
+                                cur.poll_error = Some(format!(
+                                    "core {core}: poll of r{reg} answered {other:?}, expected {expect:?}"
+                                ));
+                                cur.pc += 1;
+                            }
+                        }
+                    }
+                },
             }
         }
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
+        if let Some(e) = self.cursors[core].poll_error.take() {
+            return Err(e);
+        }
         if c.req.kind == AccessKind::Load {
+            self.cursors[core].loaded = c.value;
             if let Some((addr, want)) = self.cursors[core].expect.take() {
                 if c.value != want {
                     return Err(format!(
@@ -511,6 +781,56 @@ mod tests {
         );
         assert!(parse_op("load 0x3c 8").unwrap_err().contains("crosses"));
         assert!(parse_op("jump 3").is_err());
+    }
+
+    #[test]
+    fn parses_moped_ops_and_processes() {
+        let text = "[[process]]\nrank = 1\ncore = 1\nregions = [[0x1000, 64]]\n\
+                    [[core]]\ncores = [1]\nops = '''\nmoped_reserve r3\n\
+                    moped_send r3 dst=0 tag=7 va=0x1000 size=64\n\
+                    moped_recv r2 src=any tag=any ctx=4 va=0x1000 size=64\n\
+                    moped_poll r3 expect=revoked\n'''\n";
+        let p = Program::from_toml_str(text, "p.toml", 2).unwrap();
+        assert_eq!(p.processes[0].rank, 1);
+        assert_eq!(p.cores[1][0], Op::MopedReserve { reg: 3 });
+        match p.cores[1][2] {
+            Op::MopedPost {
+                reg: 2, envelope, ..
+            } => {
+                assert_eq!(envelope.peer, Peer::Any);
+                assert_eq!(envelope.tag, Tag::Any);
+                assert_eq!(envelope.context, 4);
+            }
+            ref o => panic!("{o:?}"),
+        }
+        assert_eq!(
+            p.cores[1][3],
+            Op::MopedPoll {
+                reg: 3,
+                expect: PollStatus::Revoked
+            }
+        );
+    }
+
+    #[test]
+    fn bad_moped_ops_and_processes_are_located() {
+        for (ops, want) in [
+            ("moped_reserve r8", "expected"),
+            ("moped_send r0 dst=any tag=1 va=0 size=8", "ANY"),
+            ("moped_poll r0 expect=maybe", "expected"),
+        ] {
+            let text = format!("[[core]]\ncores = [0]\nops = '''\n{ops}\n'''\n");
+            let e = Program::from_toml_str(&text, "p.toml", 1).unwrap_err();
+            assert_eq!((e.line, e.col), (4, 1), "{ops}: {e}");
+            assert!(
+                e.msg.contains(want) || e.to_string().contains(want),
+                "{ops}: {e}"
+            );
+        }
+        let text = "[[process]]\nrank = 0\ncore = 5\n[[core]]\ncores = [0]\nops = ''\n";
+        let e = Program::from_toml_str(text, "p.toml", 2).unwrap_err();
+        assert!(e.msg.contains("core 5"), "{e}");
+        assert_eq!(e.line, 1);
     }
 
     #[test]
