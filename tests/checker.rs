@@ -1,13 +1,15 @@
 //! The exhaustive checker on the baseline protocol (pinned state counts and table coverage)
 //! and on seeded bugs (each must yield a counterexample trace of the right kind).
 
+mod common;
+
+use common::fails;
 use moped::checker::{check, union_coverage, CheckConfig, CheckReport, Failure, FailureKind};
 use moped::coherence::protocols::{BASELINE_DIR, BASELINE_L2};
 use moped::coherence::Protocol;
 
 fn run(name: &str) -> CheckReport {
-    let cfg = CheckConfig::named(name).unwrap();
-    check(&cfg, &Protocol::baseline()).unwrap_or_else(|f| panic!("{f}"))
+    common::run(name, &Protocol::baseline())
 }
 
 /// The baseline with one text substitution in each table ("" leaves a table unchanged).
@@ -30,14 +32,6 @@ fn mutated(l2_from: &str, l2_to: &str, dir_from: &str, dir_to: &str) -> Protocol
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn fails(name: &str, p: &Protocol) -> Failure {
-    let cfg = CheckConfig::named(name).unwrap();
-    match check(&cfg, p) {
-        Ok(r) => panic!("the seeded bug passed the checker: {r}"),
-        Err(f) => f,
-    }
-}
-
 /// A counterexample must start at the initial state and replay step by step.
 fn assert_trace(f: &Failure, mentions: &[&str]) {
     let text = f.to_string();
@@ -50,18 +44,9 @@ fn assert_trace(f: &Failure, mentions: &[&str]) {
     }
 }
 
-/// Runs a named configuration on the baseline and checks its pinned (states, edges,
-/// quiescent states, depth) and that no cell outside the tables fired.
+/// [`common::assert_pinned`] on the baseline.
 fn assert_pinned(name: &str, want: (usize, usize, usize, usize)) -> CheckReport {
-    let r = run(name);
-    assert_eq!(
-        (r.states, r.edges, r.quiescent_states, r.depth),
-        want,
-        "{r}"
-    );
-    assert_eq!(r.cells_reached_outside_table, 0);
-    assert!(r.max_buffer_occupancy <= r.buffer_capacity);
-    r
+    common::assert_pinned(name, &Protocol::baseline(), want)
 }
 
 #[test]

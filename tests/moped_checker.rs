@@ -2,26 +2,16 @@
 //! lines beside its core's loads and stores. Pinned state counts, 0 violations, and seeded
 //! bugs that the MOPED-specific checks catch.
 
-use moped::checker::{check, CheckConfig, CheckReport, Failure, FailureKind};
+mod common;
+
+use common::fails;
+use moped::checker::{check, CheckConfig, FailureKind};
 use moped::coherence::protocols::design_files;
 use moped::coherence::Protocol;
 
-fn run(name: &str, design: &str) -> CheckReport {
-    let cfg = CheckConfig::named(name).unwrap();
-    check(&cfg, &Protocol::by_name(design).unwrap()).unwrap_or_else(|f| panic!("{f}"))
-}
-
-/// Checks the pinned (states, edges, quiescent states, depth) and that no cell outside
-/// the tables fired.
+/// [`common::assert_pinned`] on a design.
 fn assert_pinned(name: &str, design: &str, want: (usize, usize, usize, usize)) {
-    let r = run(name, design);
-    assert_eq!(
-        (r.states, r.edges, r.quiescent_states, r.depth),
-        want,
-        "{r}"
-    );
-    assert_eq!(r.cells_reached_outside_table, 0);
-    assert!(r.max_buffer_occupancy <= r.buffer_capacity);
+    common::assert_pinned(name, &Protocol::by_name(design).unwrap(), want);
 }
 
 #[test]
@@ -76,13 +66,6 @@ fn mutated(design: &str, file: &str, from: &str, to: &str) -> Protocol {
     let (l2, dir) = (refs(&l2), refs(&dir));
     Protocol::layered("mutant", l2[0], &l2[1..], dir[0], &dir[1..])
         .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn fails(name: &str, p: &Protocol) -> Failure {
-    match check(&CheckConfig::named(name).unwrap(), p) {
-        Ok(r) => panic!("the seeded bug passed the checker: {r}"),
-        Err(f) => f,
-    }
 }
 
 #[test]

@@ -399,12 +399,7 @@ impl Moped {
 
     /// True when nothing is outstanding: no descriptor, match or line request.
     pub fn is_idle(&self) -> bool {
-        self.table.occupied() == 0
-            && self.matched.is_empty()
-            && self.active.iter().all(|a| a.is_none())
-            && self.reads.is_empty()
-            && self.owns.is_empty()
-            && self.writes.is_empty()
+        self.table.occupied() == 0 && self.copies_idle()
     }
 
     /// True when no copy runs or waits and no line request is outstanding (descriptors may
@@ -544,13 +539,7 @@ impl Moped {
         let Some(d) = self.table.get(id.index).copied() else {
             return;
         };
-        let receiver = match d.kind {
-            Some(Kind::Send) => match d.peer {
-                super::ports::Peer::Rank(r) => r,
-                super::ports::Peer::Any => d.rank,
-            },
-            _ => d.rank,
-        };
+        let receiver = self.receiver_of(&d);
         let Some(env) = d.envelope() else { return };
         let Ok(mut copy) = Descriptor::complete(d.program, d.rank, d.pt_root, env, d.va, d.size)
         else {

@@ -567,7 +567,7 @@ impl Sim {
             return Ok(());
         }
         if self.moped_host.is_port(req.addr) {
-            return self.port_access(c, req, now, driver);
+            return self.port_access(c, req, now);
         }
         let outcome = self.caches[c]
             .core_request(req, &mut self.wire, &mut self.done)
@@ -600,7 +600,7 @@ impl Sim {
             return Ok(());
         };
         if self.moped_host.is_port(req.addr) {
-            return self.port_access(c, req, now, driver);
+            return self.port_access(c, req, now);
         }
         let outcome = self.caches[c]
             .core_request(req, &mut self.wire, &mut self.done)

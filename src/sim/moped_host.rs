@@ -63,7 +63,7 @@ pub(super) struct MopedHost {
     answers: Vec<VecDeque<(u64, MopedDone)>>,
     /// Cycle of each MOPED's scheduled tick.
     tick_at: Vec<Option<u64>>,
-    /// Cores whose port load was forwarded and waits for its value.
+    /// Port loads answered by another MOPED (the process moved).
     pub(super) forwarded_loads: u64,
     pub(super) dev_messages: u64,
     pub(super) line_stalls: u64,
@@ -134,13 +134,7 @@ impl Sim {
 
     /// A core's load or store to a port: answered by its local MOPED after the port latency,
     /// or later if the MOPED forwarded it.
-    pub(super) fn port_access<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        req: CoreReq,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
+    pub(super) fn port_access(&mut self, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
         if !self.moped_host.present {
             return Err(SimError::Check {
                 cycle: now,
@@ -194,7 +188,6 @@ impl Sim {
                 core.load_outstanding = true;
             }
         }
-        let _ = driver;
         Ok(())
     }
 
@@ -239,11 +232,9 @@ impl Sim {
         now: u64,
         driver: &mut D,
     ) -> Result<(), SimError> {
-        if self.moped_host.tick_at[m] != Some(now) {
-            // A stale event: an earlier tick was scheduled in its place.
-            if self.moped_host.tick_at[m].is_some_and(|t| t > now) {
-                return Ok(());
-            }
+        // A tick moved to a later cycle leaves a stale event behind: skip it.
+        if self.moped_host.tick_at[m].is_some_and(|t| t > now) {
+            return Ok(());
         }
         self.moped_host.tick_at[m] = None;
         while let Some(&(due, a)) = self.moped_host.answers[m].front() {
@@ -713,10 +704,19 @@ impl Sim {
     pub fn read_virtual(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
         let view = ReadView { sim: self };
         let space = &self.os.procs[proc].space;
+        // One walk and one coherent read per line, not per byte.
+        let mut line: Option<(u64, Option<crate::mem::LineData>)> = None;
         (0..len as u64)
-            .map(|i| match space.translate(&view, va + i) {
-                Some(pa) => self.read_line_coherent(crate::mem::line_of(pa))[(pa % 64) as usize],
-                None => 0,
+            .map(|i| {
+                let a = va + i;
+                let vline = crate::mem::line_of(a);
+                if line.map(|l| l.0) != Some(vline) {
+                    let data = space
+                        .translate(&view, vline)
+                        .map(|pa| self.read_line_coherent(pa));
+                    line = Some((vline, data));
+                }
+                line.and_then(|l| l.1).map_or(0, |d| d[(a % 64) as usize])
             })
             .collect()
     }
