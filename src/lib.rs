@@ -24,3 +24,4 @@ pub mod run;
 pub mod sim;
 pub mod stats;
 pub mod tester;
+pub mod workload;

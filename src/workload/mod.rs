@@ -1,0 +1,128 @@
+//! MPI workloads: what each rank of a parallel program calls, before the `mpi` runtime
+//! model turns the calls into a core's memory operations.
+//!
+//! A [`Workload`] holds one [`RankProgram`] per rank: its buffers (named arrays in its
+//! address space) and its calls in program order. Point-to-point calls are MPI's
+//! non-blocking ones with explicit request numbers (a blocking send is an `Isend` and a
+//! `Wait`); collectives are expanded into point-to-point calls by MPICH2 1.2's algorithms
+//! when the workload is built (`coll`), except the barrier, which the runtime itself runs
+//! (it is where a backed-off program returns to MOPED). Compute phases are instruction
+//! counts and sweeps over buffers, so computation and message data compete for the caches.
+
+use crate::moped::ports::{Peer, Tag};
+
+/// A buffer of a rank: an index into [`RankProgram::buffers`].
+pub type BufId = u16;
+
+/// A request number, local to a rank (MPI_Request); free again once waited for.
+pub type ReqId = u32;
+
+/// The context of point-to-point calls (MPI_COMM_WORLD).
+pub const CTX_PT2PT: u16 = 0;
+/// The context of the messages inside collectives (MPICH gives each communicator a
+/// second context for them, so they never match the application's messages).
+pub const CTX_COLL: u16 = 1;
+
+/// A place in a rank's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufRef {
+    pub buf: BufId,
+    pub offset: u64,
+}
+
+impl BufRef {
+    pub fn new(buf: BufId, offset: u64) -> BufRef {
+        BufRef { buf, offset }
+    }
+}
+
+/// How a sweep touches memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SweepKind {
+    /// Loads only (reading an array).
+    Load,
+    /// Stores only (writing an array; values derived from the address and the sweep).
+    Store,
+    /// A load then a store of each word (updating an array in place).
+    Update,
+}
+
+/// One MPI-level call of a rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// Non-memory instructions (at the configured CPI).
+    Compute(u64),
+    /// A compute phase's accesses: 8-byte words every `stride` bytes over `bytes` bytes
+    /// from `at`.
+    Sweep {
+        at: BufRef,
+        bytes: u64,
+        stride: u64,
+        kind: SweepKind,
+    },
+    /// MPI_Isend of `bytes` bytes at `buf` to rank `dst`.
+    Isend {
+        req: ReqId,
+        dst: u16,
+        tag: u16,
+        ctx: u16,
+        buf: BufRef,
+        bytes: u64,
+    },
+    /// MPI_Irecv of at most `bytes` bytes into `buf`.
+    Irecv {
+        req: ReqId,
+        src: Peer,
+        tag: Tag,
+        ctx: u16,
+        buf: BufRef,
+        bytes: u64,
+    },
+    /// MPI_Wait.
+    Wait(ReqId),
+    /// MPI_Waitall.
+    Waitall(Vec<ReqId>),
+    /// MPI_Barrier (the runtime runs MPICH's dissemination barrier).
+    Barrier,
+    /// A reduction's local step: `acc[i] += src[i]` over `bytes / 4` 4-byte floats
+    /// (MPI_FLOAT, MPI_SUM), as loads, adds and stores.
+    Combine { acc: BufRef, src: BufRef, bytes: u64 },
+    /// A memcpy within the rank (a collective's own contribution).
+    Copy { dst: BufRef, src: BufRef, bytes: u64 },
+}
+
+/// A named array of a rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub name: String,
+    pub bytes: u64,
+}
+
+/// One rank's buffers and calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankProgram {
+    pub buffers: Vec<Buffer>,
+    pub calls: Vec<Call>,
+}
+
+impl RankProgram {
+    /// Adds a buffer and returns its id.
+    pub fn buffer(&mut self, name: &str, bytes: u64) -> BufId {
+        self.buffers.push(Buffer {
+            name: name.to_string(),
+            bytes,
+        });
+        (self.buffers.len() - 1) as BufId
+    }
+}
+
+/// A parallel program: one [`RankProgram`] per rank.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Workload {
+    /// Short name (the paper's: PP, XC, BC, RD, GA, AA, SP, CG, MG, FT, BT).
+    pub name: String,
+    pub ranks: Vec<RankProgram>,
+    /// What the build changed from the specification (a scaled iteration count), said
+    /// wherever the results are reported.
+    pub notes: Vec<String>,
+}
