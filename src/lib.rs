@@ -15,6 +15,7 @@ pub mod core;
 pub mod engine;
 pub mod mem;
 pub mod moped;
+pub mod mpi;
 pub mod net;
 pub mod os;
 pub mod protocol;

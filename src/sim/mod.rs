@@ -44,6 +44,24 @@ pub trait Driver {
     fn next(&mut self, core: usize, now: u64) -> Next;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
+    /// Whether the driver wants to read simulated memory ([`Driver::read_memory`]) before
+    /// the next core steps: snapshots and checks of message buffers.
+    fn wants_memory(&self) -> bool {
+        false
+    }
+    /// Reads simulated memory as the program would see it now; an error fails the run.
+    fn read_memory(&mut self, _mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Simulated memory through a process's page tables, as a driver reads it between events.
+pub trait VirtualMemory {
+    /// The bytes at `[va, va + len)` of process `proc` as that process sees them now: every
+    /// line's current value wherever it is (a cache, a writeback in progress, a message in
+    /// flight, memory), with the stores still in the store buffers of the cores running
+    /// the process applied on top.
+    fn read(&self, proc: ProcId, va: u64, len: usize) -> Vec<u8>;
 }
 
 /// Why a run stopped early.
@@ -288,6 +306,29 @@ impl Sim {
         self.wire.q.now()
     }
 
+    /// Every message slot, in flight or free (see [`Sim::wire_live`]).
+    fn wire_slab(&self) -> &[Msg] {
+        &self.wire.slab
+    }
+
+    /// Which message slots are in flight (delivered or stalled ones are not free).
+    fn wire_live(&self) -> Vec<bool> {
+        let mut live = vec![true; self.wire.slab.len()];
+        for &f in &self.wire.free {
+            live[f as usize] = false;
+        }
+        live
+    }
+
+    /// The stores core by core still in the store buffers of the cores running `proc`,
+    /// oldest first (physical addresses).
+    fn buffered_stores(&self, proc: ProcId) -> impl Iterator<Item = &CoreReq> {
+        self.cores
+            .iter()
+            .filter(move |c| c.proc == Some(proc))
+            .flat_map(|c| c.store_buffer.iter())
+    }
+
     /// Runs until every core is done and the system is quiescent.
     pub fn run<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
         let r = self.run_events(driver);
@@ -462,6 +503,11 @@ impl Sim {
         driver: &mut D,
     ) -> Result<(), SimError> {
         self.cores[c].stepping = false;
+        if driver.wants_memory() {
+            driver
+                .read_memory(&*self, now)
+                .map_err(|detail| SimError::Check { cycle: now, detail })?;
+        }
         if self.cores[c].done || self.cores[c].load.is_some() {
             return Ok(());
         }

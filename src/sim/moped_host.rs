@@ -736,3 +736,72 @@ impl crate::moped::xlate::PhysMem for ReadView<'_> {
         unreachable!("a read-only view")
     }
 }
+
+impl Sim {
+    /// A line's current value at any moment of a run: a cache's modified copy, else a
+    /// writeback in progress (its TBE, then its data message in flight), else memory.
+    /// `live` marks the message slots in flight.
+    fn read_line_current(&self, line: crate::mem::LineAddr, live: &[bool]) -> crate::mem::LineData {
+        for c in &self.caches {
+            if let Some(l) = c.line_copy(line) {
+                if l.dirty {
+                    return l.data;
+                }
+            }
+        }
+        for c in &self.caches {
+            if let Some(t) = c
+                .tbes()
+                .iter()
+                .find(|t| t.addr == line && t.state.is_some() && t.dirty)
+            {
+                return t.data;
+            }
+        }
+        if let Some(m) = self
+            .wire_slab()
+            .iter()
+            .zip(live)
+            .find(|(m, &l)| l && m.addr == line && m.dirty)
+        {
+            return m.0.data;
+        }
+        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
+            .mem
+            .read(line)
+    }
+}
+
+impl super::VirtualMemory for Sim {
+    fn read(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
+        let view = ReadView { sim: self };
+        let Some(p) = self.os.procs.get(proc) else {
+            return vec![0; len];
+        };
+        let live = self.wire_live();
+        let stores: Vec<&CoreReq> = self.buffered_stores(proc).collect();
+        let mut out = Vec::with_capacity(len);
+        let mut a = va;
+        let end = va + len as u64;
+        while a < end {
+            let vline = crate::mem::line_of(a);
+            let n = ((vline + 64).min(end) - a) as usize;
+            match p.space.translate(&view, vline) {
+                Some(pa) => {
+                    let mut d = self.read_line_current(pa, &live);
+                    for s in stores.iter().filter(|s| crate::mem::line_of(s.addr) == pa) {
+                        let o = (s.addr - pa) as usize;
+                        for b in 0..s.size as usize {
+                            d[o + b] = (s.value >> (8 * b)) as u8;
+                        }
+                    }
+                    let o = (a - vline) as usize;
+                    out.extend_from_slice(&d[o..o + n]);
+                }
+                None => out.resize(out.len() + n, 0),
+            }
+            a += n as u64;
+        }
+        out
+    }
+}

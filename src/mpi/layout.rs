@@ -1,0 +1,89 @@
+//! Where a rank's memory lies in its address space (the same layout in every rank).
+//!
+//! ```text
+//! 0x0800_0000  runtime: posted-receive entries, unexpected entries, list heads,
+//!              unexpected-message buffers
+//! 0x1000_0000  the workload's buffers, each page-aligned, in order
+//! 0x3FFF_F000  the backoff word, shared by every rank of the program
+//! 0x4000_0000  the ch3:shm queues, one per directed pair: (src -> dst) at
+//!              SHM_BASE + (dst * P + src) * QUEUE_STRIDE, shared by the two ranks
+//! ```
+
+use crate::moped::xlate::PAGE_BYTES;
+use crate::workload::Workload;
+
+use super::runtime::LIST_ENTRIES;
+use super::shm::QUEUE_STRIDE;
+
+pub const PRIV_BASE: u64 = 0x0800_0000;
+pub const BUF_BASE: u64 = 0x1000_0000;
+pub const FLAG_VA: u64 = 0x3FFF_F000;
+pub const SHM_BASE: u64 = 0x4000_0000;
+/// Bytes of unexpected-message buffers per rank.
+pub const TMP_BYTES: u64 = 4 << 20;
+
+/// The addresses of one run's ranks.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub ranks: usize,
+    /// Per rank, the address of each buffer.
+    pub buf_va: Vec<Vec<u64>>,
+    /// Per rank, the end of its buffers.
+    pub buf_end: Vec<u64>,
+    pub posted_base: u64,
+    pub unexpected_base: u64,
+    pub list_heads: u64,
+    pub tmp_base: u64,
+    pub tmp_bytes: u64,
+    pub flag_va: u64,
+}
+
+fn page_up(x: u64) -> u64 {
+    x.div_ceil(PAGE_BYTES) * PAGE_BYTES
+}
+
+impl Layout {
+    pub fn new(w: &Workload) -> Layout {
+        let mut buf_va = Vec::new();
+        let mut buf_end = Vec::new();
+        for r in &w.ranks {
+            let mut at = BUF_BASE;
+            let mut vas = Vec::new();
+            for b in &r.buffers {
+                vas.push(at);
+                at += page_up(b.bytes.max(1));
+            }
+            buf_va.push(vas);
+            buf_end.push(at);
+        }
+        let posted_base = PRIV_BASE;
+        let unexpected_base = posted_base + LIST_ENTRIES * 64;
+        let list_heads = unexpected_base + LIST_ENTRIES * 64;
+        Layout {
+            ranks: w.ranks.len(),
+            buf_va,
+            buf_end,
+            posted_base,
+            unexpected_base,
+            list_heads,
+            tmp_base: list_heads + PAGE_BYTES,
+            tmp_bytes: TMP_BYTES,
+            flag_va: FLAG_VA,
+        }
+    }
+
+    /// The end of the runtime's private region.
+    pub fn priv_end(&self) -> u64 {
+        self.tmp_base + self.tmp_bytes
+    }
+
+    /// The queue that `src` writes and `dst` reads.
+    pub fn queue(&self, src: u16, dst: u16) -> u64 {
+        SHM_BASE + (dst as u64 * self.ranks as u64 + src as u64) * QUEUE_STRIDE
+    }
+
+    /// The end of the shared queues.
+    pub fn shm_end(&self) -> u64 {
+        SHM_BASE + (self.ranks * self.ranks) as u64 * QUEUE_STRIDE
+    }
+}

@@ -1,0 +1,293 @@
+//! Byte-for-byte checks of every message: the sender's buffer is read when the send is
+//! posted, the receiver's when the receive completes, and the two must be equal.
+//!
+//! Which send a receive got follows MPI's rules: a receive naming its source and tag gets
+//! the n-th send on that (source, destination, context, tag) if it is the n-th such
+//! receive (non-overtaking); a wildcard receive gets one of the sends not yet taken that
+//! matches its envelope, the one whose bytes it holds. (A wildcard receive and a specific
+//! receive competing for the same sends are told apart by contents only.)
+
+use std::collections::BTreeMap;
+
+use crate::moped::ports::{Peer, Tag};
+use crate::os::ProcId;
+use crate::sim::VirtualMemory;
+
+/// Sends on one (source, destination, context, tag).
+type Key = (u16, u16, u16, u16);
+
+#[derive(Debug, Default)]
+struct SendList {
+    /// Snapshots in posting order; `None` once taken or not yet read.
+    data: Vec<Option<Vec<u8>>>,
+    /// Specific receives posted so far (each claims the next index).
+    claimed: usize,
+}
+
+/// A read the verifier waits to make.
+#[derive(Debug)]
+enum Pending {
+    Snapshot {
+        key: Key,
+        index: usize,
+        proc: ProcId,
+        va: u64,
+        len: u64,
+    },
+    Check(Check),
+}
+
+#[derive(Debug)]
+struct Check {
+    dst: u16,
+    src: Peer,
+    tag: Tag,
+    ctx: u16,
+    /// The claimed index, for a receive naming source and tag.
+    index: Option<usize>,
+    proc: ProcId,
+    va: u64,
+    len: u64,
+}
+
+/// What a posted receive will be checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim(Option<usize>);
+
+/// The checker of a run's messages.
+#[derive(Debug, Default)]
+pub struct Verifier {
+    sends: BTreeMap<Key, SendList>,
+    pending: Vec<Pending>,
+    /// Messages checked and bytes compared.
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+impl Verifier {
+    /// A send was posted: read `[va, va + len)` of `proc` before it can change.
+    pub fn send_posted(
+        &mut self,
+        src: u16,
+        dst: u16,
+        ctx: u16,
+        tag: u16,
+        at: (ProcId, u64),
+        len: u64,
+    ) {
+        let key = (src, dst, ctx, tag);
+        let list = self.sends.entry(key).or_default();
+        list.data.push(None);
+        self.pending.push(Pending::Snapshot {
+            key,
+            index: list.data.len() - 1,
+            proc: at.0,
+            va: at.1,
+            len,
+        });
+    }
+
+    /// A receive was posted by rank `dst`.
+    pub fn recv_posted(&mut self, dst: u16, src: Peer, tag: Tag, ctx: u16) -> Claim {
+        match (src, tag) {
+            (Peer::Rank(s), Tag::Tag(t)) => {
+                let list = self.sends.entry((s, dst, ctx, t)).or_default();
+                list.claimed += 1;
+                Claim(Some(list.claimed - 1))
+            }
+            _ => Claim(None),
+        }
+    }
+
+    /// A receive completed: its buffer `[va, va + len)` of `proc` is checked at the next
+    /// read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn recv_completed(
+        &mut self,
+        dst: u16,
+        src: Peer,
+        tag: Tag,
+        ctx: u16,
+        claim: Claim,
+        at: (ProcId, u64),
+        len: u64,
+    ) {
+        self.pending.push(Pending::Check(Check {
+            dst,
+            src,
+            tag,
+            ctx,
+            index: claim.0,
+            proc: at.0,
+            va: at.1,
+            len,
+        }));
+    }
+
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Makes the waiting reads, in the order they were asked for.
+    pub fn read(&mut self, mem: &dyn VirtualMemory) -> Result<(), String> {
+        for p in std::mem::take(&mut self.pending) {
+            match p {
+                Pending::Snapshot {
+                    key,
+                    index,
+                    proc,
+                    va,
+                    len,
+                } => {
+                    let bytes = mem.read(proc, va, len as usize);
+                    self.sends.get_mut(&key).expect("posted send").data[index] = Some(bytes);
+                }
+                Pending::Check(c) => self.check(mem, c)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, mem: &dyn VirtualMemory, c: Check) -> Result<(), String> {
+        let got = mem.read(c.proc, c.va, c.len as usize);
+        let what = |src: u16, tag: u16, n: usize| {
+            format!(
+                "message from rank {src} to rank {} (tag {tag}, context {}, {n} bytes)",
+                c.dst, c.ctx
+            )
+        };
+        if let (Some(index), Peer::Rank(src), Tag::Tag(tag)) = (c.index, c.src, c.tag) {
+            let list = self.sends.get_mut(&(src, c.dst, c.ctx, tag));
+            let Some(sent) = list
+                .and_then(|l| l.data.get_mut(index))
+                .and_then(Option::take)
+            else {
+                return Err(format!(
+                    "rank {} completed receive {index} from rank {src} (tag {tag}, context {}) \
+                     but no such send was posted",
+                    c.dst, c.ctx
+                ));
+            };
+            if sent.len() > got.len() {
+                return Err(format!(
+                    "{}: the receive buffer holds only {} bytes",
+                    what(src, tag, sent.len()),
+                    got.len()
+                ));
+            }
+            if let Some(off) = (0..sent.len()).find(|&i| got[i] != sent[i]) {
+                return Err(format!(
+                    "{}: byte at offset {off} is {:#04x}, the sender sent {:#04x}",
+                    what(src, tag, sent.len()),
+                    got[off],
+                    sent[off]
+                ));
+            }
+            self.messages += 1;
+            self.bytes += sent.len() as u64;
+            return Ok(());
+        }
+        // A wildcard: the earliest untaken matching send whose bytes the buffer holds.
+        let mut best: Option<(Key, usize)> = None;
+        for (key, list) in &self.sends {
+            let &(s, d, ctx, t) = key;
+            let src_ok = matches!(c.src, Peer::Any) || c.src == Peer::Rank(s);
+            let tag_ok = matches!(c.tag, Tag::Any) || c.tag == Tag::Tag(t);
+            if d != c.dst || ctx != c.ctx || !src_ok || !tag_ok {
+                continue;
+            }
+            let found = list
+                .data
+                .iter()
+                .enumerate()
+                .skip(list.claimed)
+                .find(|(_, d)| {
+                    d.as_ref()
+                        .is_some_and(|d| d.len() <= got.len() && got[..d.len()] == d[..])
+                });
+            if let Some((i, _)) = found {
+                best = Some((*key, i));
+                break;
+            }
+        }
+        match best {
+            Some((key, i)) => {
+                let sent = self.sends.get_mut(&key).expect("key").data[i]
+                    .take()
+                    .expect("found");
+                self.messages += 1;
+                self.bytes += sent.len() as u64;
+                Ok(())
+            }
+            None => Err(format!(
+                "rank {} completed a receive from {:?} (tag {:?}, context {}) whose {} bytes \
+                 equal no send posted to it (first bytes {:02x?})",
+                c.dst,
+                c.src,
+                c.tag,
+                c.ctx,
+                got.len(),
+                &got[..got.len().min(16)]
+            )),
+        }
+    }
+
+    /// Sends whose bytes no receive has been checked against.
+    pub fn unchecked(&self) -> usize {
+        self.sends
+            .values()
+            .map(|l| l.data.iter().filter(|d| d.is_some()).count())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A memory of one process whose bytes a test sets.
+    struct Mem(RefCell<Vec<u8>>);
+
+    impl VirtualMemory for Mem {
+        fn read(&self, _proc: ProcId, va: u64, len: usize) -> Vec<u8> {
+            self.0.borrow()[va as usize..va as usize + len].to_vec()
+        }
+    }
+
+    #[test]
+    fn a_changed_byte_fails_naming_ranks_tag_and_offset() {
+        let mem = Mem(RefCell::new((0..64).collect()));
+        let mut v = Verifier::default();
+        v.send_posted(1, 0, 0, 5, (0, 0), 16);
+        v.read(&mem).unwrap();
+        let claim = v.recv_posted(0, Peer::Rank(1), Tag::Tag(5), 0);
+        // The receive buffer at 32 got the message, but byte 3 is wrong.
+        mem.0.borrow_mut().copy_within(0..16, 32);
+        mem.0.borrow_mut()[35] ^= 0xFF;
+        v.recv_completed(0, Peer::Rank(1), Tag::Tag(5), 0, claim, (0, 32), 16);
+        let e = v.read(&mem).unwrap_err();
+        assert!(
+            e.contains("from rank 1 to rank 0 (tag 5, context 0, 16 bytes)")
+                && e.contains("offset 3"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wildcard_receives_take_the_send_they_hold() {
+        let mem = Mem(RefCell::new((0..=255).collect()));
+        let mut v = Verifier::default();
+        v.send_posted(1, 0, 0, 5, (0, 0), 8);
+        v.send_posted(2, 0, 0, 6, (0, 100), 8);
+        v.read(&mem).unwrap();
+        let claim = v.recv_posted(0, Peer::Any, Tag::Any, 0);
+        v.recv_completed(0, Peer::Any, Tag::Any, 0, claim, (0, 100), 8);
+        v.read(&mem).unwrap();
+        assert_eq!(v.unchecked(), 1);
+        let claim = v.recv_posted(0, Peer::Any, Tag::Any, 0);
+        // Bytes that match no remaining send.
+        v.recv_completed(0, Peer::Any, Tag::Any, 0, claim, (0, 50), 8);
+        assert!(v.read(&mem).unwrap_err().contains("equal no send"));
+    }
+}
