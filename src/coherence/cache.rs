@@ -243,6 +243,11 @@ pub struct CacheStats {
     pub moped_fills: u64,
     /// MOPED requests answered from this core's own caches.
     pub moped_local: u64,
+    /// MOPED requests that missed in the L2, by what served them: memory, another cache,
+    /// or the directory's grant without data (a fill, an upgrade).
+    pub moped_misses_memory: u64,
+    pub moped_misses_other_cache: u64,
+    pub moped_misses_no_data: u64,
     /// GET_COPY and GET_FILL requests sent (OPTCOPY, OPTCACHE).
     pub copy_requests: u64,
     pub fill_requests: u64,
@@ -1560,6 +1565,11 @@ impl CacheCtrl {
 
     fn md_send_data_to_moped(&mut self, ctx: &mut Ctx) {
         let data = Self::msg(ctx).data;
+        if (Self::msg(ctx).src as usize) < self.params.n_cores {
+            self.stats.moped_misses_other_cache += 1;
+        } else {
+            self.stats.moped_misses_memory += 1;
+        }
         let addr = ctx.addr;
         let served = self.tbe_in(ctx).moped.take();
         debug_assert!(served.is_some_and(|m| m.kind == MopedKind::Read));
@@ -1582,6 +1592,11 @@ impl CacheCtrl {
     fn mx_notify_moped_granted(&mut self, ctx: &mut Ctx) {
         // The same completion serves a core's store miss: only a MOPED's TBE has work here.
         if let Some(m) = self.tbe_in(ctx).moped.take() {
+            match self.tbe_in(ctx).source {
+                Source::Cache => self.stats.moped_misses_other_cache += 1,
+                Source::Memory => self.stats.moped_misses_memory += 1,
+                Source::None => self.stats.moped_misses_no_data += 1,
+            }
             self.grant_to_moped(ctx, m);
         }
     }

@@ -209,6 +209,8 @@ pub struct Sim {
     pub mopeds: Vec<Moped>,
     pub os: Os,
     moped_host: MopedHost,
+    /// Per core, [`moped_host::TLB_ENTRIES`] translations: (process, virtual page, frame).
+    tlb: Vec<(ProcId, u64, u64)>,
 }
 
 impl Sim {
@@ -295,6 +297,7 @@ impl Sim {
             mopeds,
             os: Os::new(cfg.memory.size_bytes),
             moped_host,
+            tlb: vec![(usize::MAX, u64::MAX, 0); n * moped_host::TLB_ENTRIES],
         })
     }
 

@@ -17,6 +17,9 @@ use crate::stats::StatsRegistry;
 
 use super::{violation_at, Driver, Ev, Sim, SimError};
 
+/// Translations each core keeps (direct-mapped by virtual page).
+pub(super) const TLB_ENTRIES: usize = 64;
+
 /// The MOPEDs of a system running `protocol`: one per core, or none if the protocol has no
 /// MOPED events.
 pub(super) fn build_mopeds(
@@ -121,15 +124,25 @@ impl Sim {
         if self.moped_host.is_port(addr) {
             return Ok(addr);
         }
+        // A software TLB: pages are never unmapped or moved, so a translation stays valid.
+        let vpage = addr >> 12;
+        let slot = c * TLB_ENTRIES + (vpage as usize % TLB_ENTRIES);
+        let (tp, tv, frame) = self.tlb[slot];
+        if tp == p && tv == vpage {
+            return Ok(frame | (addr & 0xFFF));
+        }
         let mut mem = MemView {
             dirs: &mut self.dirs,
         };
-        self.os
+        let pa = self
+            .os
             .translate(&mut mem, p, addr)
             .map_err(|e| SimError::Check {
                 cycle: now,
                 detail: format!("core {c}: {e}"),
-            })
+            })?;
+        self.tlb[slot] = (p, vpage, pa & !0xFFF);
+        Ok(pa)
     }
 
     /// A core's load or store to a port: answered by its local MOPED after the port latency,
@@ -563,6 +576,21 @@ impl Sim {
                 "moped_local",
                 |s| s.moped_local,
                 "MOPED requests answered from the core's own caches",
+            ),
+            (
+                "moped_misses_memory",
+                |s| s.moped_misses_memory,
+                "MOPED requests that missed in the L2 and were served by memory",
+            ),
+            (
+                "moped_misses_other_cache",
+                |s| s.moped_misses_other_cache,
+                "MOPED requests that missed in the L2 and were served by another cache",
+            ),
+            (
+                "moped_misses_no_data",
+                |s| s.moped_misses_no_data,
+                "MOPED requests that missed in the L2 and were granted without data (fills, upgrades)",
             ),
             (
                 "copy_requests",
