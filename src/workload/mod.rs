@@ -11,6 +11,8 @@
 
 use crate::moped::ports::{Peer, Tag};
 
+pub mod goal;
+
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
 
