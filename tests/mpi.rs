@@ -193,3 +193,25 @@ fn print_pingpong_numbers() {
         );
     }
 }
+
+#[test]
+fn the_any_source_goal_schedule_delivers_every_message_in_every_design() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/goal/any_source.goal");
+    let w = moped::workload::goal::load_goal(&path).unwrap_or_else(|e| panic!("{e}"));
+    let sends = w
+        .ranks
+        .iter()
+        .flat_map(|r| &r.calls)
+        .filter(|c| matches!(c, Call::Isend { .. }))
+        .count() as u64;
+    assert!(w
+        .ranks
+        .iter()
+        .flat_map(|r| &r.calls)
+        .any(|c| matches!(c, Call::Irecv { src: Peer::Any, .. })));
+    for d in DESIGNS {
+        let r = run(&w, d);
+        assert_eq!(r.messages_verified, sends, "{d}");
+    }
+}
