@@ -65,14 +65,25 @@ impl Verdict {
     }
 }
 
+/// How an [`Evidence`] value reads.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// A reduction (a fraction), shown as a percentage.
+    Percent,
+    /// A difference of two reductions, shown in percentage points.
+    Points,
+    /// A plain count (a metric's value).
+    Count,
+}
+
 /// One number behind a verdict.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Evidence {
     /// What the number is ("PP: OPTCOPY - BASEMOPED cycle reduction").
     pub label: String,
     pub value: Option<f64>,
-    /// Whether `value` is a fraction shown as a percentage (else a count).
-    pub percent: bool,
+    pub unit: Unit,
     /// The check it decides: passed, failed, or `None` for a number shown only.
     pub passes: Option<bool>,
 }
@@ -146,12 +157,23 @@ impl<'a> Cells<'a> {
     }
 }
 
+/// A reduction behind a verdict.
 fn ev(label: impl Into<String>, value: Option<f64>, passes: Option<bool>) -> Evidence {
     Evidence {
         label: label.into(),
         value,
-        percent: true,
+        unit: Unit::Percent,
         passes,
+    }
+}
+
+/// A difference of two reductions behind a verdict.
+fn diff(label: impl Into<String>, value: f64, passes: bool) -> Evidence {
+    Evidence {
+        label: label.into(),
+        value: Some(value),
+        unit: Unit::Points,
+        passes: Some(passes),
     }
 }
 
@@ -174,11 +196,16 @@ fn decide(
         n => format!("{n} checks"),
     };
     let (verdict, explanation) = if !failed.is_empty() {
-        let names: Vec<String> = failed.iter().map(|e| e.label.clone()).collect();
+        let names: Vec<&str> = failed.iter().take(4).map(|e| e.label.as_str()).collect();
+        let more = if failed.len() > 4 {
+            format!(" and {} more", failed.len() - 4)
+        } else {
+            String::new()
+        };
         (
             Verdict::DoesNotHold,
             format!(
-                "{} of {} fail: {}.",
+                "{} of {} fail: {}{more}.",
                 failed.len(),
                 of_checks(checks),
                 names.join("; ")
@@ -259,10 +286,10 @@ fn claim_a(reductions: &[Reduction]) -> Claim {
                     Some(vn),
                     None,
                 ));
-                evidence.push(ev(
+                evidence.push(diff(
                     format!("{label}: smallest IMB - largest NPB (must be > 0)"),
-                    Some(vi - vn),
-                    Some(vi > vn),
+                    vi - vn,
+                    vi > vn,
                 ));
             }
             _ => evidence.push(ev(
@@ -291,10 +318,13 @@ fn claim_b(reductions: &[Reduction]) -> Claim {
         let base = cells.red(g, b, "basemoped", "cycles");
         let copy = cells.red(g, b, "optcopy", "cycles");
         if let (Some(base), Some(copy)) = (base, copy) {
-            evidence.push(ev(
-                format!("{b}: OPTCOPY - BASEMOPED cycle reduction"),
-                Some(copy - base),
-                Some(copy >= base - COPY_VS_BASE_TOLERANCE),
+            evidence.push(diff(
+                format!(
+                    "{b}: OPTCOPY - BASEMOPED cycle reduction (must be >= -{})",
+                    Pct(COPY_VS_BASE_TOLERANCE)
+                ),
+                copy - base,
+                copy >= base - COPY_VS_BASE_TOLERANCE,
             ));
         }
     }
@@ -353,10 +383,13 @@ fn claim_d(reductions: &[Reduction]) -> Claim {
         let copy = cells.red(g, b, "optcopy", "cycles");
         let cache = cells.red(g, b, "optcache", "cycles");
         if let (Some(copy), Some(cache)) = (copy, cache) {
-            evidence.push(ev(
-                format!("{b}: OPTCACHE - OPTCOPY cycle reduction"),
-                Some(cache - copy),
-                Some((cache - copy).abs() <= CACHE_VS_COPY_TOLERANCE),
+            evidence.push(diff(
+                format!(
+                    "{b}: OPTCACHE - OPTCOPY cycle reduction (must be within ±{})",
+                    Pct(CACHE_VS_COPY_TOLERANCE)
+                ),
+                cache - copy,
+                (cache - copy).abs() <= CACHE_VS_COPY_TOLERANCE,
             ));
         }
     }
@@ -394,7 +427,7 @@ fn claim_e(reductions: &[Reduction]) -> Claim {
                 evidence.push(Evidence {
                     label: format!("{b}: {} local L2 fills (shown only)", design_label(d)),
                     value: Some(r.design_value),
-                    percent: false,
+                    unit: Unit::Count,
                     passes: None,
                 });
             }
@@ -440,10 +473,13 @@ fn claim_f(reductions: &[Reduction]) -> Claim {
         if known.len() >= 2 {
             let spread = known.iter().cloned().fold(f64::MIN, f64::max)
                 - known.iter().cloned().fold(f64::MAX, f64::min);
-            evidence.push(ev(
-                format!("{b}: spread of the designs' L1 miss reductions"),
-                Some(spread),
-                Some(spread <= L1_SPREAD_TOLERANCE),
+            evidence.push(diff(
+                format!(
+                    "{b}: spread of the designs' L1 miss reductions (must be <= {})",
+                    Pct(L1_SPREAD_TOLERANCE)
+                ),
+                spread,
+                spread <= L1_SPREAD_TOLERANCE,
             ));
         }
     }
@@ -661,7 +697,7 @@ mod tests {
         let fills: Vec<f64> = e
             .evidence
             .iter()
-            .filter(|x| !x.percent)
+            .filter(|x| x.unit == Unit::Count)
             .map(|x| x.value.unwrap())
             .collect();
         // The local fills have a zero baseline, so no reduction, but they are shown.

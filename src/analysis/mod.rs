@@ -29,7 +29,7 @@ pub mod reduce;
 pub mod report;
 pub mod write;
 
-pub use claims::{check_claims, Claim, Evidence, Verdict};
+pub use claims::{check_claims, Claim, Evidence, Unit, Verdict};
 pub use paper::{compare as compare_published, Published, PublishedComparison, PUBLISHED};
 pub use reduce::{reductions, summaries, t_interval, Reduction, Summary};
 pub use report::report_markdown;

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::claims::{Claim, Verdict};
+use super::claims::{Claim, Unit, Verdict};
 use super::paper::{compare, Published};
 use super::reduce::{summaries, Reduction, Summary};
 use super::{
@@ -357,10 +357,11 @@ fn claims_section(out: &mut String, claims: &[Claim]) {
             let _ = writeln!(out, "| number | value | check |");
             let _ = writeln!(out, "|---|---:|---|");
             for e in &c.evidence {
-                let value = match (e.value, e.percent) {
+                let value = match (e.value, e.unit) {
                     (None, _) => "n/a".into(),
-                    (Some(v), true) => format!("{} %", Pct(v)),
-                    (Some(v), false) => format!("{v}"),
+                    (Some(v), Unit::Percent) => format!("{} %", Pct(v)),
+                    (Some(v), Unit::Points) => format!("{} points", Pct(v)),
+                    (Some(v), Unit::Count) => format!("{v}"),
                 };
                 let check = match e.passes {
                     Some(true) => "pass",
@@ -508,6 +509,8 @@ mod tests {
         let text = report_markdown(&recs, &red, &check_claims(&red), &[]);
         assert!(text.contains("| (b) OPTCOPY cuts"), "{text}");
         assert!(text.contains("### (b) does not hold"));
-        assert!(text.contains("| PP: OPTCOPY - BASEMOPED cycle reduction | -20.0 % | **fail** |"));
+        assert!(text.contains(
+            "| PP: OPTCOPY - BASEMOPED cycle reduction (must be >= -1.0) | -20.0 points | **fail** |"
+        ));
     }
 }
