@@ -4,8 +4,10 @@
 //! Layout: `protocol` (the table DSL), `coherence` (controllers executing the tables),
 //! `mem`, `net`, `engine`, `core` (program-driven cores), `sim` (the timing simulator),
 //! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
-//! (entry points), `cli`, and `python` (PyO3 bindings, behind the `python` feature).
+//! (entry points), `analysis` (Figure 10's reductions, claim checks and report), `cli`,
+//! and `python` (PyO3 bindings, behind the `python` feature).
 
+pub mod analysis;
 pub mod bench;
 pub mod checker;
 pub mod cli;

@@ -13,6 +13,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use crate::analysis::{self, AnalysisError, RunRecord};
 use crate::coherence::protocols;
 use crate::coherence::Protocol;
 use crate::config::SystemConfig;
@@ -60,6 +61,19 @@ fn to_py(e: CoreError) -> PyErr {
         CoreError::Simulation(e) => SimulationError::new_err(e.to_string()),
         CoreError::Io(msg) => MopedError::new_err(msg),
     }
+}
+
+fn analysis_err(e: AnalysisError) -> PyErr {
+    MopedError::new_err(e.to_string())
+}
+
+fn json_err(e: serde_json::Error) -> PyErr {
+    MopedError::new_err(e.to_string())
+}
+
+/// Run records from JSON (a list of {benchmark, group, design, seed, metrics}).
+fn records(records_json: &str) -> PyResult<Vec<RunRecord>> {
+    analysis::records_from_json(records_json).map_err(analysis_err)
 }
 
 fn config_err(e: impl std::fmt::Display) -> PyErr {
@@ -307,6 +321,61 @@ fn lint_protocol(text: &str, file: &str) -> PyResult<()> {
         .map_err(|e| ProtocolError::new_err(e.to_string()))
 }
 
+/// The reductions of the run records (a JSON list) against the baseline, as JSON.
+#[pyfunction]
+fn reductions(records_json: &str) -> PyResult<String> {
+    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+    serde_json::to_string(&red).map_err(json_err)
+}
+
+/// Per (group, design, metric): geometric mean of the ratios, smallest and largest
+/// reduction, as JSON.
+#[pyfunction]
+fn summaries(records_json: &str) -> PyResult<String> {
+    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+    serde_json::to_string(&analysis::summaries(&red)).map_err(json_err)
+}
+
+/// The paper's claims checked on the run records, as JSON.
+#[pyfunction]
+fn claims(records_json: &str) -> PyResult<String> {
+    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+    serde_json::to_string(&analysis::check_claims(&red)).map_err(json_err)
+}
+
+/// The paper's published values (abstract and section 6) with their sources, as JSON.
+#[pyfunction]
+fn published_values() -> PyResult<String> {
+    serde_json::to_string(analysis::PUBLISHED).map_err(json_err)
+}
+
+/// The Markdown report of the run records; `explanations` (claim id -> text) are added to
+/// the claims' own explanations.
+#[pyfunction]
+#[pyo3(signature = (records_json, notes, explanations=None))]
+fn figure10_report(
+    records_json: &str,
+    notes: Vec<String>,
+    explanations: Option<std::collections::HashMap<String, String>>,
+) -> PyResult<String> {
+    let recs = records(records_json)?;
+    let red = analysis::reductions(&recs).map_err(analysis_err)?;
+    let mut claims = analysis::check_claims(&red);
+    for c in &mut claims {
+        if let Some(text) = explanations.as_ref().and_then(|e| e.get(&c.id)) {
+            c.explanation = format!("{} {}", c.explanation, text.trim());
+        }
+    }
+    Ok(analysis::report_markdown(&recs, &red, &claims, &notes))
+}
+
+/// Writes reductions.csv and reductions.json of the run records into `dir`.
+#[pyfunction]
+fn write_figure10_tables(dir: &str, records_json: &str) -> PyResult<()> {
+    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+    analysis::write_tables(Path::new(dir), &red).map_err(analysis_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -325,5 +394,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocol_names, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(lint_protocol, m)?)?;
+    m.add_function(wrap_pyfunction!(reductions, m)?)?;
+    m.add_function(wrap_pyfunction!(summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(claims, m)?)?;
+    m.add_function(wrap_pyfunction!(published_values, m)?)?;
+    m.add_function(wrap_pyfunction!(figure10_report, m)?)?;
+    m.add_function(wrap_pyfunction!(write_figure10_tables, m)?)?;
     Ok(())
 }

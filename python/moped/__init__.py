@@ -10,6 +10,11 @@ objects and helpers::
     res = moped.run("workloads/examples/stream.toml", config=cfg)
     print(res.stats["system"]["total"]["l2"]["misses_memory"], res.cycles)
     df = res.to_pandas()
+
+Sweeps and the paper's Figure 10: :func:`sweep` runs many workloads on any
+``concurrent.futures``-style executor, :mod:`moped.analysis` turns run records into
+reductions against the baseline and checks the paper's claims, :mod:`moped.plot` draws
+the figure, and ``moped.experiments.figure10(out)`` does all of it.
 """
 
 from __future__ import annotations
@@ -39,14 +44,20 @@ __all__ = [
     "Result",
     "SimulationError",
     "Stat",
+    "SweepError",
     "SystemConfig",
+    "Task",
     "__version__",
+    "analysis",
+    "experiments",
     "lint_protocol",
+    "plot",
     "protocol_names",
     "protocol_table",
     "random_test",
     "read_stats_txt",
     "run",
+    "sweep",
 ]
 
 
@@ -200,3 +211,8 @@ def lint_protocol(path: str | PathLike[str]) -> None:
     """Checks one protocol machine file; raises :class:`ProtocolError` (``file:line:col:``)."""
     p = fspath(path)
     _core.lint_protocol(_read_text(p, ProtocolError), p)
+
+
+# After the definitions above: these modules use them.
+from moped import analysis, experiments, plot  # noqa: E402
+from moped.batch import SweepError, Task, sweep  # noqa: E402

@@ -1,0 +1,58 @@
+"""Stand-ins for ``moped._core.run_workload`` in sweep tests. They live in a module of
+their own so process-pool workers can import them by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+#: Baseline cycles per benchmark; each design's cycles are a fixed share of them.
+BASE_CYCLES = {"PP": 1000, "XC": 1200, "BC": 1500, "RD": 1800, "GA": 2000, "AA": 3000}
+DESIGN_SHARE = {"baseline": 1.0, "basemoped": 0.3, "optcopy": 0.2, "optcache": 0.19}
+
+
+def parse_spec_name(spec_path: str) -> tuple[str, str]:
+    """(benchmark, group) from a spec file name: ``pp-16k.toml`` is PP in ``imb``,
+    ``cg-S.toml`` CG in ``npb``, ``bc-1m.toml`` BC in ``imb-1m``."""
+    stem = Path(spec_path).stem
+    name, _, size = stem.partition("-")
+    group = {"16k": "imb", "S": "npb", "1m": "imb-1m"}[size]
+    return name.upper(), group
+
+
+def fake_run_workload(
+    spec_path: str,
+    design: str,
+    config_toml: str,
+    seed: int,
+    iteration_scale: float | None,
+    out: str | None,
+) -> str:
+    """A run record computed from the spec's name, the design and the seed; a spec whose
+    name starts with ``boom`` fails."""
+    if Path(spec_path).name.startswith("boom"):
+        raise RuntimeError(f"simulated failure in {Path(spec_path).name}")
+    assert "[system]" in config_toml
+    bench, group = parse_spec_name(spec_path)
+    base = BASE_CYCLES.get(bench, 5000) * (10 if group == "imb-1m" else 1)
+    scale = 1.0 if iteration_scale is None else iteration_scale
+    cycles = base * DESIGN_SHARE[design] * scale + seed
+    return json.dumps(
+        {
+            "benchmark": bench,
+            "group": group,
+            "design": design,
+            "seed": seed,
+            "metrics": {
+                "cycles": cycles,
+                "l1_misses": cycles / 10,
+                "l2_misses_private": cycles / 20,
+                "l2_misses_global": cycles / 50,
+                "coherence_messages": cycles / 5,
+            },
+            "events": int(cycles * 3),
+            "host_seconds": 0.01,
+            "messages_verified": True,
+            "notes": ["fake runner"],
+        }
+    )
