@@ -11,6 +11,9 @@
 
 use crate::moped::ports::{Peer, Tag};
 
+pub mod check;
+pub mod coll;
+
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
 
@@ -86,9 +89,17 @@ pub enum Call {
     Barrier,
     /// A reduction's local step: `acc[i] += src[i]` over `bytes / 4` 4-byte floats
     /// (MPI_FLOAT, MPI_SUM), as loads, adds and stores.
-    Combine { acc: BufRef, src: BufRef, bytes: u64 },
+    Combine {
+        acc: BufRef,
+        src: BufRef,
+        bytes: u64,
+    },
     /// A memcpy within the rank (a collective's own contribution).
-    Copy { dst: BufRef, src: BufRef, bytes: u64 },
+    Copy {
+        dst: BufRef,
+        src: BufRef,
+        bytes: u64,
+    },
 }
 
 /// A named array of a rank.
