@@ -14,6 +14,7 @@ use crate::moped::ports::{Peer, Tag};
 pub mod check;
 pub mod coll;
 pub mod imb;
+pub mod npb;
 
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
