@@ -15,6 +15,7 @@ pub mod check;
 pub mod coll;
 pub mod imb;
 pub mod npb;
+pub mod spec;
 
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
