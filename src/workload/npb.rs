@@ -92,8 +92,11 @@ pub fn build(
     if iterations == 0 {
         return Err("iterations must be at least 1".to_string());
     }
+    if ranks == 0 {
+        return Err("a workload needs at least 1 rank".to_string());
+    }
     let NpbClass::S = class;
-    let mut b = Builder::new(ranks.max(1));
+    let mut b = Builder::new(ranks);
     match bench {
         NpbBenchmark::Cg => cg(&mut b, ranks, iterations)?,
         NpbBenchmark::Mg => mg(&mut b, ranks, iterations)?,
@@ -1485,6 +1488,15 @@ mod tests {
         assert!(err(NpbBenchmark::Bt, 8).contains("square number"));
         assert!(err(NpbBenchmark::Sp, 25).contains("too small"));
         assert!(build(NpbBenchmark::Bt, NpbClass::S, 16, 0).is_err());
+        for bench in [
+            NpbBenchmark::Cg,
+            NpbBenchmark::Mg,
+            NpbBenchmark::Ft,
+            NpbBenchmark::Bt,
+            NpbBenchmark::Sp,
+        ] {
+            assert!(build(bench, NpbClass::S, 0, 1).is_err());
+        }
     }
 
     /// Every send's buffer range was written (by a sweep, copy, combine or receive)
