@@ -50,6 +50,63 @@ enum Command {
     },
     /// Simulation speed (host time per simulated event); not a test.
     Bench(BenchArgs),
+    /// Run an MPI workload (a spec in workloads/ or a GOAL schedule) with every message checked.
+    Mpi(MpiArgs),
+    /// Reproduce the paper's Figure 10: 11 benchmarks x 4 designs, reductions, report.
+    Figure10(Figure10Args),
+}
+
+#[derive(Args, Debug)]
+struct MpiArgs {
+    /// Workload: a spec (`.toml`, e.g. workloads/imb/pingpong-16k.toml) or a GOAL schedule (`.goal`).
+    #[arg(long, value_name = "FILE")]
+    workload: PathBuf,
+    /// Folder for the results (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Design: baseline, basemoped, optcopy or optcache.
+    #[arg(long, default_value = "baseline", value_name = "NAME")]
+    protocol: String,
+    /// Seed of the simulator's random choices and of the buffers' initial bytes.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+    /// Scale the iteration counts by F (0 < F <= 1); the scaling is reported with the results.
+    #[arg(long, value_name = "F")]
+    iterations: Option<f64>,
+    /// System config (TOML); fields left out take the Table 1 defaults.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one config field, e.g. `--set l2.latency=12` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
+}
+
+#[derive(Args, Debug)]
+struct Figure10Args {
+    /// Folder for the results (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Also run PingPong, PingPing and Bcast at 1 MB (12 more runs).
+    #[arg(long)]
+    large: bool,
+    /// Host threads running simulations (default: every host core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// Seeds 1..=K per run (confidence intervals need K >= 2).
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=100))]
+    seeds: u64,
+    /// Scale every workload's iteration count by F (0 < F <= 1); reported in the results.
+    #[arg(long, value_name = "F")]
+    iterations: Option<f64>,
+    /// The folder holding the workload specs.
+    #[arg(long, default_value = "workloads", value_name = "DIR")]
+    workloads: PathBuf,
+    /// System config (TOML); fields left out take the Table 1 defaults.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one config field, e.g. `--set l2.latency=12` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
 }
 
 #[derive(Args, Debug)]
@@ -260,7 +317,204 @@ fn dispatch(cli: Cli) -> CmdResult {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
+        Command::Mpi(a) => cmd_mpi(a),
+        Command::Figure10(a) => cmd_figure10(a),
     }
+}
+
+/// A config file (or the defaults) with `--set` overrides, validated.
+fn config_with(
+    path: Option<&Path>,
+    set: &[(String, String)],
+) -> Result<crate::config::SystemConfig, Failure> {
+    let mut cfg = load_config(path)?;
+    for (key, value) in set {
+        cfg.set(key, value)
+            .map_err(|e| Failure::User(format!("--set {key}={value}: {e}")))?;
+    }
+    cfg.validate().map_err(|e| Failure::User(e.to_string()))?;
+    Ok(cfg)
+}
+
+fn check_scale(f: Option<f64>) -> Result<(), Failure> {
+    match f {
+        Some(f) if !(f > 0.0 && f <= 1.0) => Err(Failure::Usage(format!(
+            "--iterations {f}: expected a factor in (0, 1]"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn cmd_mpi(a: MpiArgs) -> CmdResult {
+    use crate::experiments::{load_workload, metrics};
+    check_scale(a.iterations)?;
+    let cfg = config_with(a.config.as_deref(), &a.set)?;
+    let (w, _) = load_workload(&a.workload, a.iterations)?;
+    let run = crate::mpi::run_workload(&cfg, &w, &a.protocol, a.seed, Default::default())?;
+    let io = |e: io::Error| Failure::User(format!("{}: {e}", a.out.display()));
+    std::fs::create_dir_all(&a.out).map_err(io)?;
+    run.stats.write_all(&a.out).map_err(io)?;
+    let mut out = io::stdout().lock();
+    print_miss_summary(
+        &mut out,
+        &run.stats,
+        cfg.system.cores.min(w.ranks.len()),
+        false,
+    )?;
+    for note in &w.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    let m = metrics(&run);
+    writeln!(
+        out,
+        "{} under {}, seed {}: {} cycles; {} messages ({} bytes) verified byte for byte; \
+         {} events in {:.2} s; results in {}",
+        w.name,
+        a.protocol,
+        a.seed,
+        m["cycles"],
+        run.messages_verified,
+        run.bytes_verified,
+        run.events,
+        run.host_seconds,
+        a.out.display()
+    )?;
+    Ok(())
+}
+
+fn cmd_figure10(a: Figure10Args) -> CmdResult {
+    use crate::analysis;
+    use crate::experiments::{figure10_tasks, run_all, run_dir_name, Throughput};
+    check_scale(a.iterations)?;
+    let cfg = config_with(a.config.as_deref(), &a.set)?;
+    let seeds: Vec<u64> = (1..=a.seeds).collect();
+    let tasks = figure10_tasks(&a.workloads, a.large, &seeds);
+    let mut missing: Vec<String> = tasks
+        .iter()
+        .filter(|t| !t.spec.is_file())
+        .map(|t| t.spec.display().to_string())
+        .collect();
+    missing.dedup();
+    if !missing.is_empty() {
+        return Err(Failure::User(format!(
+            "workload specs not found (is --workloads the repository's workloads/ folder?): {}",
+            missing.join(", ")
+        )));
+    }
+    let jobs = a
+        .jobs
+        .map(|j| j as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let runs = a.out.join("runs");
+    eprintln!(
+        "figure10: {} runs on {jobs} host threads; results in {}",
+        tasks.len(),
+        a.out.display()
+    );
+    let started = Instant::now();
+    let n = tasks.len();
+    let progress = |_i: usize, done: usize, r: &Result<crate::experiments::Outcome, MopedError>| {
+        let line = match r {
+            Ok(o) => format!(
+                "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {:>6.2} s",
+                o.record.group,
+                o.record.benchmark,
+                o.record.design,
+                o.record.metrics["cycles"],
+                o.messages_verified,
+                o.host_seconds
+            ),
+            Err(e) => format!("[{done:>3}/{n}] failed: {e}"),
+        };
+        eprintln!("{line}");
+    };
+    let outcomes = run_all(&cfg, &tasks, jobs, a.iterations, Some(&runs), &progress)?;
+    let t = Throughput::of(&outcomes, started);
+    let records: Vec<analysis::RunRecord> = outcomes.iter().map(|o| o.record.clone()).collect();
+    let reductions = analysis::reductions(&records).map_err(|e| Failure::User(e.to_string()))?;
+    let claims = analysis::check_claims(&reductions);
+    let mut notes: Vec<String> = Vec::new();
+    for o in &outcomes {
+        for note in &o.notes {
+            let line = format!("{}: {note}", o.record.benchmark);
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+    }
+    let verified: u64 = outcomes.iter().map(|o| o.messages_verified).sum();
+    notes.push(format!(
+        "{} runs; {verified} messages verified byte for byte at their receivers; {} simulated events \
+         in {:.1} s of wall time on {jobs} host threads ({:.2} M events/s)",
+        t.runs,
+        t.events,
+        t.wall_seconds,
+        t.events_per_second() / 1e6
+    ));
+    let io = |e: io::Error| Failure::User(format!("{}: {e}", a.out.display()));
+    analysis::write_tables(&a.out, &reductions).map_err(|e| Failure::User(e.to_string()))?;
+    let report = analysis::report_markdown(&records, &reductions, &claims, &notes);
+    std::fs::write(a.out.join("report.md"), report).map_err(io)?;
+    let all = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize");
+    std::fs::write(a.out.join("records.json"), all).map_err(io)?;
+    let timing = serde_json::json!({
+        "runs": t.runs,
+        "host_threads": jobs,
+        "wall_seconds": t.wall_seconds,
+        "simulation_seconds": t.sim_seconds,
+        "events": t.events,
+        "events_per_second": t.events_per_second(),
+        "messages_verified": verified,
+    });
+    std::fs::write(a.out.join("timing.json"), timing.to_string()).map_err(io)?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "reductions in execution cycles (1 - design/baseline):")?;
+    let designs = &crate::experiments::DESIGNS[1..];
+    writeln!(
+        out,
+        "{:<7} {:<4} {:>10} {:>10} {:>10}",
+        "group", "bench", designs[0], designs[1], designs[2]
+    )?;
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for r in &records {
+        let key = (r.group.clone(), r.benchmark.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        let mut line = format!("{:<7} {:<4}", key.0, key.1);
+        for d in designs {
+            let v = reductions
+                .iter()
+                .find(|x| {
+                    x.group == key.0
+                        && x.benchmark == key.1
+                        && x.design == *d
+                        && x.metric == "cycles"
+                })
+                .and_then(|x| x.reduction);
+            line.push_str(&match v {
+                Some(v) => format!(" {:>9.1}%", 100.0 * v),
+                None => format!(" {:>10}", "n/a"),
+            });
+        }
+        writeln!(out, "{line}")?;
+    }
+    for c in &claims {
+        writeln!(out, "claim {}: {} ({})", c.id, c.verdict.label(), c.title)?;
+    }
+    writeln!(
+        out,
+        "{} runs in {:.1} s wall time ({:.2} M simulated events/s); {verified} messages verified; \
+         per-run results in {}/<run>/ (e.g. {}), tables and report.md in {}",
+        t.runs,
+        t.wall_seconds,
+        t.events_per_second() / 1e6,
+        runs.display(),
+        run_dir_name(&records[0]),
+        a.out.display()
+    )?;
+    Ok(())
 }
 
 fn cmd_run(a: RunArgs) -> CmdResult {

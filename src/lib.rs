@@ -15,6 +15,7 @@ pub mod coherence;
 pub mod config;
 pub mod core;
 pub mod engine;
+pub mod experiments;
 pub mod mem;
 pub mod moped;
 pub mod mpi;

@@ -11,7 +11,12 @@
 
 use crate::moped::ports::{Peer, Tag};
 
+pub mod check;
+pub mod coll;
 pub mod goal;
+pub mod imb;
+pub mod npb;
+pub mod spec;
 
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;

@@ -1,0 +1,250 @@
+//! Experiments over workload specs: one run per (workload, design, seed), in parallel
+//! across host cores, each writing its statistics and a run record; the Figure-10
+//! experiment of the paper on top.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::RunRecord;
+use crate::config::SystemConfig;
+use crate::mpi::{run_workload, MpiParams, MpiRun};
+use crate::run::MopedError;
+use crate::workload::spec;
+
+/// The designs of Figure 10, baseline first.
+pub const DESIGNS: [&str; 4] = ["baseline", "basemoped", "optcopy", "optcache"];
+
+/// The 16 kB IMB and the NPB specs of Figure 10, in the paper's order.
+pub const FIGURE10: [&str; 11] = [
+    "imb/pingpong-16k.toml",
+    "imb/pingping-16k.toml",
+    "imb/bcast-16k.toml",
+    "imb/reduce-16k.toml",
+    "imb/gather-16k.toml",
+    "imb/alltoall-16k.toml",
+    "npb/sp-S.toml",
+    "npb/cg-S.toml",
+    "npb/mg-S.toml",
+    "npb/ft-S.toml",
+    "npb/bt-S.toml",
+];
+
+/// The 1 MB runs (`--large`).
+pub const FIGURE10_LARGE: [&str; 3] = [
+    "imb/pingpong-1m.toml",
+    "imb/pingping-1m.toml",
+    "imb/bcast-1m.toml",
+];
+
+/// One simulation to make.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub spec: PathBuf,
+    pub design: String,
+    pub seed: u64,
+}
+
+/// A finished run: its record (what the analyzers read) and how the host did.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Outcome {
+    #[serde(flatten)]
+    pub record: RunRecord,
+    pub events: u64,
+    pub host_seconds: f64,
+    pub messages_verified: u64,
+    pub bytes_verified: u64,
+    pub notes: Vec<String>,
+}
+
+/// The tasks of Figure 10: every spec times every design, for each seed.
+pub fn figure10_tasks(workloads: &Path, large: bool, seeds: &[u64]) -> Vec<Task> {
+    let specs = FIGURE10
+        .iter()
+        .chain(if large { &FIGURE10_LARGE[..] } else { &[] });
+    let mut out = Vec::new();
+    for s in specs {
+        for &seed in seeds {
+            for d in DESIGNS {
+                out.push(Task {
+                    spec: workloads.join(s),
+                    design: d.to_string(),
+                    seed,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The Figure-10 metrics of a run, from its statistics. MOPED's own line requests count as
+/// L2 misses of the L2 that took them, by what served them, as in the paper's 1 MB
+/// discussion (a fill is a "local" L2 miss).
+pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
+    let g = |n: &str| run.stats.get(n).map_or(0.0, |s| s.value.as_f64());
+    [
+        ("cycles", run.cycles as f64),
+        ("l1_misses", g("system.total.l1d.misses")),
+        (
+            "l2_misses_private",
+            g("system.total.l2.misses_other_cache") + g("system.total.l2.moped_misses_other_cache"),
+        ),
+        (
+            "l2_misses_global",
+            g("system.total.l2.misses_memory") + g("system.total.l2.moped_misses_memory"),
+        ),
+        ("l2_misses_local", g("system.total.l2.moped_misses_no_data")),
+        ("coherence_messages", g("system.network.total_msgs")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// The group a spec's results belong to in the figure.
+pub fn group_of(s: &spec::Spec) -> String {
+    match &s.kind {
+        spec::SpecKind::Imb { bytes, .. } if *bytes >= 1 << 20 => "imb-1m",
+        spec::SpecKind::Imb { .. } => "imb",
+        spec::SpecKind::Npb { .. } => "npb",
+        spec::SpecKind::Goal { .. } => "goal",
+    }
+    .into()
+}
+
+/// Loads a workload: a spec (`.toml`) or a GOAL schedule (`.goal`), with its group.
+pub fn load_workload(
+    path: &Path,
+    iteration_scale: Option<f64>,
+) -> Result<(crate::workload::Workload, String), MopedError> {
+    if path.extension().is_some_and(|e| e == "goal") {
+        let w =
+            crate::workload::goal::load_goal(path).map_err(|e| MopedError::Io(e.to_string()))?;
+        return Ok((w, "goal".into()));
+    }
+    let s = spec::load_spec(path).map_err(|e| MopedError::Io(e.to_string()))?;
+    let w = spec::build(&s, iteration_scale).map_err(|e| MopedError::Io(e.to_string()))?;
+    Ok((w, group_of(&s)))
+}
+
+/// Runs one task; with `out`, writes its statistics and record into `out/<name>/`.
+pub fn run_task(
+    cfg: &SystemConfig,
+    task: &Task,
+    iteration_scale: Option<f64>,
+    out: Option<&Path>,
+) -> Result<Outcome, MopedError> {
+    let (w, group) = load_workload(&task.spec, iteration_scale)?;
+    let run =
+        run_workload(cfg, &w, &task.design, task.seed, MpiParams::default()).map_err(|e| {
+            MopedError::Io(format!(
+                "{} under {} (seed {}): {e}",
+                w.name, task.design, task.seed
+            ))
+        })?;
+    let outcome = Outcome {
+        record: RunRecord {
+            benchmark: w.name.clone(),
+            group,
+            design: task.design.clone(),
+            seed: task.seed,
+            metrics: metrics(&run),
+        },
+        events: run.events,
+        host_seconds: run.host_seconds,
+        messages_verified: run.messages_verified,
+        bytes_verified: run.bytes_verified,
+        notes: w.notes.clone(),
+    };
+    if let Some(dir) = out {
+        let dir = dir.join(run_dir_name(&outcome.record));
+        let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        run.stats.write_all(&dir).map_err(io)?;
+        let json = serde_json::to_string_pretty(&outcome).expect("records serialize");
+        std::fs::write(dir.join("record.json"), json).map_err(io)?;
+    }
+    Ok(outcome)
+}
+
+/// `imb-PP-optcopy-s1`.
+pub fn run_dir_name(r: &RunRecord) -> String {
+    format!("{}-{}-{}-s{}", r.group, r.benchmark, r.design, r.seed)
+}
+
+/// Hears of each finished run: its task index, runs done so far, its outcome.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) + Sync);
+
+/// Runs `tasks` on `jobs` host threads; `progress` hears of each finished run (index,
+/// runs done so far, its outcome). Outcomes come back in task order; the first error
+/// stops the runs not yet started.
+pub fn run_all(
+    cfg: &SystemConfig,
+    tasks: &[Task],
+    jobs: usize,
+    iteration_scale: Option<f64>,
+    out: Option<&Path>,
+    progress: Progress,
+) -> Result<Vec<Outcome>, MopedError> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Outcome, MopedError>>>> =
+        Mutex::new((0..tasks.len()).map(|_| None).collect());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, tasks.len().max(1)) {
+            s.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(t) = tasks.get(i) else { return };
+                let r = run_task(cfg, t, iteration_scale, out);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(i, n, &r);
+                results.lock().expect("no panics while held")[i] = Some(r);
+            });
+        }
+    });
+    let mut out = Vec::new();
+    for r in results
+        .into_inner()
+        .expect("threads joined")
+        .into_iter()
+        .flatten()
+    {
+        out.push(r?);
+    }
+    Ok(out)
+}
+
+/// Host-side totals of a set of runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Throughput {
+    pub runs: usize,
+    pub events: u64,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+}
+
+impl Throughput {
+    pub fn of(outcomes: &[Outcome], started: Instant) -> Throughput {
+        Throughput {
+            runs: outcomes.len(),
+            events: outcomes.iter().map(|o| o.events).sum(),
+            sim_seconds: outcomes.iter().map(|o| o.host_seconds).sum(),
+            wall_seconds: started.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Simulated events per wall-clock second over the whole experiment.
+    pub fn events_per_second(&self) -> f64 {
+        self.events as f64 / self.wall_seconds.max(1e-9)
+    }
+}

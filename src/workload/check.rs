@@ -1,0 +1,889 @@
+//! A logical run of a workload with MPI semantics, to catch a wrong program before a
+//! simulation spends time on it.
+//!
+//! Ranks run round-robin, each until it blocks, with no notion of time. A send is
+//! delivered when it is issued; a receive completes when it is matched with a send of
+//! the same context, the same tag (or ANY_TAG) and the same source (or ANY_SOURCE),
+//! messages between two ranks in one context matching in the order they were sent.
+//! With [`SendMode::Buffered`] a send completes at once; with
+//! [`SendMode::Synchronous`] only when it is matched, as a rendezvous send (or a MOPED
+//! send descriptor) does, which finds programs that need MPI to buffer. A barrier
+//! completes when every rank has reached it.
+//!
+//! It also holds the program to MPI's rules on buffers and requests: ranges inside
+//! their buffers, no receive larger than its buffer, no request number reused while
+//! outstanding or waited twice or never, and no buffer of an outstanding request
+//! touched (a receive buffer read or written, a send buffer written) until it is waited
+//! for.
+
+use super::{BufRef, Call, ReqId, SweepKind, Workload};
+use crate::moped::ports::{Peer, Tag};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+
+/// When a send completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    /// At once: MPI buffers the message (eager sends).
+    Buffered,
+    /// When a receive has matched it (rendezvous sends).
+    Synchronous,
+}
+
+/// What one rank did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankCounts {
+    pub sends: u64,
+    pub send_bytes: u64,
+    pub recvs: u64,
+    pub recv_bytes: u64,
+    /// Messages sent, by size in bytes.
+    pub send_sizes: BTreeMap<u64, u64>,
+    pub copies: u64,
+    pub copy_bytes: u64,
+    pub combines: u64,
+    pub combine_bytes: u64,
+    pub sweeps: u64,
+    pub sweep_bytes: u64,
+    pub compute_instructions: u64,
+    pub barriers: u64,
+    /// Messages this rank sent to itself.
+    pub self_sends: u64,
+}
+
+/// What every rank did in a run that completed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    pub ranks: Vec<RankCounts>,
+}
+
+impl CheckReport {
+    /// Messages sent by all ranks.
+    pub fn messages(&self) -> u64 {
+        self.ranks.iter().map(|r| r.sends).sum()
+    }
+
+    /// Bytes sent by all ranks.
+    pub fn bytes(&self) -> u64 {
+        self.ranks.iter().map(|r| r.send_bytes).sum()
+    }
+
+    /// Local copies by all ranks.
+    pub fn copies(&self) -> u64 {
+        self.ranks.iter().map(|r| r.copies).sum()
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} messages, {} bytes, {} copies",
+            self.messages(),
+            self.bytes(),
+            self.copies()
+        )?;
+        for (i, r) in self.ranks.iter().enumerate() {
+            let sizes: Vec<String> = r
+                .send_sizes
+                .iter()
+                .map(|(s, n)| format!("{n} x {s} B"))
+                .collect();
+            writeln!(
+                f,
+                "rank {i}: sent {} ({} B: {}), received {} ({} B), {} copies, {} sweeps ({} B), {} instructions, {} barriers",
+                r.sends,
+                r.send_bytes,
+                sizes.join(", "),
+                r.recvs,
+                r.recv_bytes,
+                r.copies,
+                r.sweeps,
+                r.sweep_bytes,
+                r.compute_instructions,
+                r.barriers
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `w` with buffered sends.
+pub fn check(w: &Workload) -> Result<CheckReport, String> {
+    check_with(w, SendMode::Buffered)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    Send,
+    Recv,
+}
+
+/// An outstanding request.
+#[derive(Clone, Debug)]
+struct Req {
+    dir: Dir,
+    call: usize,
+    buf: u16,
+    lo: u64,
+    hi: u64,
+    done: bool,
+    /// For describing a blocked receive or send.
+    what: String,
+}
+
+/// A message not yet received.
+#[derive(Clone, Debug)]
+struct Msg {
+    src: usize,
+    tag: u16,
+    ctx: u16,
+    bytes: u64,
+    /// The send's request (marked done when matched in synchronous mode) and call.
+    req: ReqId,
+    call: usize,
+}
+
+/// A posted receive not yet matched.
+#[derive(Clone, Debug)]
+struct Posted {
+    src: Peer,
+    tag: Tag,
+    ctx: u16,
+    bytes: u64,
+    req: ReqId,
+    call: usize,
+}
+
+struct Rank {
+    pc: usize,
+    reqs: HashMap<ReqId, Req>,
+    posted: VecDeque<Posted>,
+    unexpected: VecDeque<Msg>,
+    at_barrier: bool,
+    counts: RankCounts,
+}
+
+fn peer_str(p: Peer) -> String {
+    match p {
+        Peer::Rank(r) => format!("rank {r}"),
+        Peer::Any => "any rank".to_string(),
+    }
+}
+
+fn tag_str(t: Tag) -> String {
+    match t {
+        Tag::Tag(t) => format!("tag {t}"),
+        Tag::Any => "any tag".to_string(),
+    }
+}
+
+fn matches(p: &Posted, m: &Msg) -> bool {
+    p.ctx == m.ctx
+        && match p.src {
+            Peer::Rank(r) => r as usize == m.src,
+            Peer::Any => true,
+        }
+        && match p.tag {
+            Tag::Tag(t) => t == m.tag,
+            Tag::Any => true,
+        }
+}
+
+/// Runs `w` with the given send semantics; the error names the rank, the call index
+/// (in the rank's `calls`) and what went wrong.
+pub fn check_with(w: &Workload, mode: SendMode) -> Result<CheckReport, String> {
+    let n = w.ranks.len();
+    if n == 0 {
+        return Err("the workload has no ranks".to_string());
+    }
+    let mut ranks: Vec<Rank> = (0..n)
+        .map(|_| Rank {
+            pc: 0,
+            reqs: HashMap::new(),
+            posted: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            at_barrier: false,
+            counts: RankCounts::default(),
+        })
+        .collect();
+    let here = |r: usize, i: usize| format!("rank {r} call {i}");
+
+    // Checks a buffer range of rank `r` and returns it as (buf, lo, hi).
+    let range = |r: usize, i: usize, at: BufRef, bytes: u64| -> Result<(u16, u64, u64), String> {
+        let bufs = &w.ranks[r].buffers;
+        let Some(b) = bufs.get(at.buf as usize) else {
+            return Err(format!(
+                "{}: buffer {} does not exist (the rank has {})",
+                here(r, i),
+                at.buf,
+                bufs.len()
+            ));
+        };
+        let hi = at.offset.checked_add(bytes);
+        match hi {
+            Some(hi) if hi <= b.bytes => Ok((at.buf, at.offset, hi)),
+            _ => Err(format!(
+                "{}: bytes {}..{}+{} lie outside buffer {} `{}` of {} bytes",
+                here(r, i),
+                at.offset,
+                at.offset,
+                bytes,
+                at.buf,
+                b.name,
+                b.bytes
+            )),
+        }
+    };
+
+    loop {
+        let mut progress = false;
+        for r in 0..n {
+            loop {
+                let calls = &w.ranks[r].calls;
+                let i = ranks[r].pc;
+                if i >= calls.len() || ranks[r].at_barrier {
+                    break;
+                }
+                let advanced = step(w, &mut ranks, r, i, mode, &range)?;
+                if !advanced {
+                    break;
+                }
+                progress = true;
+            }
+        }
+        // A barrier completes when every rank waits at it.
+        if ranks.iter().all(|k| k.at_barrier) {
+            for k in ranks.iter_mut() {
+                k.at_barrier = false;
+                k.pc += 1;
+                k.counts.barriers += 1;
+            }
+            progress = true;
+        }
+        let finished = (0..n).all(|r| ranks[r].pc >= w.ranks[r].calls.len());
+        if finished {
+            break;
+        }
+        if !progress {
+            return Err(deadlock(w, &ranks));
+        }
+    }
+
+    for (r, k) in ranks.iter().enumerate() {
+        if let Some((id, q)) = k.reqs.iter().min_by_key(|(id, _)| **id) {
+            return Err(format!(
+                "{}: request {id} ({}) is never waited for",
+                here(r, q.call),
+                q.what
+            ));
+        }
+        if let Some(m) = k.unexpected.front() {
+            return Err(format!(
+                "{}: its message to rank {r} (tag {}, context {}, {} bytes) is never received",
+                here(m.src, m.call),
+                m.tag,
+                m.ctx,
+                m.bytes
+            ));
+        }
+    }
+    Ok(CheckReport {
+        ranks: ranks.into_iter().map(|k| k.counts).collect(),
+    })
+}
+
+type RangeFn<'a> = dyn Fn(usize, usize, BufRef, u64) -> Result<(u16, u64, u64), String> + 'a;
+
+/// Fails if `[lo, hi)` of buffer `buf` overlaps an outstanding request of rank `r` in
+/// one of `dirs`.
+fn hazard(
+    ranks: &[Rank],
+    r: usize,
+    i: usize,
+    (buf, lo, hi): (u16, u64, u64),
+    dirs: &[Dir],
+    doing: &str,
+) -> Result<(), String> {
+    if lo == hi {
+        return Ok(());
+    }
+    let mut clash: Vec<(&ReqId, &Req)> = ranks[r]
+        .reqs
+        .iter()
+        .filter(|(_, q)| dirs.contains(&q.dir) && q.buf == buf && q.lo < hi && lo < q.hi)
+        .collect();
+    clash.sort_by_key(|(id, _)| **id);
+    if let Some((id, q)) = clash.first() {
+        return Err(format!(
+            "rank {r} call {i}: {doing} bytes {lo}..{hi} of buffer {buf}, which request {id} \
+             (call {}: {}) still uses",
+            q.call, q.what
+        ));
+    }
+    Ok(())
+}
+
+/// Runs call `i` of rank `r` if it can; false when the rank blocks there.
+fn step(
+    w: &Workload,
+    ranks: &mut [Rank],
+    r: usize,
+    i: usize,
+    mode: SendMode,
+    range: &RangeFn,
+) -> Result<bool, String> {
+    let n = ranks.len();
+    let call = &w.ranks[r].calls[i];
+    let here = format!("rank {r} call {i}");
+    match call {
+        Call::Compute(k) => ranks[r].counts.compute_instructions += k,
+        Call::Sweep {
+            at,
+            bytes,
+            stride,
+            kind,
+        } => {
+            if *bytes == 0 || *stride == 0 || stride % 8 != 0 || at.offset % 8 != 0 {
+                return Err(format!(
+                    "{here}: a sweep needs bytes > 0 and an 8-byte aligned offset and stride \
+                     (offset {}, {} bytes, stride {})",
+                    at.offset, bytes, stride
+                ));
+            }
+            let rg = range(r, i, *at, *bytes)?;
+            let (dirs, doing): (&[Dir], _) = match kind {
+                SweepKind::Load => (&[Dir::Recv], "reads"),
+                SweepKind::Store | SweepKind::Update => (&[Dir::Recv, Dir::Send], "writes"),
+            };
+            hazard(ranks, r, i, rg, dirs, doing)?;
+            let c = &mut ranks[r].counts;
+            c.sweeps += 1;
+            c.sweep_bytes += bytes;
+        }
+        Call::Copy { dst, src, bytes } => {
+            let s = range(r, i, *src, *bytes)?;
+            let d = range(r, i, *dst, *bytes)?;
+            hazard(ranks, r, i, s, &[Dir::Recv], "copies from")?;
+            hazard(ranks, r, i, d, &[Dir::Recv, Dir::Send], "copies into")?;
+            if s.0 == d.0 && s.1 < d.2 && d.1 < s.2 && *bytes > 0 {
+                return Err(format!("{here}: a copy's source and destination overlap"));
+            }
+            let c = &mut ranks[r].counts;
+            c.copies += 1;
+            c.copy_bytes += bytes;
+        }
+        Call::Combine { acc, src, bytes } => {
+            if bytes % 4 != 0 {
+                return Err(format!(
+                    "{here}: a combine works on 4-byte floats, not {bytes} bytes"
+                ));
+            }
+            let s = range(r, i, *src, *bytes)?;
+            let a = range(r, i, *acc, *bytes)?;
+            hazard(ranks, r, i, s, &[Dir::Recv], "combines from")?;
+            hazard(ranks, r, i, a, &[Dir::Recv, Dir::Send], "combines into")?;
+            let c = &mut ranks[r].counts;
+            c.combines += 1;
+            c.combine_bytes += bytes;
+        }
+        Call::Isend {
+            req,
+            dst,
+            tag,
+            ctx,
+            buf,
+            bytes,
+        } => {
+            let dst = *dst as usize;
+            if dst >= n {
+                return Err(format!(
+                    "{here}: sends to rank {dst}, but the workload has {n} ranks"
+                ));
+            }
+            if *tag == 0xFFFF {
+                return Err(format!("{here}: tag 0xFFFF is ANY_TAG, not a send tag"));
+            }
+            let rg = range(r, i, *buf, *bytes)?;
+            hazard(ranks, r, i, rg, &[Dir::Recv], "sends from")?;
+            new_req(ranks, r, i, *req)?;
+            let what = format!("send of {bytes} B to rank {dst}, tag {tag}, context {ctx}");
+            let msg = Msg {
+                src: r,
+                tag: *tag,
+                ctx: *ctx,
+                bytes: *bytes,
+                req: *req,
+                call: i,
+            };
+            ranks[r].reqs.insert(
+                *req,
+                Req {
+                    dir: Dir::Send,
+                    call: i,
+                    buf: rg.0,
+                    lo: rg.1,
+                    hi: rg.2,
+                    done: mode == SendMode::Buffered,
+                    what,
+                },
+            );
+            let c = &mut ranks[r].counts;
+            c.sends += 1;
+            c.send_bytes += bytes;
+            *c.send_sizes.entry(*bytes).or_default() += 1;
+            if dst == r {
+                c.self_sends += 1;
+            }
+            let pos = ranks[dst].posted.iter().position(|p| matches(p, &msg));
+            match pos {
+                Some(k) => {
+                    let p = ranks[dst].posted.remove(k).expect("position is in range");
+                    deliver(ranks, dst, &p, &msg)?;
+                }
+                None => ranks[dst].unexpected.push_back(msg),
+            }
+        }
+        Call::Irecv {
+            req,
+            src,
+            tag,
+            ctx,
+            buf,
+            bytes,
+        } => {
+            if let Peer::Rank(s) = src {
+                if *s as usize >= n {
+                    return Err(format!(
+                        "{here}: receives from rank {s}, but the workload has {n} ranks"
+                    ));
+                }
+            }
+            if *tag == Tag::Tag(0xFFFF) {
+                return Err(format!("{here}: tag 0xFFFF is ANY_TAG; write Tag::Any"));
+            }
+            let rg = range(r, i, *buf, *bytes)?;
+            hazard(ranks, r, i, rg, &[Dir::Recv, Dir::Send], "receives into")?;
+            new_req(ranks, r, i, *req)?;
+            let what = format!(
+                "receive of up to {bytes} B from {}, {}, context {ctx}",
+                peer_str(*src),
+                tag_str(*tag)
+            );
+            ranks[r].reqs.insert(
+                *req,
+                Req {
+                    dir: Dir::Recv,
+                    call: i,
+                    buf: rg.0,
+                    lo: rg.1,
+                    hi: rg.2,
+                    done: false,
+                    what,
+                },
+            );
+            let p = Posted {
+                src: *src,
+                tag: *tag,
+                ctx: *ctx,
+                bytes: *bytes,
+                req: *req,
+                call: i,
+            };
+            let pos = ranks[r].unexpected.iter().position(|m| matches(&p, m));
+            match pos {
+                Some(k) => {
+                    let m = ranks[r].unexpected.remove(k).expect("position is in range");
+                    deliver(ranks, r, &p, &m)?;
+                }
+                None => ranks[r].posted.push_back(p),
+            }
+        }
+        Call::Wait(req) => {
+            if !wait_ready(ranks, r, i, std::slice::from_ref(req))? {
+                return Ok(false);
+            }
+        }
+        Call::Waitall(reqs) => {
+            for (k, a) in reqs.iter().enumerate() {
+                if reqs[..k].contains(a) {
+                    return Err(format!("{here}: request {a} appears twice in a waitall"));
+                }
+            }
+            if !wait_ready(ranks, r, i, reqs)? {
+                return Ok(false);
+            }
+        }
+        Call::Barrier => {
+            ranks[r].at_barrier = true;
+            return Ok(false);
+        }
+    }
+    ranks[r].pc += 1;
+    Ok(true)
+}
+
+fn new_req(ranks: &[Rank], r: usize, i: usize, req: ReqId) -> Result<(), String> {
+    if let Some(q) = ranks[r].reqs.get(&req) {
+        return Err(format!(
+            "rank {r} call {i}: request {req} is reused while still outstanding (call {}: {})",
+            q.call, q.what
+        ));
+    }
+    Ok(())
+}
+
+/// Completes the receive `p` of rank `dst` with message `m`.
+fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), String> {
+    if m.bytes > p.bytes {
+        return Err(format!(
+            "rank {dst} call {}: receives up to {} bytes, but the matching message from rank \
+             {} (call {}) has {} bytes (truncation)",
+            p.call, p.bytes, m.src, m.call, m.bytes
+        ));
+    }
+    if let Some(q) = ranks[dst].reqs.get_mut(&p.req) {
+        q.done = true;
+    }
+    let c = &mut ranks[dst].counts;
+    c.recvs += 1;
+    c.recv_bytes += m.bytes;
+    if let Some(q) = ranks[m.src].reqs.get_mut(&m.req) {
+        if q.dir == Dir::Send && q.call == m.call {
+            q.done = true;
+        }
+    }
+    Ok(())
+}
+
+/// True (and the requests freed) when every request in `reqs` is complete.
+fn wait_ready(ranks: &mut [Rank], r: usize, i: usize, reqs: &[ReqId]) -> Result<bool, String> {
+    for req in reqs {
+        match ranks[r].reqs.get(req) {
+            None => {
+                return Err(format!(
+                    "rank {r} call {i}: waits for request {req}, which is not outstanding \
+                     (never started, or already waited for)"
+                ))
+            }
+            Some(q) if !q.done => return Ok(false),
+            Some(_) => {}
+        }
+    }
+    for req in reqs {
+        ranks[r].reqs.remove(req);
+    }
+    Ok(true)
+}
+
+fn deadlock(w: &Workload, ranks: &[Rank]) -> String {
+    let mut lines = vec!["deadlock:".to_string()];
+    for (r, k) in ranks.iter().enumerate() {
+        let calls = &w.ranks[r].calls;
+        let line = if k.pc >= calls.len() {
+            format!("rank {r} has finished")
+        } else if k.at_barrier {
+            format!("rank {r} call {} waits at a barrier", k.pc)
+        } else {
+            let reqs: Vec<ReqId> = match &calls[k.pc] {
+                Call::Wait(q) => vec![*q],
+                Call::Waitall(qs) => qs.clone(),
+                _ => Vec::new(),
+            };
+            let pending: Vec<String> = reqs
+                .iter()
+                .filter_map(|q| k.reqs.get(q).filter(|x| !x.done).map(|x| (q, x)))
+                .map(|(q, x)| format!("request {q} (call {}: {})", x.call, x.what))
+                .collect();
+            format!("rank {r} call {} waits for {}", k.pc, pending.join(" and "))
+        };
+        lines.push(line);
+    }
+    lines.join("\n  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{RankProgram, CTX_PT2PT};
+
+    fn prog(bufs: &[u64], calls: Vec<Call>) -> RankProgram {
+        let mut p = RankProgram::default();
+        for (i, &b) in bufs.iter().enumerate() {
+            p.buffer(&format!("b{i}"), b);
+        }
+        p.calls = calls;
+        p
+    }
+
+    fn wl(ranks: Vec<RankProgram>) -> Workload {
+        Workload {
+            name: "t".into(),
+            ranks,
+            notes: Vec::new(),
+        }
+    }
+
+    fn isend(req: ReqId, dst: u16, tag: u16, bytes: u64) -> Call {
+        Call::Isend {
+            req,
+            dst,
+            tag,
+            ctx: CTX_PT2PT,
+            buf: BufRef::new(0, 0),
+            bytes,
+        }
+    }
+
+    fn irecv(req: ReqId, src: Peer, tag: Tag, bytes: u64) -> Call {
+        Call::Irecv {
+            req,
+            src,
+            tag,
+            ctx: CTX_PT2PT,
+            buf: BufRef::new(0, 0),
+            bytes,
+        }
+    }
+
+    #[test]
+    fn counts_a_pingpong() {
+        let w = wl(vec![
+            prog(
+                &[64],
+                vec![
+                    isend(0, 1, 5, 64),
+                    Call::Wait(0),
+                    irecv(0, Peer::Any, Tag::Any, 64),
+                    Call::Wait(0),
+                ],
+            ),
+            prog(
+                &[64],
+                vec![
+                    irecv(3, Peer::Rank(0), Tag::Tag(5), 64),
+                    Call::Wait(3),
+                    isend(3, 0, 6, 32),
+                    Call::Wait(3),
+                ],
+            ),
+        ]);
+        for mode in [SendMode::Buffered, SendMode::Synchronous] {
+            let rep = check_with(&w, mode).unwrap();
+            assert_eq!(rep.messages(), 2);
+            assert_eq!(rep.bytes(), 96);
+            assert_eq!(rep.ranks[0].recv_bytes, 32);
+            assert_eq!(rep.ranks[1].send_sizes.get(&32), Some(&1));
+        }
+    }
+
+    #[test]
+    fn head_to_head_blocking_sends_need_buffering() {
+        let side = |other| {
+            prog(
+                &[64],
+                vec![
+                    isend(0, other, 1, 64),
+                    Call::Wait(0),
+                    irecv(0, Peer::Rank(other), Tag::Tag(1), 64),
+                    Call::Wait(0),
+                ],
+            )
+        };
+        let w = wl(vec![side(1), side(0)]);
+        assert!(check(&w).is_ok());
+        let e = check_with(&w, SendMode::Synchronous).unwrap_err();
+        assert!(e.starts_with("deadlock"), "{e}");
+        assert!(
+            e.contains("rank 0 call 1 waits for request 0 (call 0: send of 64 B to rank 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn deadlock_names_each_blocked_rank() {
+        let w = wl(vec![
+            prog(
+                &[8],
+                vec![irecv(0, Peer::Rank(1), Tag::Tag(1), 8), Call::Wait(0)],
+            ),
+            prog(&[8], vec![Call::Barrier]),
+        ]);
+        let e = check(&w).unwrap_err();
+        assert!(e.contains("rank 0 call 1 waits for request 0 (call 0: receive of up to 8 B from rank 1, tag 1"), "{e}");
+        assert!(e.contains("rank 1 call 0 waits at a barrier"), "{e}");
+    }
+
+    #[test]
+    fn messages_do_not_overtake() {
+        // Two sends with the same envelope: the first receive gets the first (smaller)
+        // one, so nothing is truncated.
+        let w = wl(vec![
+            prog(
+                &[64],
+                vec![
+                    isend(0, 1, 1, 8),
+                    isend(1, 1, 1, 64),
+                    Call::Waitall(vec![0, 1]),
+                ],
+            ),
+            prog(
+                &[64],
+                vec![
+                    irecv(0, Peer::Rank(0), Tag::Any, 8),
+                    Call::Wait(0),
+                    irecv(0, Peer::Any, Tag::Tag(1), 64),
+                    Call::Wait(0),
+                ],
+            ),
+        ]);
+        assert!(check(&w).is_ok());
+        let swapped = wl(vec![
+            prog(
+                &[64],
+                vec![
+                    isend(0, 1, 1, 64),
+                    isend(1, 1, 1, 8),
+                    Call::Waitall(vec![0, 1]),
+                ],
+            ),
+            w.ranks[1].clone(),
+        ]);
+        let e = check(&swapped).unwrap_err();
+        assert!(e.contains("rank 1 call 0: receives up to 8 bytes, but the matching message from rank 0 (call 0) has 64 bytes (truncation)"), "{e}");
+    }
+
+    #[test]
+    fn contexts_and_tags_separate_messages() {
+        let mut r1 = irecv(0, Peer::Rank(0), Tag::Tag(1), 8);
+        if let Call::Irecv { ctx, .. } = &mut r1 {
+            *ctx = 1;
+        }
+        let w = wl(vec![
+            prog(&[8], vec![isend(0, 1, 1, 8), Call::Wait(0)]),
+            prog(&[8], vec![r1, Call::Wait(0)]),
+        ]);
+        let e = check(&w).unwrap_err();
+        assert!(e.starts_with("deadlock"), "{e}");
+    }
+
+    #[test]
+    fn buffer_errors() {
+        let e = check(&wl(vec![prog(
+            &[8],
+            vec![Call::Copy {
+                dst: BufRef::new(1, 0),
+                src: BufRef::new(0, 0),
+                bytes: 8,
+            }],
+        )]))
+        .unwrap_err();
+        assert_eq!(e, "rank 0 call 0: buffer 1 does not exist (the rank has 1)");
+        let e = check(&wl(vec![prog(
+            &[8, 16],
+            vec![Call::Copy {
+                dst: BufRef::new(1, 12),
+                src: BufRef::new(0, 0),
+                bytes: 8,
+            }],
+        )]))
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "rank 0 call 0: bytes 12..12+8 lie outside buffer 1 `b1` of 16 bytes"
+        );
+        let sweep = Call::Sweep {
+            at: BufRef::new(0, 4),
+            bytes: 8,
+            stride: 8,
+            kind: SweepKind::Load,
+        };
+        assert!(check(&wl(vec![prog(&[16], vec![sweep])]))
+            .unwrap_err()
+            .contains("8-byte aligned"));
+    }
+
+    #[test]
+    fn request_errors() {
+        let one = |calls| check(&wl(vec![prog(&[64, 64], calls)])).unwrap_err();
+        let e = one(vec![Call::Wait(4)]);
+        assert!(
+            e.starts_with("rank 0 call 0: waits for request 4, which is not outstanding"),
+            "{e}"
+        );
+        let e = one(vec![
+            isend(0, 0, 1, 8),
+            Call::Irecv {
+                req: 1,
+                src: Peer::Rank(0),
+                tag: Tag::Tag(1),
+                ctx: CTX_PT2PT,
+                buf: BufRef::new(1, 0),
+                bytes: 8,
+            },
+            Call::Wait(0),
+            Call::Wait(1),
+            Call::Wait(1),
+        ]);
+        assert!(
+            e.starts_with("rank 0 call 4: waits for request 1, which is not outstanding"),
+            "{e}"
+        );
+        let e = one(vec![isend(0, 0, 1, 8)]);
+        assert!(
+            e.contains("request 0 (send of 8 B to rank 0, tag 1, context 0) is never waited for"),
+            "{e}"
+        );
+        let e = one(vec![isend(2, 0, 1, 8), isend(2, 0, 1, 8)]);
+        assert!(
+            e.starts_with("rank 0 call 1: request 2 is reused while still outstanding (call 0"),
+            "{e}"
+        );
+        let e = one(vec![isend(0, 0, 1, 8), Call::Wait(0)]);
+        assert!(e.contains("is never received"), "{e}");
+    }
+
+    #[test]
+    fn outstanding_buffers_are_not_touched() {
+        let store = Call::Sweep {
+            at: BufRef::new(0, 0),
+            bytes: 64,
+            stride: 8,
+            kind: SweepKind::Store,
+        };
+        let w = wl(vec![
+            prog(
+                &[64],
+                vec![isend(0, 1, 1, 64), store.clone(), Call::Wait(0)],
+            ),
+            prog(
+                &[64],
+                vec![irecv(0, Peer::Rank(0), Tag::Tag(1), 64), Call::Wait(0)],
+            ),
+        ]);
+        let e = check(&w).unwrap_err();
+        assert!(
+            e.starts_with(
+                "rank 0 call 1: writes bytes 0..64 of buffer 0, which request 0 (call 0: send"
+            ),
+            "{e}"
+        );
+        let w = wl(vec![
+            prog(&[64], vec![isend(0, 1, 1, 64), Call::Wait(0)]),
+            prog(
+                &[64],
+                vec![
+                    irecv(0, Peer::Rank(0), Tag::Tag(1), 64),
+                    Call::Sweep {
+                        at: BufRef::new(0, 56),
+                        bytes: 8,
+                        stride: 8,
+                        kind: SweepKind::Load,
+                    },
+                    Call::Wait(0),
+                ],
+            ),
+        ]);
+        assert!(check(&w).unwrap_err().contains("reads bytes 56..64"));
+    }
+}

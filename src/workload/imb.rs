@@ -1,0 +1,208 @@
+//! Intel MPI Benchmarks 3.x as workloads (`IMB_pingpong.c`, `IMB_pingping.c`,
+//! `IMB_bcast.c`, `IMB_reduce.c`, `IMB_gather.c`, `IMB_alltoall.c`).
+//!
+//! Each benchmark is IMB 3.x's timing loop for one message size: N_BARR = 2 barriers,
+//! then `iterations` calls with no barrier between them (later IMB versions put a
+//! barrier after every call). The rooted collectives move the root every iteration
+//! (`i1 = (++i1) % num_procs`, so root = i % P). Every rank has IMB's send and receive
+//! buffers, sized for the benchmark, and sends from the same place each iteration
+//! (IMB's default, without `-off_cache`). Before the barriers each rank writes its send
+//! buffer, as IMB fills it with values when it sets the buffers up.
+
+use super::coll::{self, Builder};
+use super::{BufRef, SweepKind, Workload, CTX_PT2PT};
+use crate::moped::ports::{Peer, Tag};
+
+/// IMB's `N_BARR`: barriers before the timed loop.
+pub const N_BARR: usize = 2;
+
+/// The tag of IMB's point-to-point messages (`s_tag = 1`; receives take ANY_TAG).
+pub const IMB_TAG: u16 = 1;
+
+/// Stride of the sweep that fills a send buffer: one store per 64-byte line, which
+/// leaves every line written.
+const FILL_STRIDE: u64 = 64;
+
+/// An IMB benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ImbBenchmark {
+    PingPong,
+    PingPing,
+    Bcast,
+    Reduce,
+    Gather,
+    Alltoall,
+}
+
+impl ImbBenchmark {
+    /// The MOPED paper's short name.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            ImbBenchmark::PingPong => "PP",
+            ImbBenchmark::PingPing => "XC",
+            ImbBenchmark::Bcast => "BC",
+            ImbBenchmark::Reduce => "RD",
+            ImbBenchmark::Gather => "GA",
+            ImbBenchmark::Alltoall => "AA",
+        }
+    }
+}
+
+/// The workload of one IMB benchmark on `ranks` ranks with `bytes`-byte messages
+/// (per rank, or per pair for Alltoall) and `iterations` timed calls.
+pub fn build(
+    bench: ImbBenchmark,
+    ranks: usize,
+    bytes: u64,
+    iterations: u32,
+) -> Result<Workload, String> {
+    let p = ranks;
+    let two_ranks = matches!(bench, ImbBenchmark::PingPong | ImbBenchmark::PingPing);
+    if two_ranks && p < 2 {
+        return Err(format!("{bench:?} needs at least 2 ranks, not {p}"));
+    }
+    if p == 0 || p > crate::moped::ports::PORT_RANKS as usize {
+        return Err(format!(
+            "{p} ranks: a workload has 1 to {} ranks",
+            crate::moped::ports::PORT_RANKS
+        ));
+    }
+    if iterations == 0 {
+        return Err("iterations must be at least 1".to_string());
+    }
+    if bench == ImbBenchmark::Reduce && bytes % 4 != 0 {
+        return Err(format!(
+            "Reduce sends MPI_FLOATs: {bytes} bytes is not a whole number of 4-byte floats"
+        ));
+    }
+    let x = bytes;
+    // IMB_set_buf: Gather's root receives P blocks (every rank is root in turn) and
+    // Alltoall sends and receives P blocks.
+    let (s_len, r_len) = match bench {
+        ImbBenchmark::Gather => (x, p as u64 * x),
+        ImbBenchmark::Alltoall => (p as u64 * x, p as u64 * x),
+        _ => (x, x),
+    };
+    let mut b = Builder::new(p);
+    let mut s = Vec::with_capacity(p);
+    let mut r = Vec::with_capacity(p);
+    for rank in 0..p {
+        s.push(BufRef::new(b.buffer(rank, "imb.s_buffer", s_len.max(1)), 0));
+        r.push(BufRef::new(b.buffer(rank, "imb.r_buffer", r_len.max(1)), 0));
+        let active = !two_ranks || rank < 2;
+        if active {
+            b.sweep(rank, s[rank], s_len, FILL_STRIDE, SweepKind::Store);
+        }
+    }
+    for _ in 0..N_BARR {
+        b.barrier_all();
+    }
+    for i in 0..iterations as usize {
+        let root = i % p;
+        match bench {
+            ImbBenchmark::PingPong => {
+                // pair0 sends then receives; pair1 receives then sends.
+                b.send(0, 1, IMB_TAG, CTX_PT2PT, s[0], x);
+                b.recv(0, Peer::Any, Tag::Any, CTX_PT2PT, r[0], x);
+                b.recv(1, Peer::Any, Tag::Any, CTX_PT2PT, r[1], x);
+                b.send(1, 0, IMB_TAG, CTX_PT2PT, s[1], x);
+            }
+            ImbBenchmark::PingPing => {
+                for (me, other) in [(0, 1), (1, 0)] {
+                    let q = b.isend(me, other, IMB_TAG, CTX_PT2PT, s[me], x);
+                    b.recv(me, Peer::Any, Tag::Any, CTX_PT2PT, r[me], x);
+                    b.wait(me, q);
+                }
+            }
+            ImbBenchmark::Bcast => {
+                // The root broadcasts from s_buffer so the others never overwrite it.
+                let bufs: Vec<BufRef> = (0..p)
+                    .map(|k| if k == root { s[k] } else { r[k] })
+                    .collect();
+                coll::bcast(&mut b, &bufs, x, root);
+            }
+            ImbBenchmark::Reduce => coll::reduce(&mut b, &s, r[root], x / 4, 4, root),
+            ImbBenchmark::Gather => coll::gather(&mut b, &s, r[root], x, root),
+            ImbBenchmark::Alltoall => coll::alltoall(&mut b, &s, &r, x),
+        }
+    }
+    Ok(b.finish(bench.short_name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::check::{check, check_with, SendMode};
+
+    fn both(w: &Workload) -> crate::workload::check::CheckReport {
+        let a = check(w).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        let s = check_with(w, SendMode::Synchronous).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        assert_eq!(a, s);
+        a
+    }
+
+    #[test]
+    fn pingpong_two_messages_per_iteration_and_idle_ranks_only_barrier() {
+        let w = build(ImbBenchmark::PingPong, 16, 16384, 10).unwrap();
+        let rep = both(&w);
+        assert_eq!(rep.messages(), 20);
+        assert_eq!(rep.bytes(), 20 * 16384);
+        assert_eq!(rep.ranks[0].sends, 10);
+        assert_eq!(rep.ranks[1].recvs, 10);
+        for k in 2..16 {
+            assert_eq!(w.ranks[k].calls, vec![super::super::Call::Barrier; 2]);
+        }
+    }
+
+    #[test]
+    fn pingping_sends_concurrently() {
+        let w = build(ImbBenchmark::PingPing, 16, 1 << 20, 10).unwrap();
+        let rep = both(&w);
+        assert_eq!(rep.messages(), 20);
+        assert_eq!(rep.ranks[0].send_bytes, 10 << 20);
+        assert_eq!(rep.ranks[1].send_bytes, 10 << 20);
+    }
+
+    #[test]
+    fn collectives_per_iteration_counts() {
+        let per_iter = |bench, bytes| {
+            let w = build(bench, 16, bytes, 10).unwrap();
+            let rep = both(&w);
+            assert_eq!(rep.messages() % 10, 0);
+            (rep.messages() / 10, rep.bytes() / 10, rep.copies())
+        };
+        assert_eq!(per_iter(ImbBenchmark::Bcast, 16384).0, 79);
+        assert_eq!(per_iter(ImbBenchmark::Bcast, 16384).1, 272 * 1024);
+        // Bcast 1 MB: 15 scatter + 240 ring messages, 2 MB + 15 MB.
+        let (m, by, _) = per_iter(ImbBenchmark::Bcast, 1 << 20);
+        assert_eq!((m, by), (255, 17 << 20));
+        let (m, by, c) = per_iter(ImbBenchmark::Reduce, 16384);
+        assert_eq!((m, by), (79, 272 * 1024));
+        assert_eq!(
+            c,
+            10 * 16,
+            "every rank copies its input into the result buffer"
+        );
+        let (m, by, _) = per_iter(ImbBenchmark::Gather, 16384);
+        assert_eq!((m, by), (15, 512 * 1024));
+        let (m, by, c) = per_iter(ImbBenchmark::Alltoall, 16384);
+        assert_eq!((m, by, c), (240, 240 * 16384, 10 * 16));
+    }
+
+    #[test]
+    fn roots_rotate() {
+        let w = build(ImbBenchmark::Gather, 16, 16384, 16).unwrap();
+        let rep = both(&w);
+        // Every rank is root once and receives 15 blocks then.
+        for k in 0..16 {
+            assert!(rep.ranks[k].recv_bytes >= 15 * 16384);
+        }
+    }
+
+    #[test]
+    fn refuses_what_imb_cannot_run() {
+        assert!(build(ImbBenchmark::PingPong, 1, 8, 1).is_err());
+        assert!(build(ImbBenchmark::Reduce, 4, 6, 1).is_err());
+        assert!(build(ImbBenchmark::Bcast, 4, 8, 0).is_err());
+    }
+}

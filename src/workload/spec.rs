@@ -1,0 +1,576 @@
+//! Workload specifications: small TOML files that name a benchmark and its parameters.
+//!
+//! ```toml
+//! name = "PP"            # the name results are reported under
+//! suite = "imb"          # imb | npb | goal
+//! benchmark = "pingpong" # imb: pingpong pingping bcast reduce gather alltoall
+//!                        # npb: cg mg ft bt sp
+//! bytes = 16384          # imb: message size (per rank, or per pair for alltoall)
+//! iterations = 10        # imb: required; npb: default the class's count
+//! ranks = 16             # default 16
+//! # class = "S"          # npb: only S is modelled (the default)
+//! # file = "x.goal"      # goal: the schedule, relative to this file
+//! ```
+//!
+//! Errors name the file, line and column and say what was expected.
+
+use super::imb::{self, ImbBenchmark};
+use super::npb::{self, NpbBenchmark, NpbClass};
+use super::Workload;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Ranks when a spec does not say (the paper's 16-core CMP).
+pub const DEFAULT_RANKS: usize = 16;
+
+/// A spec error, located in its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {msg}")]
+pub struct SpecError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub msg: String,
+}
+
+/// What a spec asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecKind {
+    Imb {
+        benchmark: ImbBenchmark,
+        bytes: u64,
+        iterations: u32,
+        ranks: usize,
+    },
+    Npb {
+        benchmark: NpbBenchmark,
+        class: NpbClass,
+        iterations: u32,
+        ranks: usize,
+    },
+    Goal {
+        /// The schedule file, resolved against the spec's directory.
+        file: PathBuf,
+    },
+}
+
+/// A loaded workload specification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// The spec file as given.
+    pub path: PathBuf,
+    pub name: String,
+    pub kind: SpecKind,
+    /// Where build errors point: the `benchmark` (or `file`) value, and the `ranks`
+    /// and `iterations` values when given.
+    at_benchmark: (u32, u32),
+    at_ranks: Option<(u32, u32)>,
+    at_iterations: Option<(u32, u32)>,
+}
+
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Suite {
+    Imb,
+    Npb,
+    Goal,
+}
+
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Bench {
+    Pingpong,
+    Pingping,
+    Bcast,
+    Reduce,
+    Gather,
+    Alltoall,
+    Cg,
+    Mg,
+    Ft,
+    Bt,
+    Sp,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    name: Spanned<String>,
+    suite: Spanned<Suite>,
+    benchmark: Option<Spanned<Bench>>,
+    bytes: Option<Spanned<u64>>,
+    iterations: Option<Spanned<u32>>,
+    ranks: Option<Spanned<u32>>,
+    class: Option<Spanned<String>>,
+    file: Option<Spanned<String>>,
+}
+
+fn line_col(text: &str, pos: usize) -> (u32, u32) {
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    let before = &text[..pos];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |p| p + 1);
+    (line as u32, text[start..pos].chars().count() as u32 + 1)
+}
+
+/// One line, without the backticks serde puts around the expected names.
+fn tidy(msg: &str) -> String {
+    let msg = msg.trim().replace('\n', "; ");
+    match msg.find(", expected") {
+        Some(p) => format!("{}{}", &msg[..p], msg[p..].replace('`', "")),
+        None => msg,
+    }
+}
+
+/// Reads and checks a spec file.
+pub fn load_spec(path: &Path) -> Result<Spec, SpecError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        file: file.clone(),
+        line: 1,
+        col: 1,
+        msg: format!("cannot read the spec: {e}"),
+    })?;
+    parse_spec(&text, path)
+}
+
+/// Checks a spec's text; `path` names it in errors and anchors a GOAL `file`.
+pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
+    let file = path.display().to_string();
+    let err = |pos: usize, msg: String| {
+        let (line, col) = line_col(text, pos);
+        SpecError {
+            file: file.clone(),
+            line,
+            col,
+            msg,
+        }
+    };
+    let f: SpecFile = toml::from_str(text).map_err(|e| {
+        let pos = e.span().map_or(0, |s| s.start);
+        err(pos, tidy(e.message()))
+    })?;
+    let suite = *f.suite.get_ref();
+    let suite_pos = f.suite.span().start;
+    let unused = |key: &str, pos: usize, why: &str| err(pos, format!("`{key}` {why}"));
+    let ranks = match &f.ranks {
+        None => DEFAULT_RANKS,
+        Some(r) if *r.get_ref() == 0 => {
+            return Err(err(r.span().start, "ranks must be at least 1".into()))
+        }
+        Some(r) => *r.get_ref() as usize,
+    };
+    let iterations = match &f.iterations {
+        Some(i) if *i.get_ref() == 0 => {
+            return Err(err(i.span().start, "iterations must be at least 1".into()))
+        }
+        i => i.as_ref().map(|i| *i.get_ref()),
+    };
+    let pos = |s: &Option<Spanned<u32>>| s.as_ref().map(|s| line_col(text, s.span().start));
+    let (kind, at) = match suite {
+        Suite::Goal => {
+            for (key, span) in [
+                ("benchmark", f.benchmark.as_ref().map(|b| b.span().start)),
+                ("bytes", f.bytes.as_ref().map(|b| b.span().start)),
+                ("class", f.class.as_ref().map(|b| b.span().start)),
+                ("iterations", f.iterations.as_ref().map(|b| b.span().start)),
+                ("ranks", f.ranks.as_ref().map(|b| b.span().start)),
+            ] {
+                if let Some(p) = span {
+                    return Err(unused(
+                        key,
+                        p,
+                        "is not used by suite \"goal\": the GOAL file gives the schedule",
+                    ));
+                }
+            }
+            let Some(gf) = &f.file else {
+                return Err(err(
+                    suite_pos,
+                    "suite \"goal\" needs `file`, the GOAL schedule (relative to this spec)".into(),
+                ));
+            };
+            let dir = path.parent().unwrap_or(Path::new(""));
+            let kind = SpecKind::Goal {
+                file: dir.join(gf.get_ref()),
+            };
+            (kind, line_col(text, gf.span().start))
+        }
+        Suite::Imb | Suite::Npb => {
+            if let Some(gf) = &f.file {
+                return Err(unused(
+                    "file",
+                    gf.span().start,
+                    "is only for suite \"goal\"",
+                ));
+            }
+            let Some(bench) = &f.benchmark else {
+                return Err(err(
+                    suite_pos,
+                    format!("suite \"{}\" needs `benchmark`", suite_name(suite)),
+                ));
+            };
+            let bpos = bench.span().start;
+            let b = *bench.get_ref();
+            let kind = if suite == Suite::Imb {
+                let Some(ib) = imb_bench(b) else {
+                    return Err(err(
+                        bpos,
+                        "not an IMB benchmark: expected one of pingpong, pingping, bcast, reduce, gather, alltoall"
+                            .into(),
+                    ));
+                };
+                if let Some(c) = &f.class {
+                    return Err(unused("class", c.span().start, "is for NPB benchmarks"));
+                }
+                let Some(bytes) = &f.bytes else {
+                    return Err(err(
+                        bpos,
+                        "IMB benchmarks need `bytes`, the message size in bytes".into(),
+                    ));
+                };
+                let Some(iterations) = iterations else {
+                    return Err(err(
+                        bpos,
+                        "IMB benchmarks need `iterations`, the timed calls (the paper measures 10)"
+                            .into(),
+                    ));
+                };
+                SpecKind::Imb {
+                    benchmark: ib,
+                    bytes: *bytes.get_ref(),
+                    iterations,
+                    ranks,
+                }
+            } else {
+                let Some(nb) = npb_bench(b) else {
+                    return Err(err(
+                        bpos,
+                        "not an NPB benchmark: expected one of cg, mg, ft, bt, sp".into(),
+                    ));
+                };
+                if let Some(by) = &f.bytes {
+                    return Err(unused(
+                        "bytes",
+                        by.span().start,
+                        "is for IMB benchmarks; NPB's sizes come from the class",
+                    ));
+                }
+                let class = match &f.class {
+                    None => NpbClass::S,
+                    Some(c) if c.get_ref() == "S" => NpbClass::S,
+                    Some(c) => {
+                        return Err(err(
+                            c.span().start,
+                            format!("class \"{}\" is not modelled: expected \"S\"", c.get_ref()),
+                        ))
+                    }
+                };
+                SpecKind::Npb {
+                    benchmark: nb,
+                    class,
+                    iterations: iterations.unwrap_or(nb.default_iterations(class)),
+                    ranks,
+                }
+            };
+            (kind, line_col(text, bpos))
+        }
+    };
+    Ok(Spec {
+        path: path.to_path_buf(),
+        name: f.name.into_inner(),
+        kind,
+        at_benchmark: at,
+        at_ranks: pos(&f.ranks),
+        at_iterations: pos(&f.iterations),
+    })
+}
+
+fn suite_name(s: Suite) -> &'static str {
+    match s {
+        Suite::Imb => "imb",
+        Suite::Npb => "npb",
+        Suite::Goal => "goal",
+    }
+}
+
+fn imb_bench(b: Bench) -> Option<ImbBenchmark> {
+    Some(match b {
+        Bench::Pingpong => ImbBenchmark::PingPong,
+        Bench::Pingping => ImbBenchmark::PingPing,
+        Bench::Bcast => ImbBenchmark::Bcast,
+        Bench::Reduce => ImbBenchmark::Reduce,
+        Bench::Gather => ImbBenchmark::Gather,
+        Bench::Alltoall => ImbBenchmark::Alltoall,
+        _ => return None,
+    })
+}
+
+fn npb_bench(b: Bench) -> Option<NpbBenchmark> {
+    Some(match b {
+        Bench::Cg => NpbBenchmark::Cg,
+        Bench::Mg => NpbBenchmark::Mg,
+        Bench::Ft => NpbBenchmark::Ft,
+        Bench::Bt => NpbBenchmark::Bt,
+        Bench::Sp => NpbBenchmark::Sp,
+        _ => return None,
+    })
+}
+
+impl Spec {
+    fn error(&self, at: (u32, u32), msg: String) -> SpecError {
+        SpecError {
+            file: self.path.display().to_string(),
+            line: at.0,
+            col: at.1,
+            msg,
+        }
+    }
+}
+
+/// Builds the workload a spec describes. `iteration_scale` (in (0, 1]) shortens the run:
+/// the iteration count is multiplied and rounded up (at least 1), and the workload's
+/// notes say so.
+pub fn build(spec: &Spec, iteration_scale: Option<f64>) -> Result<Workload, SpecError> {
+    let at_iters = spec.at_iterations.unwrap_or(spec.at_benchmark);
+    let at_ranks = spec.at_ranks.unwrap_or(spec.at_benchmark);
+    if let Some(s) = iteration_scale {
+        if !(s > 0.0 && s <= 1.0) {
+            return Err(spec.error(at_iters, format!("iteration scale {s} must be in (0, 1]")));
+        }
+    }
+    let scaled = |n: u32| -> (u32, Option<String>) {
+        match iteration_scale {
+            Some(s) if s < 1.0 => {
+                let m = ((n as f64 * s).ceil() as u32).clamp(1, n);
+                let note = format!(
+                    "iterations scaled {s}: {} runs {m} of {n} iterations",
+                    spec.name
+                );
+                (m, Some(note))
+            }
+            _ => (n, None),
+        }
+    };
+    let (mut w, note) = match &spec.kind {
+        SpecKind::Imb {
+            benchmark,
+            bytes,
+            iterations,
+            ranks,
+        } => {
+            let (n, note) = scaled(*iterations);
+            let w =
+                imb::build(*benchmark, *ranks, *bytes, n).map_err(|e| spec.error(at_ranks, e))?;
+            (w, note)
+        }
+        SpecKind::Npb {
+            benchmark,
+            class,
+            iterations,
+            ranks,
+        } => {
+            let (n, note) = scaled(*iterations);
+            let w =
+                npb::build(*benchmark, *class, *ranks, n).map_err(|e| spec.error(at_ranks, e))?;
+            (w, note)
+        }
+        SpecKind::Goal { file } => {
+            let w = super::goal::load_goal(file)
+                .map_err(|e| spec.error(spec.at_benchmark, e.to_string()))?;
+            (w, None)
+        }
+    };
+    w.name = spec.name.clone();
+    w.notes.extend(note);
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::check::{check, check_with, SendMode};
+
+    fn parse(text: &str) -> Result<Spec, SpecError> {
+        parse_spec(text, Path::new("specs/x.toml"))
+    }
+
+    fn spec_files() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+        let mut files = Vec::new();
+        for dir in ["imb", "npb"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "toml") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn every_spec_file_loads_builds_and_checks() {
+        let files = spec_files();
+        assert_eq!(files.len(), 14);
+        let mut names = Vec::new();
+        for f in files {
+            let spec = load_spec(&f).unwrap_or_else(|e| panic!("{e}"));
+            let w = build(&spec, None).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(w.name, spec.name);
+            assert_eq!(w.ranks.len(), 16);
+            assert!(w.notes.is_empty());
+            check(&w).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            check_with(&w, SendMode::Synchronous)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            names.push(spec.name);
+        }
+        names.sort();
+        names.dedup();
+        let want = [
+            "AA", "BC", "BT", "CG", "FT", "GA", "MG", "PP", "RD", "SP", "XC",
+        ];
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn the_16k_and_1m_files_say_what_the_paper_ran() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/imb");
+        let spec = load_spec(&dir.join("bcast-1m.toml")).unwrap();
+        let want = SpecKind::Imb {
+            benchmark: ImbBenchmark::Bcast,
+            bytes: 1 << 20,
+            iterations: 10,
+            ranks: 16,
+        };
+        assert_eq!(spec.kind, want);
+        let spec = load_spec(&dir.join("pingping-16k.toml")).unwrap();
+        assert_eq!(spec.name, "XC");
+    }
+
+    #[test]
+    fn npb_defaults() {
+        let s = parse("name = \"MG\"\nsuite = \"npb\"\nbenchmark = \"mg\"\n").unwrap();
+        let want = SpecKind::Npb {
+            benchmark: NpbBenchmark::Mg,
+            class: NpbClass::S,
+            iterations: 4,
+            ranks: 16,
+        };
+        assert_eq!(s.kind, want);
+    }
+
+    #[test]
+    fn scaled_iterations_are_noted() {
+        let s = parse("name = \"CG\"\nsuite = \"npb\"\nbenchmark = \"cg\"\n").unwrap();
+        let w = build(&s, Some(0.25)).unwrap();
+        assert_eq!(
+            w.notes,
+            vec!["iterations scaled 0.25: CG runs 4 of 15 iterations".to_string()]
+        );
+        let full = build(&s, Some(1.0)).unwrap();
+        assert!(full.notes.is_empty());
+        let tiny = build(&s, Some(0.001)).unwrap();
+        assert_eq!(
+            tiny.notes,
+            vec!["iterations scaled 0.001: CG runs 1 of 15 iterations".to_string()]
+        );
+        let e = build(&s, Some(1.5)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:3:13: iteration scale 1.5 must be in (0, 1]"
+        );
+        assert_eq!(check(&w).unwrap().messages(), 4 * 184 * 16);
+    }
+
+    #[test]
+    fn bad_suite() {
+        let e = parse("name = \"PP\"\nsuite = \"mpi\"\nbenchmark = \"pingpong\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:2:9: unknown variant `mpi`, expected one of imb, npb, goal"
+        );
+    }
+
+    #[test]
+    fn unknown_key() {
+        let e = parse("name = \"PP\"\nsuite = \"imb\"\nbenchmark = \"pingpong\"\nbyte = 16384\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:4:1: unknown field `byte`, expected one of name, suite, benchmark, bytes, iterations, ranks, class, file"
+        );
+    }
+
+    #[test]
+    fn missing_bytes() {
+        let e =
+            parse("name = \"PP\"\nsuite = \"imb\"\nbenchmark = \"pingpong\"\niterations = 10\n")
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:3:13: IMB benchmarks need `bytes`, the message size in bytes"
+        );
+    }
+
+    #[test]
+    fn other_errors_point_at_the_key() {
+        let e =
+            parse("name = \"X\"\nsuite = \"imb\"\nbenchmark = \"cg\"\nbytes = 8\niterations = 1\n")
+                .unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.msg.starts_with("not an IMB benchmark"), "{e}");
+        let e = parse("name = \"X\"\nsuite = \"npb\"\nbenchmark = \"cg\"\nclass = \"A\"\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:4:9: class \"A\" is not modelled: expected \"S\""
+        );
+        let e =
+            parse("name = \"X\"\nsuite = \"npb\"\nbenchmark = \"bt\"\nbytes = 8\n").unwrap_err();
+        assert_eq!((e.line, e.col), (4, 9));
+        let e = parse("name = \"X\"\nsuite = \"npb\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:2:9: suite \"npb\" needs `benchmark`"
+        );
+        let e = parse("suite = \"npb\"\nbenchmark = \"bt\"\n").unwrap_err();
+        assert!(e.msg.contains("missing field `name`"), "{e}");
+        // A rank count NPB refuses, at the `ranks` value.
+        let s = parse("name = \"BT\"\nsuite = \"npb\"\nbenchmark = \"bt\"\nranks = 8\n").unwrap();
+        let e = build(&s, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:4:9: NPB BT needs a square number of ranks (1, 4, 9, 16, ...), not 8"
+        );
+    }
+
+    #[test]
+    fn goal_specs() {
+        let s = parse("name = \"G\"\nsuite = \"goal\"\nfile = \"sched/a.goal\"\n").unwrap();
+        assert_eq!(
+            s.kind,
+            SpecKind::Goal {
+                file: PathBuf::from("specs/sched/a.goal")
+            }
+        );
+        // The schedule is read when the spec is built; this one does not exist.
+        let e = build(&s, None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("specs/x.toml:3:8: ") && e.contains("cannot read"),
+            "{e}"
+        );
+        let e = parse("name = \"G\"\nsuite = \"goal\"\n").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 9));
+        let e = parse("name = \"G\"\nsuite = \"goal\"\nfile = \"a\"\nranks = 4\n").unwrap_err();
+        assert!(
+            e.msg.starts_with("`ranks` is not used by suite \"goal\""),
+            "{e}"
+        );
+    }
+}
