@@ -384,7 +384,7 @@ fn cmd_mpi(a: MpiArgs) -> CmdResult {
 
 fn cmd_figure10(a: Figure10Args) -> CmdResult {
     use crate::analysis;
-    use crate::experiments::{figure10_tasks, run_all, run_dir_name, Throughput};
+    use crate::experiments::{figure10_tasks, run_all, Throughput};
     check_scale(a.iterations)?;
     let cfg = config_with(a.config.as_deref(), &a.set)?;
     let seeds: Vec<u64> = (1..=a.seeds).collect();
@@ -506,12 +506,12 @@ fn cmd_figure10(a: Figure10Args) -> CmdResult {
     writeln!(
         out,
         "{} runs in {:.1} s wall time ({:.2} M simulated events/s); {verified} messages verified; \
-         per-run results in {}/<run>/ (e.g. {}), tables and report.md in {}",
+         per-run results in {}/ (e.g. {}), tables and report.md in {}",
         t.runs,
         t.wall_seconds,
         t.events_per_second() / 1e6,
         runs.display(),
-        run_dir_name(&records[0]),
+        tasks[0].dir_name(),
         a.out.display()
     )?;
     Ok(())

@@ -130,7 +130,18 @@ pub fn load_workload(
     Ok((w, group_of(&s)))
 }
 
-/// Runs one task; with `out`, writes its statistics and record into `out/<name>/`.
+impl Task {
+    /// The folder of its results: `<spec file stem>-<design>-s<seed>`.
+    pub fn dir_name(&self) -> String {
+        let stem = self
+            .spec
+            .file_stem()
+            .map_or("run".into(), |s| s.to_string_lossy());
+        format!("{stem}-{}-s{}", self.design, self.seed)
+    }
+}
+
+/// Runs one task; with `out`, writes its statistics and record (`record.json`) there.
 pub fn run_task(
     cfg: &SystemConfig,
     task: &Task,
@@ -160,9 +171,8 @@ pub fn run_task(
         notes: w.notes.clone(),
     };
     if let Some(dir) = out {
-        let dir = dir.join(run_dir_name(&outcome.record));
         let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
-        std::fs::create_dir_all(&dir).map_err(io)?;
+        std::fs::create_dir_all(dir).map_err(io)?;
         run.stats.write_all(&dir).map_err(io)?;
         let json = serde_json::to_string_pretty(&outcome).expect("records serialize");
         std::fs::write(dir.join("record.json"), json).map_err(io)?;
@@ -170,16 +180,11 @@ pub fn run_task(
     Ok(outcome)
 }
 
-/// `imb-PP-optcopy-s1`.
-pub fn run_dir_name(r: &RunRecord) -> String {
-    format!("{}-{}-{}-s{}", r.group, r.benchmark, r.design, r.seed)
-}
-
 /// Hears of each finished run: its task index, runs done so far, its outcome.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) + Sync);
 
-/// Runs `tasks` on `jobs` host threads; `progress` hears of each finished run (index,
-/// runs done so far, its outcome). Outcomes come back in task order; the first error
+/// Runs `tasks` on `jobs` host threads, each writing into `out/<task dir name>/` when
+/// `out` is given; `progress` hears of each finished run. Outcomes come back in task order; the first error
 /// stops the runs not yet started.
 pub fn run_all(
     cfg: &SystemConfig,
@@ -202,7 +207,8 @@ pub fn run_all(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(t) = tasks.get(i) else { return };
-                let r = run_task(cfg, t, iteration_scale, out);
+                let dir = out.map(|o| o.join(t.dir_name()));
+                let r = run_task(cfg, t, iteration_scale, dir.as_deref());
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }

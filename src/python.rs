@@ -321,6 +321,40 @@ fn lint_protocol(text: &str, file: &str) -> PyResult<()> {
         .map_err(|e| ProtocolError::new_err(e.to_string()))
 }
 
+/// Simulates one workload (a spec or a GOAL schedule) under `design` with every message
+/// checked; with `out`, writes its statistics and record there. Returns the JSON of the
+/// run record (benchmark, group, design, seed, metrics) with events, host_seconds,
+/// messages_verified, bytes_verified and notes.
+#[pyfunction]
+#[pyo3(signature = (spec_path, design, config_toml, seed, iteration_scale=None, out=None))]
+fn run_workload(
+    py: Python<'_>,
+    spec_path: &str,
+    design: &str,
+    config_toml: &str,
+    seed: u64,
+    iteration_scale: Option<f64>,
+    out: Option<&str>,
+) -> PyResult<String> {
+    let cfg = parse_config(config_toml, "<config>")?;
+    let task = crate::experiments::Task {
+        spec: spec_path.into(),
+        design: design.to_string(),
+        seed,
+    };
+    let outcome = py
+        .allow_threads(|| {
+            crate::experiments::run_task(
+                &cfg,
+                &task,
+                iteration_scale,
+                out.map(std::path::Path::new),
+            )
+        })
+        .map_err(to_py)?;
+    serde_json::to_string(&outcome).map_err(json_err)
+}
+
 /// The reductions of the run records (a JSON list) against the baseline, as JSON.
 #[pyfunction]
 fn reductions(records_json: &str) -> PyResult<String> {
@@ -394,6 +428,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocol_names, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(lint_protocol, m)?)?;
+    m.add_function(wrap_pyfunction!(run_workload, m)?)?;
     m.add_function(wrap_pyfunction!(reductions, m)?)?;
     m.add_function(wrap_pyfunction!(summaries, m)?)?;
     m.add_function(wrap_pyfunction!(claims, m)?)?;

@@ -1,13 +1,36 @@
-"""The ``moped`` console script: the Rust command line, reached through the extension."""
+"""The ``moped`` console script: the Rust command line, reached through the extension.
+
+``moped figure10`` also draws ``figure10.png`` and ``figure10.svg`` (matplotlib) from the
+``reductions.json`` the Rust side wrote into its ``--out`` folder."""
 
 import sys
+from pathlib import Path
 
 from moped import _core
 
 
+def _out_dir(args: list[str]) -> Path | None:
+    """The value of ``--out`` in ``args``, if given."""
+    for i, a in enumerate(args):
+        if a == "--out" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if a.startswith("--out="):
+            return Path(a.split("=", 1)[1])
+    return None
+
+
 def main() -> None:
     """Runs ``moped`` with this process's arguments and exits with its status."""
-    sys.exit(_core.cli_main(["moped", *sys.argv[1:]]))
+    args = sys.argv[1:]
+    status = _core.cli_main(["moped", *args])
+    if status == 0 and args[:1] == ["figure10"] and "--help" not in args:
+        out = _out_dir(args)
+        if out is not None and (out / "reductions.json").is_file():
+            from moped.plot import figure10
+
+            figure10(out / "reductions.json", out)
+            print(f"figure: {out / 'figure10.png'} and {out / 'figure10.svg'}")
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -472,9 +472,11 @@ impl Sim {
                         .map(|r| (*r, c.store_issued_at))
                 });
             if let Some((req, since)) = pending {
-                if now.saturating_sub(since) > wd.request_cycles
-                    || now.saturating_sub(c.last_progress) > wd.progress_cycles
-                {
+                // A core that computed for a long time has made no accesses, but no lack
+                // of progress either: count from the later of its last completion and
+                // this request.
+                let quiet = now.saturating_sub(c.last_progress.max(since));
+                if now.saturating_sub(since) > wd.request_cycles || quiet > wd.progress_cycles {
                     let addr = line_of(req.addr);
                     let cache = &self.caches[i];
                     let event = match req.kind {
@@ -484,8 +486,7 @@ impl Sim {
                     return Err(SimError::Watchdog {
                         cycle: now,
                         detail: format!(
-                            "core {i} made no progress for {} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
-                            now - c.last_progress,
+                            "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
                             cache.name(),
                             cache.state_name(addr),
                             self.describe_line(addr)
