@@ -173,7 +173,7 @@ pub fn run_task(
     if let Some(dir) = out {
         let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(io)?;
-        run.stats.write_all(&dir).map_err(io)?;
+        run.stats.write_all(dir).map_err(io)?;
         let json = serde_json::to_string_pretty(&outcome).expect("records serialize");
         std::fs::write(dir.join("record.json"), json).map_err(io)?;
     }
