@@ -55,6 +55,7 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
         active_matches: 1,
         copy_lines: 4,
         staging_lines: 4,
+        walk_cache_lines: 0,
         ops_per_cycle: 2,
         fill,
         ports: PortMap::default(),

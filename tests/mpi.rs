@@ -215,3 +215,25 @@ fn the_any_source_goal_schedule_delivers_every_message_in_every_design() {
         assert_eq!(r.messages_verified, sends, "{d}");
     }
 }
+
+#[test]
+fn kept_page_table_lines_spare_walks_of_reused_buffers() {
+    let w = pingpong(16_384, 4);
+    let walks = |lines: usize| {
+        let mut c = cfg(2);
+        c.moped.walk_cache_lines = lines;
+        let r = run_workload(&c, &w, "optcopy", 1, MpiParams::default()).unwrap();
+        assert_eq!(r.messages_verified, 8 + 2);
+        r.stats
+            .get("system.moped.walk_line_reads")
+            .unwrap()
+            .value
+            .as_f64()
+    };
+    let (cold, kept) = (walks(0), walks(32));
+    // Without the cache every transfer walks both buffers' tables from memory.
+    assert!(
+        kept < cold / 2.0,
+        "walk line reads: {kept} kept vs {cold} cold"
+    );
+}

@@ -8,8 +8,9 @@ writes the records, the reduction tables, the plot and the report::
     df = moped.experiments.figure10("results/fig10", seeds=(1, 2, 3))
 
 Spec files are looked up in ``workloads_dir`` (default: the ``workloads/`` folder of the
-current directory or its nearest parent that has one) as ``imb/<name>-16k.toml``,
-``npb/<name>-S.toml`` and ``imb/<name>-1m.toml``, name in lower case (any case is
+current directory or its nearest parent that has one) as ``imb/<stem>-16k.toml``,
+``npb/<stem>-S.toml`` and ``imb/<stem>-1m.toml`` (``STEMS``: pingpong, pingping, bcast,
+reduce, gather, alltoall; sp, cg, mg, ft, bt), the stem in lower case (any case is
 accepted).
 """
 
@@ -33,6 +34,20 @@ __all__ = ["DESIGNS", "figure10", "figure10_specs", "find_workloads_dir"]
 
 #: The designs of Figure 10, the baseline first.
 DESIGNS = ("baseline", "basemoped", "optcopy", "optcache")
+#: The spec file stem of each benchmark (the paper's short names).
+STEMS = {
+    "PP": "pingpong",
+    "XC": "pingping",
+    "BC": "bcast",
+    "RD": "reduce",
+    "GA": "gather",
+    "AA": "alltoall",
+    "SP": "sp",
+    "CG": "cg",
+    "MG": "mg",
+    "FT": "ft",
+    "BT": "bt",
+}
 #: (group, benchmarks, spec folder, file name suffix).
 SUITES = (
     ("imb", ("PP", "XC", "BC", "RD", "GA", "AA"), "imb", "-16k.toml"),
@@ -77,7 +92,7 @@ def figure10_specs(
     found, missing = [], []
     for group, benches, folder, suffix in suites:
         for b in benches:
-            name = f"{b.lower()}{suffix}"
+            name = f"{STEMS[b]}{suffix}"
             path = _spec(root / folder, name)
             if path is None:
                 missing.append(fspath(root / folder / name))

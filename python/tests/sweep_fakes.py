@@ -11,13 +11,18 @@ BASE_CYCLES = {"PP": 1000, "XC": 1200, "BC": 1500, "RD": 1800, "GA": 2000, "AA":
 DESIGN_SHARE = {"baseline": 1.0, "basemoped": 0.3, "optcopy": 0.2, "optcache": 0.19}
 
 
+#: Spec file stems of the real specs, by their short names.
+SHORT = {"pingpong": "PP", "pingping": "XC", "bcast": "BC", "reduce": "RD", "gather": "GA"}
+SHORT["alltoall"] = "AA"
+
+
 def parse_spec_name(spec_path: str) -> tuple[str, str]:
-    """(benchmark, group) from a spec file name: ``pp-16k.toml`` is PP in ``imb``,
-    ``cg-S.toml`` CG in ``npb``, ``bc-1m.toml`` BC in ``imb-1m``."""
+    """(benchmark, group) from a spec file name: ``pp-16k.toml`` or ``pingpong-16k.toml``
+    is PP in ``imb``, ``cg-S.toml`` CG in ``npb``, ``bc-1m.toml`` BC in ``imb-1m``."""
     stem = Path(spec_path).stem
     name, _, size = stem.partition("-")
     group = {"16k": "imb", "S": "npb", "1m": "imb-1m"}[size]
-    return name.upper(), group
+    return SHORT.get(name.lower(), name.upper()), group
 
 
 def fake_run_workload(

@@ -11,6 +11,7 @@
 //!               # hop_latency = 1, link_bytes_per_cycle = 16, header_bytes = 8, random_delay_max = 0
 //! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
 //!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
+//!               # walk_cache_lines = 32,
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000
 //! ```
@@ -268,6 +269,11 @@ pub struct MopedSection {
     pub active_matches: usize,
     /// Page-table lines the page walker's staging buffer keeps.
     pub staging_lines: usize,
+    /// Page-table lines a MOPED keeps across transfers (a page-walk cache), so that the
+    /// buffers a program reuses are not walked from memory for every message; 0 walks
+    /// every transfer from an empty staging buffer. Core page walks are not simulated, so
+    /// without it no page-table line is ever on chip.
+    pub walk_cache_lines: usize,
     /// Physical address of the first program's port window (64 KiB aligned).
     pub port_base: u64,
     /// Cycles from a core's port access to its answer at the local MOPED.
@@ -285,6 +291,7 @@ impl Default for MopedSection {
             descriptor_entries: 64,
             active_matches: 1,
             staging_lines: 4,
+            walk_cache_lines: 32,
             port_base: crate::moped::ports::DEFAULT_PORT_BASE,
             // An uncached access to a device beside the L2: about an L2 access.
             port_latency: 10,

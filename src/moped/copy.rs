@@ -20,8 +20,9 @@
 //! queues never drift two laps apart. A send line is Free once both halves are copied; a receive line is written
 //! back once both are filled, and Free once the write is acknowledged.
 //!
-//! Each unit has its own walker, so the staging buffer starts empty for every transfer; it
-//! is flushed again after the OS resolves a fault, since the tables changed under it.
+//! Each unit has its own walker; its staging buffer starts empty, or with the page-table
+//! lines its MOPED kept from earlier transfers ([`CopyUnit::seed_walker`]). It is flushed
+//! after the OS resolves a fault, since the tables changed under it.
 //!
 //! The unit is untimed: its host calls [`CopyUnit::next_request`] as often as it can issue
 //! per cycle and feeds answers back whenever they arrive, in any order.
@@ -557,6 +558,21 @@ impl CopyUnit {
         }
         self.settle();
         Ok(())
+    }
+
+    /// Starts the walker with page-table lines kept from earlier transfers.
+    pub fn seed_walker(&mut self, lines: &[(LineAddr, LineData)]) {
+        self.walker.seed(lines);
+    }
+
+    /// The walker's staged page-table lines, least recently used first.
+    pub fn walker_lines(&self) -> &[(LineAddr, LineData)] {
+        self.walker.staged()
+    }
+
+    /// Forgets the staged page-table lines (the OS changed the tables).
+    pub fn flush_walker(&mut self) {
+        self.walker.flush();
     }
 
     /// The OS's answer to a `Fault`: the page is now mapped (walk again), or the address

@@ -70,6 +70,9 @@ pub struct MopedParams {
     /// The copy unit's N send and N receive lines.
     pub copy_lines: usize,
     pub staging_lines: usize,
+    /// Page-table lines the MOPED keeps across transfers (a page-walk cache); 0 starts
+    /// every transfer's walks from an empty staging buffer.
+    pub walk_cache_lines: usize,
     /// Coherence operations the device may start per cycle.
     pub ops_per_cycle: u32,
     /// The protocol grants a whole receive line without its old data (OPTCACHE's M_FILL).
@@ -341,6 +344,8 @@ pub struct Moped {
     poll_cache: Option<(ProgramId, Rank, DescId)>,
     /// Round-robin start among active slots when issuing.
     next_slot: usize,
+    /// Page-table lines kept from the last transfer's walks (see `walk_cache_lines`).
+    walk_cache: Vec<(LineAddr, crate::mem::LineData)>,
     out: Vec<DevOut>,
     pub stats: MopedStats,
     /// The last port error, for tests and reports.
@@ -364,6 +369,7 @@ impl Moped {
             episodes: FxHashMap::default(),
             poll_cache: None,
             next_slot: 0,
+            walk_cache: Vec::new(),
             out: Vec::new(),
             stats: MopedStats::default(),
             last_error: None,
@@ -377,6 +383,14 @@ impl Moped {
 
     pub fn params(&self) -> &MopedParams {
         &self.params
+    }
+
+    /// Forgets every kept and staged page-table line: the OS changed some tables.
+    pub fn flush_walks(&mut self) {
+        self.walk_cache.clear();
+        for a in self.active.iter_mut().flatten() {
+            a.unit.flush_walker();
+        }
     }
 
     pub fn table(&self) -> &DescTable {
@@ -935,10 +949,11 @@ impl Moped {
             };
             let cfg = CopyConfig {
                 lines: self.params.copy_lines.max(1),
-                staging_lines: self.params.staging_lines.max(1),
+                staging_lines: self.params.staging_lines.max(1) + self.params.walk_cache_lines,
             };
             match CopyUnit::new(&cfg, &t) {
-                Ok(unit) => {
+                Ok(mut unit) => {
+                    unit.seed_walker(&self.walk_cache);
                     self.stats.activated += 1;
                     if let Some(d) = self.table.get_mut(ri) {
                         d.status |= ACTIVE;
@@ -1130,6 +1145,11 @@ impl Moped {
                 continue;
             }
             let a = self.active[slot].take().expect("checked");
+            if self.params.walk_cache_lines > 0 {
+                let lines = a.unit.walker_lines();
+                let skip = lines.len().saturating_sub(self.params.walk_cache_lines);
+                self.walk_cache = lines[skip..].to_vec();
+            }
             let st = a.unit.stats();
             self.stats.walks += st.walk.walks;
             self.stats.walk_line_reads += st.walk.line_reads;

@@ -538,6 +538,19 @@ impl Walker {
         self.staging.clear();
     }
 
+    /// Fills the staging buffer with lines kept from earlier walks (least recently used
+    /// first), up to its capacity.
+    pub fn seed(&mut self, lines: &[(LineAddr, LineData)]) {
+        let skip = lines.len().saturating_sub(self.capacity);
+        self.staging.clear();
+        self.staging.extend_from_slice(&lines[skip..]);
+    }
+
+    /// The staged lines, least recently used first.
+    pub fn staged(&self) -> &[(LineAddr, LineData)] {
+        &self.staging
+    }
+
     /// Consumes staged lines until the walk ends or needs a line from memory.
     fn advance(&mut self) {
         while self.state == WalkState::Walking {

@@ -40,6 +40,7 @@ pub(super) fn build_mopeds(
                 active_matches: cfg.moped.active_matches,
                 copy_lines: cfg.moped.copy_send_lines,
                 staging_lines: cfg.moped.staging_lines,
+                walk_cache_lines: cfg.moped.walk_cache_lines,
                 ops_per_cycle: cfg.moped.ops_per_cycle,
                 fill: protocol.l2.event_id("M_FILL").is_some(),
                 ports,
@@ -62,6 +63,9 @@ pub(super) struct MopedHost {
     classes: Vec<MsgClass>,
     /// Line requests the L2 stalled, per MOPED, in order.
     stalled: Vec<VecDeque<MopedReq>>,
+    /// The OS's count of pages mapped when the MOPEDs last dropped their kept
+    /// page-table lines.
+    maps_seen: u64,
     /// Answers of L2 hits, waiting for the L2's latency: (due cycle, answer).
     answers: Vec<VecDeque<(u64, MopedDone)>>,
     /// Cycle of each MOPED's scheduled tick.
@@ -95,6 +99,7 @@ impl MopedHost {
             free: Vec::new(),
             classes,
             stalled: vec![VecDeque::new(); n],
+            maps_seen: 0,
             answers: vec![VecDeque::new(); n],
             tick_at: vec![None; n],
             forwarded_loads: 0,
@@ -250,6 +255,14 @@ impl Sim {
             return Ok(());
         }
         self.moped_host.tick_at[m] = None;
+        // Pages mapped since the MOPEDs last walked: their kept page-table lines may be
+        // stale.
+        if self.os.demand_maps != self.moped_host.maps_seen {
+            self.moped_host.maps_seen = self.os.demand_maps;
+            for d in &mut self.mopeds {
+                d.flush_walks();
+            }
+        }
         while let Some(&(due, a)) = self.moped_host.answers[m].front() {
             if due > now {
                 self.schedule_moped(m, due);
