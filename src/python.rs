@@ -355,6 +355,36 @@ fn run_workload(
     serde_json::to_string(&outcome).map_err(json_err)
 }
 
+/// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and
+/// returns a summary as JSON: name, ranks, and per rank its calls, sends, receives
+/// (wildcard ones counted apart) and buffer bytes. Errors raise ProgramError with
+/// file:line:col.
+#[pyfunction]
+fn parse_goal(text: &str, file: &str) -> PyResult<String> {
+    use crate::workload::Call;
+    let w = crate::workload::goal::parse_goal(text, file)
+        .map_err(|e| ProgramError::new_err(e.to_string()))?;
+    let ranks: Vec<serde_json::Value> = w
+        .ranks
+        .iter()
+        .map(|r| {
+            let count = |f: &dyn Fn(&Call) -> bool| r.calls.iter().filter(|c| f(c)).count();
+            serde_json::json!({
+                "calls": r.calls.len(),
+                "sends": count(&|c| matches!(c, Call::Isend { .. })),
+                "recvs": count(&|c| matches!(c, Call::Irecv { .. })),
+                "any_source_recvs": count(&|c| matches!(
+                    c,
+                    Call::Irecv { src: crate::moped::ports::Peer::Any, .. }
+                )),
+                "buffer_bytes": r.buffers.iter().map(|b| b.bytes).sum::<u64>(),
+            })
+        })
+        .collect();
+    let out = serde_json::json!({"name": w.name, "ranks": ranks, "notes": w.notes});
+    Ok(out.to_string())
+}
+
 /// The reductions of the run records (a JSON list) against the baseline, as JSON.
 #[pyfunction]
 fn reductions(records_json: &str) -> PyResult<String> {
@@ -429,6 +459,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocol_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(lint_protocol, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_goal, m)?)?;
     m.add_function(wrap_pyfunction!(reductions, m)?)?;
     m.add_function(wrap_pyfunction!(summaries, m)?)?;
     m.add_function(wrap_pyfunction!(claims, m)?)?;

@@ -51,6 +51,7 @@ __all__ = [
     "analysis",
     "experiments",
     "lint_protocol",
+    "load_goal",
     "plot",
     "protocol_names",
     "protocol_table",
@@ -216,3 +217,13 @@ def lint_protocol(path: str | PathLike[str]) -> None:
 # After the definitions above: these modules use them.
 from moped import analysis, experiments, plot  # noqa: E402
 from moped.batch import SweepError, Task, sweep  # noqa: E402
+
+
+def load_goal(path: str | PathLike[str]) -> dict[str, Any]:
+    """Reads a GOAL schedule (LogGOPSim's text format) as the simulator would run it and
+    returns a summary: ``name``, ``notes`` and per rank its ``calls``, ``sends``,
+    ``recvs``, ``any_source_recvs`` and ``buffer_bytes``. A malformed schedule raises
+    :class:`ProgramError` naming ``file:line:col``. Run one with
+    ``moped.sweep([{"workload": path, "design": "optcopy"}])``."""
+    p = fspath(path)
+    return json.loads(_core.parse_goal(_read_text(p, ProgramError), p))
