@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Host speed: `moped bench` on the plain release build, then on a profile-guided (PGO)
-# build of the same sources.
+# Host speed: `moped bench` on the plain release build, the wall time and simulated
+# events per second of the main job (`moped figure10`, skipped with BENCH_FIGURE10=0),
+# then `moped bench` on a profile-guided (PGO) build of the same sources.
 #
 #   bash scripts/bench.sh [--repeat N]      (arguments go to `moped bench`)
 #
@@ -19,6 +20,15 @@ PGO="$TARGET/pgo"
 echo "==== plain release build ===="
 cargo build --release --quiet
 "$TARGET/release/moped" bench "$@"
+
+if [[ "${BENCH_FIGURE10:-1}" != 0 ]]; then
+    echo
+    echo "==== moped figure10 (44 runs; the last line gives wall time and events/s) ===="
+    out="$TARGET/bench-figure10"
+    rm -rf "$out"
+    "$TARGET/release/moped" figure10 --out "$out" 2>/dev/null | tail -1
+    echo "timing: $(cat "$out/timing.json")"
+fi
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"

@@ -432,7 +432,8 @@ fn cmd_figure10(a: Figure10Args) -> CmdResult {
     let t = Throughput::of(&outcomes, started);
     let records: Vec<analysis::RunRecord> = outcomes.iter().map(|o| o.record.clone()).collect();
     let reductions = analysis::reductions(&records).map_err(|e| Failure::User(e.to_string()))?;
-    let claims = analysis::check_claims(&reductions);
+    let mut claims = analysis::check_claims(&reductions);
+    analysis::explain(&mut claims, &records);
     let mut notes: Vec<String> = Vec::new();
     for o in &outcomes {
         for note in &o.notes {

@@ -97,6 +97,16 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
             g("system.total.l2.misses_memory") + g("system.total.l2.moped_misses_memory"),
         ),
         ("l2_misses_local", g("system.total.l2.moped_misses_no_data")),
+        // The parts, for the report's measured causes.
+        ("l2_misses_global_cores", g("system.total.l2.misses_memory")),
+        (
+            "moped_misses_memory",
+            g("system.total.l2.moped_misses_memory"),
+        ),
+        (
+            "moped_misses_other_cache",
+            g("system.total.l2.moped_misses_other_cache"),
+        ),
         ("coherence_messages", g("system.network.total_msgs")),
     ]
     .into_iter()

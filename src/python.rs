@@ -403,8 +403,11 @@ fn summaries(records_json: &str) -> PyResult<String> {
 /// The paper's claims checked on the run records, as JSON.
 #[pyfunction]
 fn claims(records_json: &str) -> PyResult<String> {
-    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
-    serde_json::to_string(&analysis::check_claims(&red)).map_err(json_err)
+    let recs = records(records_json)?;
+    let red = analysis::reductions(&recs).map_err(analysis_err)?;
+    let mut claims = analysis::check_claims(&red);
+    analysis::explain(&mut claims, &recs);
+    serde_json::to_string(&claims).map_err(json_err)
 }
 
 /// The paper's published values (abstract and section 6) with their sources, as JSON.
@@ -425,6 +428,7 @@ fn figure10_report(
     let recs = records(records_json)?;
     let red = analysis::reductions(&recs).map_err(analysis_err)?;
     let mut claims = analysis::check_claims(&red);
+    analysis::explain(&mut claims, &recs);
     for c in &mut claims {
         if let Some(text) = explanations.as_ref().and_then(|e| e.get(&c.id)) {
             c.explanation = format!("{} {}", c.explanation, text.trim());

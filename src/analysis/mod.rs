@@ -23,12 +23,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod causes;
 pub mod claims;
 pub mod paper;
 pub mod reduce;
 pub mod report;
 pub mod write;
 
+pub use causes::explain;
 pub use claims::{check_claims, Claim, Evidence, Unit, Verdict};
 pub use paper::{compare as compare_published, Published, PublishedComparison, PUBLISHED};
 pub use reduce::{reductions, summaries, t_interval, Reduction, Summary};
