@@ -3,8 +3,9 @@
 //! touch the benchmark's arrays and spend its operation count.
 //!
 //! Sources: NPB3.3-MPI (`CG/cg.f`, `MG/mg.f`, `FT/ft.f`, `BT/*.f`, `SP/*.f`,
-//! `sys/setparams.c`), whose communication is NPB 2.4's; the counts they give are
-//! checked against `/work/shared/reference/mpich-imb-npb.md` §4 in the tests.
+//! `sys/setparams.c`), whose communication is NPB 2.4's; the tests check the message
+//! counts derived from them (per rank and iteration: CG 184, BT and SP 24, FT 7
+//! alltoalls).
 //!
 //! What is modelled, and how:
 //! - Messages: sizes, partners, tags, and the Irecv/Send/Wait structure of the source
