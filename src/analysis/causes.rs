@@ -30,19 +30,32 @@ fn metric(records: &[RunRecord], bench: &str, design: &str, key: &str) -> Option
         .and_then(|r| r.metrics.get(key).copied())
 }
 
+/// Metrics of `bench` as (design, key) pairs, all or nothing.
+fn metrics<const N: usize>(
+    records: &[RunRecord],
+    bench: &str,
+    keys: [(&str, &str); N],
+) -> Option<[f64; N]> {
+    let mut out = [0.0; N];
+    for (v, (design, key)) in out.iter_mut().zip(keys) {
+        *v = metric(records, bench, design, key)?;
+    }
+    Some(out)
+}
+
 fn count(v: f64) -> String {
     format!("{v:.0}")
 }
 
 /// (b): OPTCOPY behind BASEMOPED on a benchmark.
 fn explain_b(records: &[RunRecord], bench: &str) -> String {
-    let get = |d, k| metric(records, bench, d, k);
-    let (Some(bm), Some(bc), Some(om), Some(oc)) = (
-        get("basemoped", "moped_misses_memory"),
-        get("basemoped", "moped_misses_other_cache"),
-        get("optcopy", "moped_misses_memory"),
-        get("optcopy", "moped_misses_other_cache"),
-    ) else {
+    let keys = [
+        ("basemoped", "moped_misses_memory"),
+        ("basemoped", "moped_misses_other_cache"),
+        ("optcopy", "moped_misses_memory"),
+        ("optcopy", "moped_misses_other_cache"),
+    ];
+    let Some([bm, bc, om, oc]) = metrics(records, bench, keys) else {
         return format!("{bench}: the records lack MOPED miss counters; no cause measured.");
     };
     let numbers = format!(
@@ -68,13 +81,13 @@ fn explain_b(records: &[RunRecord], bench: &str) -> String {
 
 /// (f): the designs' L1 miss reductions differ on a benchmark.
 fn explain_f(records: &[RunRecord], bench: &str) -> String {
-    let get = |d, k| metric(records, bench, d, k);
-    let (Some(l1b), Some(l1o), Some(gb), Some(go)) = (
-        get("basemoped", "l1_misses"),
-        get("optcopy", "l1_misses"),
-        get("basemoped", "l2_misses_global_cores"),
-        get("optcopy", "l2_misses_global_cores"),
-    ) else {
+    let keys = [
+        ("basemoped", "l1_misses"),
+        ("optcopy", "l1_misses"),
+        ("basemoped", "l2_misses_global_cores"),
+        ("optcopy", "l2_misses_global_cores"),
+    ];
+    let Some([l1b, l1o, gb, go]) = metrics(records, bench, keys) else {
         return format!(
             "{bench}: the records lack the cores' L2 miss counters; no cause measured."
         );

@@ -86,10 +86,7 @@ fn entry_word(src: Peer, tag: Tag, ctx: u16) -> u64 {
         Peer::Rank(r) => r as u64,
         Peer::Any => 0xFFFF,
     };
-    let t = match tag {
-        Tag::Tag(t) => t as u64,
-        Tag::Any => 0xFFFF,
-    };
+    let t = tag_value(tag) as u64;
     1 << 63 | (ctx as u64) << 32 | t << 16 | s
 }
 
@@ -135,7 +132,7 @@ enum Task {
     /// Wait for requests, in order.
     Wait { reqs: Vec<ReqId>, i: usize },
     /// One pass of the shared-memory progress engine.
-    Progress { i: usize, pushed: bool },
+    Progress { i: usize },
     /// Write pending packets into the queue to `dst`.
     Push { dst: u16, step: u8, tail: u64 },
     /// Look at the queue from `src` and handle one packet.
@@ -586,19 +583,16 @@ impl MpiDriver {
                     }),
                     Path::Shm => {
                         rank.stats.progress_passes += 1;
-                        rank.stack.push(Task::Progress {
-                            i: 0,
-                            pushed: false,
-                        })
+                        rank.stack.push(Task::Progress { i: 0 })
                     }
                     Path::New => return Err(format!("rank {me}: request {r} was never posted")),
                 }
                 Ok(Step::Again)
             }
-            Task::Progress { i, pushed } => {
+            Task::Progress { i } => {
                 let rank = &mut self.ranks[c];
                 if i < p {
-                    rank.stack.push(Task::Progress { i: i + 1, pushed });
+                    rank.stack.push(Task::Progress { i: i + 1 });
                     if !rank.outgoing[i].is_empty() {
                         rank.stack.push(Task::Push {
                             dst: i as u16,
@@ -608,7 +602,7 @@ impl MpiDriver {
                     }
                 } else if i < 2 * p {
                     let src = (i - p) as u16;
-                    rank.stack.push(Task::Progress { i: i + 1, pushed });
+                    rank.stack.push(Task::Progress { i: i + 1 });
                     if src != me {
                         rank.stack.push(Task::Poll {
                             src,
@@ -658,11 +652,16 @@ impl MpiDriver {
                 rank.stats.instructions += self.params.call_instructions;
                 rank.reqs.insert(
                     s,
-                    new_req(Kind::Send, Peer::Rank(to), Tag::Tag(BARRIER_TAG), 0),
+                    new_req(Kind::Send, Peer::Rank(to), Tag::Tag(BARRIER_TAG), CTX_COLL),
                 );
                 rank.reqs.insert(
                     r,
-                    new_req(Kind::Recv, Peer::Rank(from), Tag::Tag(BARRIER_TAG), 0),
+                    new_req(
+                        Kind::Recv,
+                        Peer::Rank(from),
+                        Tag::Tag(BARRIER_TAG),
+                        CTX_COLL,
+                    ),
                 );
                 rank.stack.push(Task::Barrier { k, step: 1 });
                 rank.stack.push(Task::Wait {
@@ -686,10 +685,7 @@ impl MpiDriver {
                 || rank.incoming.iter().any(Option::is_some)
             {
                 rank.stack.push(Task::NextCall);
-                rank.stack.push(Task::Progress {
-                    i: 0,
-                    pushed: false,
-                });
+                rank.stack.push(Task::Progress { i: 0 });
                 return Ok(Step::Again);
             }
             if let Some((r, _)) = rank.reqs.iter().next() {
@@ -709,7 +705,7 @@ impl MpiDriver {
                 stride,
                 kind,
             } => {
-                let va = self.layout.buf_va[c][at.buf as usize] + at.offset;
+                let va = self.rank_va(c, at);
                 self.ranks[c].ops.push_back(Micro::Sweep {
                     at: va,
                     bytes,
@@ -1621,10 +1617,7 @@ impl MpiDriver {
             Peer::Rank(s) => s,
             Peer::Any => return Err(format!("rank {me}: an unexpected entry without source")),
         };
-        let tag = match e.tag {
-            Tag::Tag(t) => t,
-            Tag::Any => 0xFFFF,
-        };
+        let tag = tag_value(e.tag);
         match e.what {
             Unexp::Eager { tmp, bytes } => {
                 if bytes > q.bytes {
@@ -1645,24 +1638,7 @@ impl MpiDriver {
                 }
                 self.send_cts(c, src, sreq, req);
             }
-            Unexp::SelfSend(sreq) => {
-                let s = self.ranks[c]
-                    .reqs
-                    .get(&sreq)
-                    .ok_or("a self send without request")?
-                    .clone();
-                if s.bytes > q.bytes {
-                    return Err(truncated(me, src, tag, s.bytes, q.bytes));
-                }
-                let ops = &mut self.ranks[c].ops;
-                ops.push_back(Micro::Copy {
-                    src: s.va,
-                    dst: q.va,
-                    len: s.bytes,
-                });
-                ops.push_back(Micro::Mark(Mark::SendDone(sreq)));
-                ops.push_back(Micro::Mark(Mark::RecvDone(req)));
-            }
+            Unexp::SelfSend(sreq) => self.copy_to_self(c, sreq, req)?,
             Unexp::Posted(_) => return Err(format!("rank {me}: unexpected list holds a receive")),
         }
         Ok(Step::Again)
@@ -1676,10 +1652,6 @@ impl MpiDriver {
             .get(&req)
             .ok_or("a missing self send")?
             .clone();
-        let tag = match s.tag {
-            Tag::Tag(t) => t,
-            Tag::Any => 0xFFFF,
-        };
         let Some(i) = self.ranks[c].found.take() else {
             self.link(c, false, Peer::Rank(me), s.tag, s.ctx, Unexp::SelfSend(req))?;
             return Ok(Step::Again);
@@ -1687,23 +1659,38 @@ impl MpiDriver {
         let Unexp::Posted(r) = self.unlink(c, true, i).what else {
             return Err(format!("rank {me}: posted list holds no receive"));
         };
-        let rq = self.ranks[c]
-            .reqs
-            .get(&r)
-            .ok_or("a posted receive without request")?
-            .clone();
-        if s.bytes > rq.bytes {
-            return Err(truncated(me, me, tag, s.bytes, rq.bytes));
-        }
-        let ops = &mut self.ranks[c].ops;
-        ops.push_back(Micro::Copy {
-            src: s.va,
-            dst: rq.va,
-            len: s.bytes,
-        });
-        ops.push_back(Micro::Mark(Mark::SendDone(req)));
-        ops.push_back(Micro::Mark(Mark::RecvDone(r)));
+        self.copy_to_self(c, req, r)?;
         Ok(Step::Again)
+    }
+
+    /// A rank's send `sreq` to itself meets its receive `rreq`: the rank copies the data,
+    /// and both complete.
+    fn copy_to_self(&mut self, c: usize, sreq: ReqId, rreq: ReqId) -> Result<(), String> {
+        let rank = &mut self.ranks[c];
+        let me = rank.me;
+        let (Some(s), Some(r)) = (rank.reqs.get(&sreq), rank.reqs.get(&rreq)) else {
+            return Err(format!("rank {me}: a send to itself without its requests"));
+        };
+        if s.bytes > r.bytes {
+            return Err(truncated(me, me, tag_value(s.tag), s.bytes, r.bytes));
+        }
+        let copy = Micro::Copy {
+            src: s.va,
+            dst: r.va,
+            len: s.bytes,
+        };
+        rank.ops.push_back(copy);
+        rank.ops.push_back(Micro::Mark(Mark::SendDone(sreq)));
+        rank.ops.push_back(Micro::Mark(Mark::RecvDone(rreq)));
+        Ok(())
+    }
+}
+
+/// A tag as MPICH stores it, with ANY_TAG as 0xFFFF.
+fn tag_value(tag: Tag) -> u16 {
+    match tag {
+        Tag::Tag(t) => t,
+        Tag::Any => 0xFFFF,
     }
 }
 
@@ -1712,11 +1699,7 @@ fn new_req(kind: Kind, peer: Peer, tag: Tag, ctx: u16) -> Req {
         kind,
         peer,
         tag,
-        ctx: if ctx == 0 && tag == Tag::Tag(BARRIER_TAG) {
-            CTX_COLL
-        } else {
-            ctx
-        },
+        ctx,
         va: 0,
         bytes: 0,
         path: Path::New,

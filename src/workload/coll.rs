@@ -465,6 +465,38 @@ fn span_sum(cnts: &[u64], from: usize, to: usize) -> u64 {
     cnts[from..to].iter().sum()
 }
 
+/// One step of the gather (reduce) or allgather (allreduce) that follows Rabenseifner's
+/// reduce-scatter, as the two MPICH files compute it: `(send_cnt, recv_cnt, recv_idx)`
+/// in elements, widening `last_idx` when this rank keeps the lower half.
+fn doubling_step(
+    cnts: &[u64],
+    nr: usize,
+    newdst: usize,
+    mask: usize,
+    pof2: usize,
+    send_idx: usize,
+    last_idx: &mut usize,
+) -> (u64, u64, usize) {
+    if nr < newdst {
+        if mask != pof2 / 2 {
+            *last_idx += pof2 / (mask * 2);
+        }
+        let recv_idx = send_idx + pof2 / (mask * 2);
+        (
+            span_sum(cnts, send_idx, recv_idx),
+            span_sum(cnts, recv_idx, *last_idx),
+            recv_idx,
+        )
+    } else {
+        let recv_idx = send_idx - pof2 / (mask * 2);
+        (
+            span_sum(cnts, send_idx, *last_idx),
+            span_sum(cnts, recv_idx, send_idx),
+            recv_idx,
+        )
+    }
+}
+
 /// Recursive-halving reduce-scatter among the `pof2` participants of Rabenseifner's
 /// algorithm (reduce.c and allreduce.c share it): each step sends the half of the
 /// current range the partner keeps and combines the half this rank keeps. Returns
@@ -635,19 +667,8 @@ pub fn reduce(
             let shift = j.max(0) as u32;
             let newdst_tree_root = (newdst >> shift) << shift;
             let newroot_tree_root = (newroot >> shift) << shift;
-            let (send_cnt, recv_cnt, recv_idx);
-            if nr < newdst {
-                if mask != pof2 / 2 {
-                    last_idx += pof2 / (mask * 2);
-                }
-                recv_idx = send_idx + pof2 / (mask * 2);
-                send_cnt = span_sum(&cnts, send_idx, recv_idx);
-                recv_cnt = span_sum(&cnts, recv_idx, last_idx);
-            } else {
-                recv_idx = send_idx - pof2 / (mask * 2);
-                send_cnt = span_sum(&cnts, send_idx, last_idx);
-                recv_cnt = span_sum(&cnts, recv_idx, send_idx);
-            }
+            let (send_cnt, recv_cnt, recv_idx) =
+                doubling_step(&cnts, nr, newdst, mask, pof2, send_idx, &mut last_idx);
             if newdst_tree_root == newroot_tree_root {
                 let from = at(recvbuf, disps[send_idx] * ts);
                 csend(b, rank, REDUCE_TAG, from, send_cnt * ts, dst);
@@ -734,19 +755,8 @@ pub fn allreduce(b: &mut Builder, send: &[BufRef], recv: &[BufRef], count: u64, 
                 while mask > 0 {
                     let newdst = nr ^ mask;
                     let dst = real(newdst);
-                    let (send_cnt, recv_cnt, recv_idx);
-                    if nr < newdst {
-                        if mask != pof2 / 2 {
-                            last_idx += pof2 / (mask * 2);
-                        }
-                        recv_idx = send_idx + pof2 / (mask * 2);
-                        send_cnt = span_sum(&cnts, send_idx, recv_idx);
-                        recv_cnt = span_sum(&cnts, recv_idx, last_idx);
-                    } else {
-                        recv_idx = send_idx - pof2 / (mask * 2);
-                        send_cnt = span_sum(&cnts, send_idx, last_idx);
-                        recv_cnt = span_sum(&cnts, recv_idx, send_idx);
-                    }
+                    let (send_cnt, recv_cnt, recv_idx) =
+                        doubling_step(&cnts, nr, newdst, mask, pof2, send_idx, &mut last_idx);
                     b.sendrecv(
                         rank,
                         ALLREDUCE_TAG,
