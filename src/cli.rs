@@ -54,6 +54,25 @@ enum Command {
     Mpi(MpiArgs),
     /// Reproduce the paper's Figure 10: 11 benchmarks x 4 designs, reductions, report.
     Figure10(Figure10Args),
+    /// The gem5 companion's generated files.
+    Gem5 {
+        #[command(subcommand)]
+        command: Gem5Command,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum Gem5Command {
+    /// Generate the SLICC states, events and transitions of MOPED_CMP_directory from the
+    /// tables in protocols/ (all four designs in one build, selected by a parameter).
+    Slicc {
+        /// The extras' protocol folder, holding the hand-written machine files.
+        #[arg(long, default_value = "gem5-configs/moped_ext/protocol")]
+        dir: PathBuf,
+        /// Write nothing; fail if a generated file is out of date.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -319,7 +338,29 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
         Command::Mpi(a) => cmd_mpi(a),
         Command::Figure10(a) => cmd_figure10(a),
+        Command::Gem5 {
+            command: Gem5Command::Slicc { dir, check },
+        } => cmd_gem5_slicc(&dir, check),
     }
+}
+
+fn cmd_gem5_slicc(dir: &Path, check: bool) -> Result<(), Failure> {
+    let files = crate::gem5::write_slicc(dir, check).map_err(|e| Failure::User(e.to_string()))?;
+    let stale: Vec<_> = files.iter().filter(|f| f.changed).collect();
+    for f in &files {
+        let what = match (f.changed, check) {
+            (false, _) => "up to date",
+            (true, true) => "OUT OF DATE",
+            (true, false) => "written",
+        };
+        println!("{}: {what}", f.path.display());
+    }
+    if check && !stale.is_empty() {
+        return Err(Failure::User(
+            "generated SLICC is out of date: run `moped gem5 slicc`".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// A config file (or the defaults) with `--set` overrides, validated.

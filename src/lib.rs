@@ -16,6 +16,7 @@ pub mod config;
 pub mod core;
 pub mod engine;
 pub mod experiments;
+pub mod gem5;
 pub mod mem;
 pub mod moped;
 pub mod mpi;

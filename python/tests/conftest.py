@@ -1,7 +1,9 @@
-"""Shared fixtures; tests marked ``slow`` run only with ``--run-slow``."""
+"""Shared fixtures; tests marked ``slow`` run only with ``--run-slow``, tests marked
+``gem5`` only when the GEM5 environment variable names a gem5 built with moped's extras."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False, help="run slow tests")
 
 
+def gem5_binary() -> str | None:
+    """The gem5 named by GEM5, or None with the reason in ``gem5_skip_reason``."""
+    path = os.environ.get("GEM5")
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    return None
+
+
+def gem5_skip_reason() -> str:
+    path = os.environ.get("GEM5")
+    if not path:
+        return "gem5: set GEM5 to a gem5.opt built with EXTRAS=gem5-configs/moped_ext"
+    return f"gem5: GEM5={path} is not an executable file"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if gem5_binary() is None:
+        skip_gem5 = pytest.mark.skip(reason=gem5_skip_reason())
+        for item in items:
+            if "gem5" in item.keywords:
+                item.add_marker(skip_gem5)
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow: pass --run-slow to run")

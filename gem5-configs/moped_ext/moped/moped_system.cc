@@ -1,0 +1,276 @@
+#include "moped_ext/moped/moped_system.hh"
+
+#include <cstring>
+#include <fstream>
+
+#include "base/logging.hh"
+#include "base/output.hh"
+#include "base/trace.hh"
+#include "debug/MopedSystem.hh"
+#include "sim/sim_exit.hh"
+#include "sim/system.hh"
+
+namespace gem5
+{
+
+namespace
+{
+
+// M_FILL travels as a whole-line write whose program counter says "fill" ("MFLL"): the
+// protocol's `fill_pc` parameter must hold the same value.
+constexpr Addr fillPc = 0x4D464C4C;
+
+void
+readLineCb(void *ctx, uint64_t paddr, uint8_t out[MOPED_G5_LINE_BYTES])
+{
+    static_cast<MopedSystem *>(ctx)->readLine(paddr, out);
+}
+
+void
+writeLineCb(void *ctx, uint64_t paddr,
+            const uint8_t data[MOPED_G5_LINE_BYTES])
+{
+    static_cast<MopedSystem *>(ctx)->writeLine(paddr, data);
+}
+
+std::string
+hostError(const MopedG5Host *host)
+{
+    std::vector<char> buf(4096);
+    moped_g5_error(host, buf.data(), buf.size());
+    return std::string(buf.data());
+}
+
+} // anonymous namespace
+
+MopedSystem::MopedSystem(const MopedSystemParams &p)
+    : ClockedObject(p), params(p), requestorId(p.system->getRequestorId(this)),
+      processEvent([this] { process(); }, name() + ".process"),
+      stats(this)
+{
+    for (int i = 0; i < p.port_core_ports_connection_count; ++i) {
+        corePorts.emplace_back(new SeqPort(
+            csprintf("%s.core_ports%d", name(), i), *this, i));
+    }
+    for (int i = 0; i < p.port_moped_ports_connection_count; ++i) {
+        mopedPorts.emplace_back(new SeqPort(
+            csprintf("%s.moped_ports%d", name(), i), *this, i));
+    }
+}
+
+MopedSystem::~MopedSystem()
+{
+    moped_g5_host_free(host);
+}
+
+Port &
+MopedSystem::getPort(const std::string &if_name, PortID idx)
+{
+    if (if_name == "core_ports" && idx >= 0 && idx < (int)corePorts.size())
+        return *corePorts[idx];
+    if (if_name == "moped_ports" && idx >= 0 &&
+        idx < (int)mopedPorts.size())
+        return *mopedPorts[idx];
+    return ClockedObject::getPort(if_name, idx);
+}
+
+void
+MopedSystem::startup()
+{
+    ClockedObject::startup();
+    if (corePorts.empty())
+        fatal("%s: no core ports are connected", name());
+    MopedG5Memory mem{this, readLineCb, writeLineCb};
+    char err[4096] = {0};
+    host = moped_g5_host_new(
+        params.workload.c_str(), params.design.c_str(), params.iterations,
+        params.seed,
+        params.config_file.empty() ? nullptr : params.config_file.c_str(),
+        params.sets.empty() ? nullptr : params.sets.c_str(), mem, err,
+        sizeof(err));
+    if (!host)
+        fatal("%s: %s", name(), err);
+    uint32_t cores = moped_g5_cores(host);
+    if (cores > corePorts.size())
+        fatal("%s: the workload needs %u cores but %u core ports are "
+              "connected", name(), cores, corePorts.size());
+    if (moped_g5_has_moped(host) && cores > mopedPorts.size())
+        fatal("%s: design %s needs %u MOPED ports but %u are connected",
+              name(), params.design, cores, mopedPorts.size());
+    schedule(processEvent, clockEdge());
+}
+
+void
+MopedSystem::readLine(uint64_t paddr, uint8_t *out)
+{
+    RequestPtr req = std::make_shared<Request>(
+        paddr, MOPED_G5_LINE_BYTES, 0, requestorId);
+    Packet pkt(req, MemCmd::ReadReq);
+    pkt.dataStatic(out);
+    corePorts[0]->sendFunctional(&pkt);
+}
+
+void
+MopedSystem::writeLine(uint64_t paddr, const uint8_t *data)
+{
+    RequestPtr req = std::make_shared<Request>(
+        paddr, MOPED_G5_LINE_BYTES, 0, requestorId);
+    Packet pkt(req, MemCmd::WriteReq);
+    pkt.dataStaticConst(data);
+    corePorts[0]->sendFunctional(&pkt);
+}
+
+void
+MopedSystem::process()
+{
+    if (done)
+        return;
+    uint64_t now = curCycle();
+    uint64_t next = moped_g5_advance(host, now);
+    MopedG5Request r;
+    while (moped_g5_take_request(host, &r))
+        issue(r);
+    int finished = moped_g5_finished(host);
+    if (finished < 0) {
+        fail(hostError(host));
+        return;
+    }
+    if (finished > 0) {
+        done = true;
+        stats.cycles = now;
+        std::vector<char> buf(1 << 16);
+        size_t n = moped_g5_summary_json(host, buf.data(), buf.size());
+        if (n >= buf.size()) {
+            buf.resize(n + 1);
+            moped_g5_summary_json(host, buf.data(), buf.size());
+        }
+        std::ofstream out(simout.resolve(params.summary_file));
+        out << buf.data() << "\n";
+        exitSimLoop("moped: every core finished");
+        return;
+    }
+    if (next != UINT64_MAX) {
+        Tick when = clockEdge(Cycles(next > now ? next - now : 1));
+        if (!processEvent.scheduled())
+            schedule(processEvent, when);
+        else if (processEvent.when() > when)
+            reschedule(processEvent, when);
+    }
+}
+
+void
+MopedSystem::issue(const MopedG5Request &r)
+{
+    bool core = r.port == MOPED_G5_CORE;
+    auto &ports = core ? corePorts : mopedPorts;
+    if (r.unit >= ports.size()) {
+        fail(csprintf("request %llu names %s port %u of %u", r.id,
+                      core ? "core" : "MOPED", r.unit, ports.size()));
+        return;
+    }
+    MemCmd cmd;
+    unsigned size = r.size;
+    switch (r.op) {
+      case MOPED_G5_LOAD:
+      case MOPED_G5_M_GETS:
+        cmd = MemCmd::ReadReq;
+        break;
+      case MOPED_G5_STORE:
+      case MOPED_G5_M_GETX:
+      case MOPED_G5_M_FILL:
+        cmd = MemCmd::WriteReq;
+        break;
+      default:
+        fail(csprintf("request %llu has unknown op %u", r.id, r.op));
+        return;
+    }
+    if (!core)
+        size = MOPED_G5_LINE_BYTES;
+    RequestPtr req = std::make_shared<Request>(r.paddr, size, 0, requestorId);
+    if (r.op == MOPED_G5_M_FILL)
+        req->setPC(fillPc);
+    if (r.op == MOPED_G5_M_GETX) {
+        std::vector<bool> enable(MOPED_G5_LINE_BYTES);
+        for (unsigned i = 0; i < MOPED_G5_LINE_BYTES; ++i)
+            enable[i] = (r.mask >> i) & 1;
+        req->setByteEnable(enable);
+    }
+    PacketPtr pkt = new Packet(req, cmd);
+    pkt->allocate();
+    if (cmd == MemCmd::WriteReq)
+        pkt->setData(r.data);
+    pkt->pushSenderState(new RequestState(r.id));
+    if (core)
+        stats.coreRequests++;
+    else
+        stats.mopedRequests++;
+    DPRINTF(MopedSystem, "issue %llu op %u on %s %u at %#x\n", r.id, r.op,
+            core ? "core" : "moped", r.unit, r.paddr);
+    ports[r.unit]->send(pkt);
+}
+
+void
+MopedSystem::complete(PacketPtr pkt)
+{
+    auto *state = safe_cast<RequestState *>(pkt->popSenderState());
+    uint64_t id = state->id;
+    delete state;
+    const uint8_t *data = pkt->isRead() ? pkt->getConstPtr<uint8_t>() : nullptr;
+    DPRINTF(MopedSystem, "complete %llu at %#x\n", id, pkt->getAddr());
+    int rc = moped_g5_complete(host, id, data, -1, curCycle());
+    delete pkt;
+    if (rc < 0) {
+        fail(hostError(host));
+        return;
+    }
+    if (processEvent.scheduled())
+        deschedule(processEvent);
+    process();
+}
+
+void
+MopedSystem::fail(const std::string &why)
+{
+    done = true;
+    std::ofstream out(simout.resolve("moped-error.txt"));
+    out << why << "\n";
+    warn("%s: %s", name(), why);
+    exitSimLoop("moped: the run failed", 1);
+}
+
+void
+MopedSystem::SeqPort::send(PacketPtr pkt)
+{
+    if (!waiting.empty() || !sendTimingReq(pkt))
+        waiting.push_back(pkt);
+}
+
+bool
+MopedSystem::SeqPort::recvTimingResp(PacketPtr pkt)
+{
+    owner.complete(pkt);
+    return true;
+}
+
+void
+MopedSystem::SeqPort::recvReqRetry()
+{
+    owner.stats.retries++;
+    while (!waiting.empty() && sendTimingReq(waiting.front()))
+        waiting.pop_front();
+}
+
+MopedSystem::MopedStats::MopedStats(statistics::Group *parent)
+    : statistics::Group(parent),
+      ADD_STAT(cycles, statistics::units::Cycle::get(),
+               "Cycles until the last core finished"),
+      ADD_STAT(coreRequests, statistics::units::Count::get(),
+               "Core loads and stores issued to the sequencers"),
+      ADD_STAT(mopedRequests, statistics::units::Count::get(),
+               "MOPED line requests issued to the MOPED sequencers"),
+      ADD_STAT(retries, statistics::units::Count::get(),
+               "Sequencer retries after a refused request")
+{
+}
+
+} // namespace gem5

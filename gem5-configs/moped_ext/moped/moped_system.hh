@@ -1,0 +1,92 @@
+// moped's Rust system (cores' MPI programs, OS, MOPED devices) as a gem5 SimObject: a thin
+// shim that issues the requests the Rust side hands out on Ruby sequencers and reports
+// their completion. See moped_ext/rust/moped_gem5.h for the contract.
+
+#ifndef MOPED_EXT_MOPED_MOPED_SYSTEM_HH
+#define MOPED_EXT_MOPED_MOPED_SYSTEM_HH
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/statistics.hh"
+#include "mem/packet.hh"
+#include "mem/port.hh"
+#include "moped_ext/rust/moped_gem5.h"
+#include "params/MopedSystem.hh"
+#include "sim/clocked_object.hh"
+#include "sim/eventq.hh"
+
+namespace gem5
+{
+
+class MopedSystem : public ClockedObject
+{
+  public:
+    explicit MopedSystem(const MopedSystemParams &p);
+    ~MopedSystem() override;
+
+    Port &getPort(const std::string &if_name,
+                  PortID idx = InvalidPortID) override;
+    void startup() override;
+
+    // Functional line access for the Rust side (through Ruby, so cached copies count).
+    void readLine(uint64_t paddr, uint8_t *out);
+    void writeLine(uint64_t paddr, const uint8_t *data);
+
+  private:
+    class SeqPort : public RequestPort
+    {
+      public:
+        SeqPort(const std::string &name, MopedSystem &owner, int index)
+            : RequestPort(name), owner(owner), index(index)
+        {}
+
+        // Sends now or queues behind earlier refused packets.
+        void send(PacketPtr pkt);
+
+      protected:
+        bool recvTimingResp(PacketPtr pkt) override;
+        void recvReqRetry() override;
+
+      private:
+        MopedSystem &owner;
+        int index;
+        std::deque<PacketPtr> waiting;
+    };
+
+    // Rides on each packet: the Rust request it carries.
+    struct RequestState : public Packet::SenderState
+    {
+        explicit RequestState(uint64_t id) : id(id) {}
+        uint64_t id;
+    };
+
+    void process();
+    void issue(const MopedG5Request &r);
+    void complete(PacketPtr pkt);
+    void fail(const std::string &why);
+
+    const MopedSystemParams &params;
+    RequestorID requestorId;
+    MopedG5Host *host = nullptr;
+    std::vector<std::unique_ptr<SeqPort>> corePorts;
+    std::vector<std::unique_ptr<SeqPort>> mopedPorts;
+    EventFunctionWrapper processEvent;
+    bool done = false;
+
+    struct MopedStats : public statistics::Group
+    {
+        explicit MopedStats(statistics::Group *parent);
+        statistics::Scalar cycles;
+        statistics::Scalar coreRequests;
+        statistics::Scalar mopedRequests;
+        statistics::Scalar retries;
+    } stats;
+};
+
+} // namespace gem5
+
+#endif // MOPED_EXT_MOPED_MOPED_SYSTEM_HH

@@ -1,0 +1,111 @@
+/*
+ * moped's C ABI for gem5: the cores' MPI programs, the OS model and the MOPED devices of
+ * one simulated system, as one object driven by "requests out, responses in, time".
+ *
+ * The host (gem5's MopedSystem SimObject) owns the coherent memory system: it issues the
+ * memory requests this object hands out on the right Ruby sequencer, tells it when each
+ * completes, and wakes it at the cycle it asks for. Everything else (per-core program
+ * state, the blocking load and bounded store buffer of each core, address translation with
+ * per-core TLBs, the MMIO ports, the MOPED devices and the messages between them, page
+ * faults served by the OS, checking every MPI message's bytes) runs in Rust, the same code
+ * the embedded simulator runs.
+ *
+ * Built by `cargo rustc --release --features ffi --lib --crate-type staticlib`.
+ * Every function is safe to call with a null host (it then fails or returns 0).
+ */
+#ifndef MOPED_GEM5_H
+#define MOPED_GEM5_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MOPED_G5_LINE_BYTES 64
+
+/* Functional access to the host's memory, seeing the current value of every line wherever
+ * it is (a cache, a message in flight, memory). Used to load the initial memory image
+ * (buffers, page tables), for the OS's page-table updates, and to check message bytes. */
+typedef struct MopedG5Memory {
+    void *ctx;
+    void (*read_line)(void *ctx, uint64_t paddr, uint8_t out[MOPED_G5_LINE_BYTES]);
+    void (*write_line)(void *ctx, uint64_t paddr, const uint8_t data[MOPED_G5_LINE_BYTES]);
+} MopedG5Memory;
+
+typedef struct MopedG5Host MopedG5Host;
+
+/* Which sequencer a request goes to. */
+enum MopedG5Port {
+    MOPED_G5_CORE = 0,  /* core `unit`'s sequencer (L1 first) */
+    MOPED_G5_MOPED = 1, /* the MOPED sequencer of L2 `unit` */
+};
+
+/* What a request asks. */
+enum MopedG5Op {
+    MOPED_G5_LOAD = 0,   /* core load of `size` bytes at `paddr`; the answer carries them */
+    MOPED_G5_STORE = 1,  /* core store of `size` bytes (`data`, little-endian) at `paddr` */
+    MOPED_G5_M_GETS = 2, /* MOPED reads the whole line at `paddr` (event M_GETS) */
+    MOPED_G5_M_GETX = 3, /* MOPED gains exclusive rights and writes the `mask` bytes of `data` */
+    MOPED_G5_M_FILL = 4, /* as M_GETX, for a line overwritten whole (event M_FILL) */
+};
+
+typedef struct MopedG5Request {
+    uint64_t id;     /* names the request in moped_g5_complete */
+    uint32_t port;   /* enum MopedG5Port */
+    uint32_t unit;   /* core or L2 index */
+    uint32_t op;     /* enum MopedG5Op */
+    uint32_t size;   /* bytes: 1..8 for core accesses, 64 for MOPED ones */
+    uint64_t paddr;  /* physical address; line-aligned for MOPED ones */
+    uint64_t mask;   /* M_GETX/M_FILL: bit i selects byte i of the line */
+    uint8_t data[MOPED_G5_LINE_BYTES]; /* STORE: bytes 0..size; M_GETX/M_FILL: the line */
+} MopedG5Request;
+
+/* Creates the system for `workload` (a spec .toml or a GOAL .goal file) under `design`
+ * (baseline, basemoped, optcopy or optcache). `config_toml` (nullable) is a system config
+ * file, `sets` (nullable) a ';'-separated list of KEY=VALUE overrides as `moped mpi --set`
+ * takes them. `iterations` scales iteration counts (1.0 = as specified). Writes the
+ * initial memory image through `mem`. On error returns NULL and writes a message naming
+ * the file and line or the key into `err` (NUL-terminated, truncated to `err_len`). */
+MopedG5Host *moped_g5_host_new(const char *workload, const char *design, double iterations,
+                               uint64_t seed, const char *config_toml, const char *sets,
+                               MopedG5Memory mem, char *err, size_t err_len);
+void moped_g5_host_free(MopedG5Host *host);
+
+/* The number of cores (= L2s = MOPEDs) the system needs. */
+uint32_t moped_g5_cores(const MopedG5Host *host);
+/* Whether the design has MOPEDs (false for baseline). */
+int moped_g5_has_moped(const MopedG5Host *host);
+
+/* Advances the system to cycle `now` (never backwards). Returns the next cycle at which it
+ * needs a call even if no request completes, or UINT64_MAX if none. */
+uint64_t moped_g5_advance(MopedG5Host *host, uint64_t now);
+
+/* Pops the next request to issue into `out`; returns 1 if there was one, else 0. The host
+ * may refuse to issue it now (sequencer busy) and must then keep it and retry later. */
+int moped_g5_take_request(MopedG5Host *host, MopedG5Request *out);
+
+/* A request finished at cycle `now`. For LOAD and M_GETS, `data` holds the bytes read
+ * (`size` bytes for LOAD, the whole line for M_GETS); otherwise it may be NULL. `level`
+ * says where a core access was served: 0 L1, 1 L2, 2 another cache, 3 memory, 4 upgrade,
+ * -1 unknown. Returns 0, or -1 if the run failed (see moped_g5_error). */
+int moped_g5_complete(MopedG5Host *host, uint64_t id, const uint8_t *data, int32_t level,
+                      uint64_t now);
+
+/* 1 when every core has finished and every check passed; -1 when the run failed. */
+int moped_g5_finished(const MopedG5Host *host);
+
+/* The failure message, or "" (NUL-terminated, truncated to `len`); returns its length. */
+size_t moped_g5_error(const MopedG5Host *host, char *out, size_t len);
+
+/* The run's summary as JSON (cycles, per-core accesses, messages and bytes verified, MOPED
+ * and OS counters, each with a description and unit), written to `out` like
+ * moped_g5_error. Returns the full length (call again with a larger buffer if needed). */
+size_t moped_g5_summary_json(const MopedG5Host *host, char *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MOPED_GEM5_H */

@@ -1,0 +1,221 @@
+# The paper's CMP (Table 1) as a gem5 Ruby system running moped's MOPED_CMP_directory
+# protocol: per core a private L2 controller (the L1 D-cache placed under it) with a core
+# sequencer and a MOPED sequencer, directory banks at memory, and a hierarchical switch
+# network. The sizes and latencies come from moped's own system config, so gem5 and the
+# embedded simulator model the same machine.
+#
+# Used by moped_cmp.py and moped_random_test.py; run those with a gem5 built with
+# EXTRAS=<this folder>/moped_ext.
+
+import math
+
+import m5
+from m5.defines import buildEnv
+from m5.objects import (
+    LRURP,
+    AddrRange,
+    Directory_Controller,
+    DirectoryMemory,
+    L2Cache_Controller,
+    MessageBuffer,
+    RubyCache,
+    RubySequencer,
+    RubySystem,
+    SimpleExtLink,
+    SimpleIntLink,
+    SimpleNetwork,
+    SrcClockDomain,
+    Switch,
+    VoltageDomain,
+)
+
+PROTOCOL = "MOPED_CMP_directory"
+DESIGNS = ["baseline", "basemoped", "optcopy", "optcache"]
+LINE_BYTES = 64
+
+
+def check_build():
+    """Fails with a clear message unless this gem5 was built with moped's protocol."""
+    protocol = buildEnv.get("PROTOCOL")
+    if protocol != PROTOCOL:
+        m5.util.fatal(
+            f"this gem5 was built with protocol {protocol!r}, not {PROTOCOL!r}: "
+            "rebuild it with EXTRAS=<moped>/gem5-configs/moped_ext on every scons "
+            "call (see moped's README, section gem5)"
+        )
+
+
+def moped_config(config_file=None, sets=None):
+    """moped's system config (Table 1 defaults, a TOML file, `KEY=VALUE` overrides) as
+    a dict, read through the moped Python package so both hosts agree."""
+    import moped
+
+    overrides = {}
+    for s in sets or []:
+        key, _, value = s.partition("=")
+        if not key or not _:
+            m5.util.fatal(f"--set {s!r}: expected KEY=VALUE")
+        overrides[key.strip()] = _parse_value(value.strip())
+    if config_file:
+        cfg = moped.SystemConfig.from_file(config_file, **overrides)
+    else:
+        cfg = moped.SystemConfig(**overrides)
+    return cfg.to_dict()
+
+
+def _parse_value(text):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _cache(size_bytes, assoc, latency):
+    # LRU, as the embedded simulator's caches.
+    return RubyCache(
+        size=f"{size_bytes}B",
+        assoc=assoc,
+        replacement_policy=LRURP(),
+        tagAccessLatency=latency,
+        dataAccessLatency=latency,
+        start_index_bit=int(math.log2(LINE_BYTES)),
+    )
+
+
+def build(system, cfg, design, cores, mem_bytes):
+    """Adds `system.ruby` for `cores` cores under `design`; returns (core sequencers,
+    MOPED sequencers, L2 controllers)."""
+    if design not in DESIGNS:
+        m5.util.fatal(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
+    design_index = DESIGNS.index(design)
+    core_ghz = float(cfg["system"]["core_ghz"])
+    system.ruby_clk_domain = SrcClockDomain(clock=f"{core_ghz}GHz", voltage_domain=VoltageDomain())
+    ruby = RubySystem(block_size_bytes=LINE_BYTES, clk_domain=system.ruby_clk_domain)
+    system.ruby = ruby
+
+    l1, l2 = cfg["l1"], cfg["l2"]
+    l2_cntrls, core_seqs, moped_seqs = [], [], []
+    for i in range(cores):
+        c = L2Cache_Controller(
+            version=i,
+            L1Dcache=_cache(l1["size_bytes"], l1["assoc"], l1["latency"]),
+            L2cache=_cache(l2["size_bytes"], l2["assoc"], l2["latency"]),
+            design=design_index,
+            l2_latency=l2["latency"],
+            transitions_per_cycle=32,
+            ruby_system=ruby,
+            clk_domain=system.ruby_clk_domain,
+        )
+        # Both sequencers feed the controller's one mandatory queue; the context id
+        # tells the core's requests (0) from the MOPED's (1).
+        c.sequencer = RubySequencer(
+            version=2 * i,
+            dcache=c.L1Dcache,
+            coreid=0,
+            ruby_system=ruby,
+            clk_domain=system.ruby_clk_domain,
+        )
+        c.moped_sequencer = RubySequencer(
+            version=2 * i + 1,
+            dcache=c.L2cache,
+            coreid=1,
+            ruby_system=ruby,
+            clk_domain=system.ruby_clk_domain,
+        )
+        c.moped_context = 1
+        c.requestFromL2 = MessageBuffer()
+        c.responseFromL2 = MessageBuffer()
+        c.forwardToL2 = MessageBuffer()
+        c.responseToL2 = MessageBuffer()
+        c.triggerQueue = MessageBuffer(ordered=True)
+        c.mandatoryQueue = MessageBuffer()
+        setattr(system.ruby, f"l2_cntrl{i}", c)
+        l2_cntrls.append(c)
+        core_seqs.append(c.sequencer)
+        moped_seqs.append(c.moped_sequencer)
+
+    banks = int(cfg["directory"]["banks"])
+    bank_bits = int(math.log2(banks))
+    dirs = []
+    for b in range(banks):
+        # Banked by the low bits of the line address, as moped's home_bank().
+        rng = AddrRange(
+            0,
+            size=mem_bytes,
+            intlvHighBit=int(math.log2(LINE_BYTES)) + bank_bits - 1,
+            intlvBits=bank_bits,
+            intlvMatch=b,
+        )
+        d = Directory_Controller(
+            version=b,
+            directory=DirectoryMemory(addr_ranges=[rng]),
+            addr_ranges=[rng],
+            design=design_index,
+            directory_latency=cfg["directory"]["latency"],
+            memory_latency=cfg["memory"]["latency"],
+            transitions_per_cycle=32,
+            ruby_system=ruby,
+            clk_domain=system.ruby_clk_domain,
+        )
+        d.requestToDir = MessageBuffer()
+        d.responseToDir = MessageBuffer()
+        d.forwardFromDir = MessageBuffer()
+        d.responseFromDir = MessageBuffer()
+        setattr(system.ruby, f"dir_cntrl{b}", d)
+        dirs.append(d)
+
+    _network(ruby, cfg, l2_cntrls, dirs, core_ghz)
+    ruby.num_of_sequencers = 2 * cores
+    return core_seqs, moped_seqs, l2_cntrls
+
+
+def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
+    """A hierarchical switch: a leaf switch per `cores_per_leaf` cores, the directories
+    on a root switch that links every leaf. Latencies in core cycles (the Ruby clock);
+    link bandwidth converted from bytes per network cycle."""
+    net = cfg["network"]
+    ratio = core_ghz * 1000.0 / float(net["net_mhz"])
+    hop = max(1, round(int(net["hop_latency"]) * ratio))
+    bytes_per_cycle = max(1, round(int(net["link_bytes_per_cycle"]) / ratio))
+    per_leaf = int(net["cores_per_leaf"])
+    leaves = (len(l2_cntrls) + per_leaf - 1) // per_leaf
+    network = SimpleNetwork(
+        ruby_system=ruby,
+        number_of_virtual_networks=3,
+        endpoint_bandwidth=1000 * bytes_per_cycle,
+        netifs=[],
+    )
+    ruby.network = network
+    routers = [Switch(router_id=i, latency=hop) for i in range(leaves + 1)]
+    root = routers[-1]
+    network.routers = routers
+    ext, link_id = [], 0
+    for i, c in enumerate(l2_cntrls):
+        ext.append(
+            SimpleExtLink(link_id=link_id, ext_node=c, int_node=routers[i // per_leaf], latency=hop)
+        )
+        link_id += 1
+    for d in dirs:
+        ext.append(SimpleExtLink(link_id=link_id, ext_node=d, int_node=root, latency=hop))
+        link_id += 1
+    network.ext_links = ext
+    internal = []
+    for leaf in routers[:-1]:
+        for src, dst in ((leaf, root), (root, leaf)):
+            internal.append(SimpleIntLink(link_id=link_id, src_node=src, dst_node=dst, latency=hop))
+            link_id += 1
+    network.int_links = internal
+    for c in l2_cntrls:
+        c.requestFromL2.out_port = network.in_port
+        c.responseFromL2.out_port = network.in_port
+        c.forwardToL2.in_port = network.out_port
+        c.responseToL2.in_port = network.out_port
+    for d in dirs:
+        d.requestToDir.in_port = network.out_port
+        d.responseToDir.in_port = network.out_port
+        d.forwardFromDir.out_port = network.in_port
+        d.responseFromDir.out_port = network.in_port
+    ruby.number_of_virtual_networks = 3
+    network.setup_buffers()
