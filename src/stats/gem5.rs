@@ -62,7 +62,8 @@ impl fmt::Display for StatsError {
 
 impl std::error::Error for StatsError {}
 
-/// One printed value with its optional pdf and cdf columns (fractions, not percentages).
+/// One printed value with its optional pdf and cdf columns, in percent as printed (`12.50%`
+/// is 12.5).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
     pub value: StatValue,
@@ -325,7 +326,7 @@ fn value_text(v: &StatValue) -> String {
 }
 
 fn pct_text(p: Option<f64>) -> String {
-    p.map(|p| format!("{}%", 100.0 * p)).unwrap_or_default()
+    p.map(|p| format!("{p}%")).unwrap_or_default()
 }
 
 /// Every dump of one `stats.txt`.
@@ -367,9 +368,11 @@ impl StatsFile {
         let mut dumps = Vec::new();
         let mut open: Option<Dump> = None;
         let mut lineno = 0u32;
+        let mut last = "";
         for raw in text.split('\n') {
             lineno = lineno.saturating_add(1);
             let line = raw.strip_suffix('\r').unwrap_or(raw);
+            last = line;
             let err = |at: &str, msg: String| StatsError {
                 file: file.to_string(),
                 line: lineno,
@@ -433,7 +436,7 @@ impl StatsFile {
             return Err(StatsError {
                 file: file.to_string(),
                 line: lineno,
-                col: 1,
+                col: to_u32(last.chars().count() + 1),
                 msg: format!(
                     "expected `{END_LINE}` closing the dump begun on line {}, found end of file",
                     d.begin_line
@@ -722,11 +725,11 @@ fn number(tok: &str) -> Option<StatValue> {
     tok.parse::<f64>().ok().map(StatValue::Float)
 }
 
-/// A whole token `12.50%` as the fraction 0.125.
+/// A whole token `12.50%` as the number 12.5.
 fn percent(tok: &str) -> Option<f64> {
     let text = tok.strip_suffix('%')?;
     all_consuming(number_text)(text).ok()?;
-    text.parse::<f64>().ok().map(|p| p / 100.0)
+    text.parse::<f64>().ok()
 }
 
 /// `[# description] [(unit)]` to the end of the line.
@@ -903,8 +906,8 @@ mod tests {
             e.values,
             Values::Scalar(Cell {
                 value: StatValue::Float(-7.0),
-                pdf: Some(0.125),
-                cdf: Some(0.875),
+                pdf: Some(12.5),
+                cdf: Some(87.5),
             })
         );
         assert_eq!((e.desc.as_str(), e.unit.as_str()), ("", "Count"));
@@ -932,8 +935,8 @@ mod tests {
         };
         assert_eq!(cells.len(), 2);
         assert_eq!(cells[1].value, StatValue::Int(1));
-        assert_eq!(cells[1].pdf, Some(0.25));
-        assert_eq!(cells[1].cdf, Some(1.0));
+        assert_eq!(cells[1].pdf, Some(25.0));
+        assert_eq!(cells[1].cdf, Some(100.0));
         assert_eq!(e.unit, "Unspecified");
         // gem5 without spaces: `|value pdf cdf`, and groups without percentages.
         let e = one("v |4 50.00% 50.00% |4 50.00% 100.00% # both halves (Count)");
@@ -1104,8 +1107,8 @@ mod tests {
             values: Values::Oneline(vec![
                 Cell {
                     value: StatValue::Int(1),
-                    pdf: Some(0.5),
-                    cdf: Some(0.5),
+                    pdf: Some(50.0),
+                    cdf: Some(50.0),
                 },
                 Cell::plain(StatValue::Float(f64::NEG_INFINITY)),
             ]),
