@@ -54,6 +54,45 @@ enum Command {
     Mpi(MpiArgs),
     /// Reproduce the paper's Figure 10: 11 benchmarks x 4 designs, reductions, report.
     Figure10(Figure10Args),
+    /// Compare an embedded run with a gem5 run: cycles, L1 and L2 misses side by side.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// gem5's output folder (m5out: stats.txt with config.ini or config.json).
+    #[arg(long, value_name = "DIR")]
+    gem5: PathBuf,
+    /// The embedded run's folder (written by `moped run` or `moped mpi`).
+    #[arg(long, value_name = "DIR")]
+    embedded: PathBuf,
+    /// Largest accepted |gem5 - embedded|, in percent of the gem5 value.
+    #[arg(long, default_value_t = crate::analysis::compare::DEFAULT_TOLERANCE_PCT, allow_negative_numbers = true, value_name = "PCT")]
+    tolerance: f64,
+    /// The dump of gem5's stats.txt to compare: from 0, or from the end when negative (-1 is the last).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_name = "N")]
+    dump: i64,
+    /// Output format (default: a text table, or with --out the file's extension: .md, .json, .csv).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<CompareFormat>,
+    /// Write the comparison into FILE; the text table still goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Exit with status 1 when a metric differs by more than the tolerance.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CompareFormat {
+    /// An aligned plain-text table.
+    Text,
+    /// A Markdown table.
+    Md,
+    /// JSON: both runs, the tolerance and one object per metric.
+    Json,
+    /// CSV: one row per metric.
+    Csv,
 }
 
 #[derive(Args, Debug)]
@@ -319,7 +358,61 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
         Command::Mpi(a) => cmd_mpi(a),
         Command::Figure10(a) => cmd_figure10(a),
+        Command::Compare(a) => cmd_compare(a),
     }
+}
+
+fn cmd_compare(a: CompareArgs) -> CmdResult {
+    use crate::analysis::compare::compare;
+    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
+        return Err(Failure::Usage(format!(
+            "--tolerance {}: expected a percentage of at least 0",
+            a.tolerance
+        )));
+    }
+    let c = compare(&a.gem5, &a.embedded, a.dump, a.tolerance)
+        .map_err(|e| Failure::User(e.to_string()))?;
+    let format = match (a.format, &a.out) {
+        (Some(f), _) => f,
+        (None, Some(p)) => match p.extension().and_then(|e| e.to_str()) {
+            Some("md") => CompareFormat::Md,
+            Some("json") => CompareFormat::Json,
+            Some("csv") => CompareFormat::Csv,
+            _ => CompareFormat::Text,
+        },
+        (None, None) => CompareFormat::Text,
+    };
+    let text = match format {
+        CompareFormat::Text => c.to_text(),
+        CompareFormat::Md => c.to_markdown(),
+        CompareFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&c.to_json()).unwrap_or_default()
+        ),
+        CompareFormat::Csv => c.to_csv(),
+    };
+    let mut out = io::stdout().lock();
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| Failure::User(format!("{}: {e}", p.display())))?;
+            out.write_all(c.to_text().as_bytes())?;
+            writeln!(out, "comparison written to {}", p.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    let outside = c.outside();
+    if a.check && !outside.is_empty() {
+        out.flush()?;
+        let names: Vec<&str> = outside.iter().map(|r| r.label.as_str()).collect();
+        return Err(Failure::User(format!(
+            "{} of {} metrics differ by more than {} %: {}",
+            outside.len(),
+            c.rows.len(),
+            a.tolerance,
+            names.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// A config file (or the defaults) with `--set` overrides, validated.
@@ -892,6 +985,27 @@ mod tests {
             2
         );
         assert_eq!(run(&["moped", "check", "c9"]), 2);
+        assert_eq!(run(&["moped", "compare", "--gem5", "g"]), 2);
+        assert_eq!(
+            run(&[
+                "moped",
+                "compare",
+                "--gem5",
+                "g",
+                "--embedded",
+                "e",
+                "--format",
+                "xml"
+            ]),
+            2
+        );
+    }
+
+    #[test]
+    fn compare_of_missing_folders_is_a_user_error() {
+        let missing = std::env::temp_dir().join(format!("moped-cli-none-{}", std::process::id()));
+        let m = missing.to_str().unwrap();
+        assert_eq!(run(&["moped", "compare", "--gem5", m, "--embedded", m]), 1);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! `Ratio`, `Byte/Cycle`, ... An empty unit is stored as `Unspecified`.
 
 pub mod gem5;
+pub mod gem5_config;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
