@@ -468,7 +468,8 @@ fn parse_stats<'py>(
     dump: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let err = |e: String| StatsError::new_err(e);
-    let parsed = crate::stats::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
+    let parsed =
+        crate::stats::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
     let picked: Vec<(usize, &crate::stats::gem5::Dump)> = match dump {
         Some(i) => vec![parsed.select(i).map_err(err)?],
         None => parsed.dumps.iter().enumerate().collect(),
