@@ -443,3 +443,38 @@ proptest! {
         prop_assert!(glob_match(&starred.join(".").replace('*', "**"), &wider.join(".")));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Any text either reads (and then reads again after writing) or fails with a position
+    /// inside it; gem5's configuration files likewise never panic the reader.
+    #[test]
+    fn any_text_reads_or_fails_cleanly(lines in prop::collection::vec(prop_oneof![
+        Just("---------- Begin Simulation Statistics ----------".to_string()),
+        Just("---------- End Simulation Statistics   ----------".to_string()),
+        Just(String::new()),
+        "[a-z._:>-]{1,12} +[-+0-9.e]{1,6}( +[0-9.]{1,5}%){0,2}( #[ a-z()/|#]{0,12})?( \\([A-Za-z/()]{0,8}\\))?",
+        "[a-z.]{1,8} +(\\| *[-0-9a-z.%]{1,5} *){1,4}[ #()a-z]{0,8}",
+        "[ -~]{0,40}",
+        any::<String>(),
+    ], 0..14)) {
+        let text = lines.join("\n");
+        let line_count = u32::try_from(text.split('\n').count()).unwrap();
+        match StatsFile::parse(&text, "f") {
+            Ok(f) => {
+                let again = StatsFile::parse(&f.to_text(), "f");
+                prop_assert!(again.is_ok(), "{:?}", again);
+                prop_assert_eq!(again.unwrap().dumps.len(), f.dumps.len());
+            }
+            Err(e) => {
+                prop_assert!(e.line >= 1 && e.line <= line_count && e.col >= 1, "{}", e);
+                prop_assert!(e.to_string().starts_with(&format!("f:{}:{}: expected", e.line, e.col)), "{}", e);
+            }
+        }
+        let _ = moped::stats::gem5_config::Gem5Config::parse_ini(&text, "c.ini")
+            .map(|c| c.ruby_clock_period());
+        let _ = moped::stats::gem5_config::Gem5Config::parse_json(&text, "c.json")
+            .map(|c| c.ruby_clock_period());
+    }
+}
