@@ -379,6 +379,13 @@ fn run_folders_are_told_apart() {
         .unwrap_err()
         .to_string()
         .contains("cannot tell which simulator wrote it"));
+    // Our stats.txt alone still names its writer.
+    std::fs::copy(
+        root().join("tests/fixtures/stats/pingpong-16k-optcopy.txt"),
+        nothing.join("stats.txt"),
+    )
+    .unwrap();
+    assert_eq!(detect(&nothing).unwrap(), RunKind::Embedded);
     assert!(detect(&nothing.join("stats.txt"))
         .unwrap_err()
         .to_string()

@@ -28,7 +28,7 @@ pub struct CompareError(pub String);
 #[serde(rename_all = "lowercase")]
 pub enum RunKind {
     /// `moped run` or `moped mpi` (or the Python API): `stats.txt` with moped's
-    /// `stats.json` beside it.
+    /// `stats.json` beside it, or a `stats.txt` with moped's `sim.cycles`.
     Embedded,
     /// gem5: `stats.txt` with `config.ini` or `config.json` beside it (an `m5out` folder).
     Gem5,
@@ -43,7 +43,8 @@ impl RunKind {
     }
 }
 
-/// Tells an embedded run folder from a gem5 one by the files beside `stats.txt`.
+/// Tells an embedded run folder from a gem5 one by the files beside `stats.txt` (or, for a
+/// lone `stats.txt`, by moped's `sim.cycles` in it).
 pub fn detect(dir: &Path) -> Result<RunKind, CompareError> {
     let d = dir.display();
     if !dir.exists() {
@@ -70,9 +71,19 @@ pub fn detect(dir: &Path) -> Result<RunKind, CompareError> {
             return Ok(RunKind::Embedded);
         }
     }
+    // A stats.txt copied without its stats.json: our counter of cycles names the writer.
+    if let Ok(text) = std::fs::read_to_string(dir.join("stats.txt")) {
+        if text
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some("sim.cycles"))
+        {
+            return Ok(RunKind::Embedded);
+        }
+    }
     Err(CompareError(format!(
         "{d}: cannot tell which simulator wrote it: a gem5 run has config.ini or config.json \
-         beside stats.txt, an embedded run moped's stats.json (format {JSON_FORMAT})"
+         beside stats.txt, an embedded run moped's stats.json (format {JSON_FORMAT}) or \
+         `sim.cycles` in its stats.txt"
     )))
 }
 
