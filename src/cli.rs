@@ -59,6 +59,8 @@ enum Command {
         #[command(subcommand)]
         command: Gem5Command,
     },
+    /// Compare an embedded run with a gem5 run: cycles, L1 and L2 misses side by side.
+    Compare(CompareArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -73,6 +75,43 @@ enum Gem5Command {
         #[arg(long)]
         check: bool,
     },
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// gem5's output folder (m5out: stats.txt with config.ini or config.json).
+    #[arg(long, value_name = "DIR")]
+    gem5: PathBuf,
+    /// The embedded run's folder (written by `moped run` or `moped mpi`).
+    #[arg(long, value_name = "DIR")]
+    embedded: PathBuf,
+    /// Largest accepted |gem5 - embedded|, in percent of the gem5 value.
+    #[arg(long, default_value_t = crate::analysis::compare::DEFAULT_TOLERANCE_PCT, allow_negative_numbers = true, value_name = "PCT")]
+    tolerance: f64,
+    /// The dump of gem5's stats.txt to compare: from 0, or from the end when negative (-1 is the last).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_name = "N")]
+    dump: i64,
+    /// Output format (default: a text table, or with --out the file's extension: .md, .json, .csv).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<CompareFormat>,
+    /// Write the comparison into FILE; the text table still goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Exit with status 1 when a metric differs by more than the tolerance.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CompareFormat {
+    /// An aligned plain-text table.
+    Text,
+    /// A Markdown table.
+    Md,
+    /// JSON: both runs, the tolerance and one object per metric.
+    Json,
+    /// CSV: one row per metric.
+    Csv,
 }
 
 #[derive(Args, Debug)]
@@ -341,10 +380,11 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
         } => cmd_gem5_slicc(&dir, check),
+        Command::Compare(a) => cmd_compare(a),
     }
 }
 
-fn cmd_gem5_slicc(dir: &Path, check: bool) -> Result<(), Failure> {
+fn cmd_gem5_slicc(dir: &Path, check: bool) -> CmdResult {
     let files = crate::gem5::write_slicc(dir, check).map_err(|e| Failure::User(e.to_string()))?;
     let stale: Vec<_> = files.iter().filter(|f| f.changed).collect();
     for f in &files {
@@ -359,6 +399,59 @@ fn cmd_gem5_slicc(dir: &Path, check: bool) -> Result<(), Failure> {
         return Err(Failure::User(
             "generated SLICC is out of date: run `moped gem5 slicc`".to_string(),
         ));
+    }
+    Ok(())
+}
+
+fn cmd_compare(a: CompareArgs) -> CmdResult {
+    use crate::analysis::compare::compare;
+    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
+        return Err(Failure::Usage(format!(
+            "--tolerance {}: expected a percentage of at least 0",
+            a.tolerance
+        )));
+    }
+    let c = compare(&a.gem5, &a.embedded, a.dump, a.tolerance)
+        .map_err(|e| Failure::User(e.to_string()))?;
+    let format = match (a.format, &a.out) {
+        (Some(f), _) => f,
+        (None, Some(p)) => match p.extension().and_then(|e| e.to_str()) {
+            Some("md") => CompareFormat::Md,
+            Some("json") => CompareFormat::Json,
+            Some("csv") => CompareFormat::Csv,
+            _ => CompareFormat::Text,
+        },
+        (None, None) => CompareFormat::Text,
+    };
+    let text = match format {
+        CompareFormat::Text => c.to_text(),
+        CompareFormat::Md => c.to_markdown(),
+        CompareFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&c.to_json()).unwrap_or_default()
+        ),
+        CompareFormat::Csv => c.to_csv(),
+    };
+    let mut out = io::stdout().lock();
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| Failure::User(format!("{}: {e}", p.display())))?;
+            out.write_all(c.to_text().as_bytes())?;
+            writeln!(out, "comparison written to {}", p.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    let outside = c.outside();
+    if a.check && !outside.is_empty() {
+        out.flush()?;
+        let names: Vec<&str> = outside.iter().map(|r| r.label.as_str()).collect();
+        return Err(Failure::User(format!(
+            "{} of {} metrics differ by more than {} %: {}",
+            outside.len(),
+            c.rows.len(),
+            a.tolerance,
+            names.join(", ")
+        )));
     }
     Ok(())
 }
@@ -933,6 +1026,27 @@ mod tests {
             2
         );
         assert_eq!(run(&["moped", "check", "c9"]), 2);
+        assert_eq!(run(&["moped", "compare", "--gem5", "g"]), 2);
+        assert_eq!(
+            run(&[
+                "moped",
+                "compare",
+                "--gem5",
+                "g",
+                "--embedded",
+                "e",
+                "--format",
+                "xml"
+            ]),
+            2
+        );
+    }
+
+    #[test]
+    fn compare_of_missing_folders_is_a_user_error() {
+        let missing = std::env::temp_dir().join(format!("moped-cli-none-{}", std::process::id()));
+        let m = missing.to_str().unwrap();
+        assert_eq!(run(&["moped", "compare", "--gem5", m, "--embedded", m]), 1);
     }
 
     #[test]

@@ -52,6 +52,12 @@ pyo3::create_exception!(
     MopedError,
     "A run or test that failed: deadlock, wrong value, bad state."
 );
+pyo3::create_exception!(
+    moped._core,
+    StatsError,
+    MopedError,
+    "A statistics file that does not parse, or a comparison whose runs lack what it needs."
+);
 
 fn to_py(e: CoreError) -> PyErr {
     match e {
@@ -247,10 +253,7 @@ fn run<'py>(
         .map_err(to_py)?;
     let stats = PyList::empty_bound(py);
     for s in result.stats.stats() {
-        let value: PyObject = match s.value {
-            StatValue::Int(i) => i.into_py(py),
-            StatValue::Float(f) => f.into_py(py),
-        };
+        let value = stat_value(py, &s.value);
         let row = PyList::new_bound(
             py,
             [
@@ -444,6 +447,79 @@ fn write_figure10_tables(dir: &str, records_json: &str) -> PyResult<()> {
     analysis::write_tables(Path::new(dir), &red).map_err(analysis_err)
 }
 
+/// A value as a Python int or float.
+fn stat_value(py: Python<'_>, v: &StatValue) -> PyObject {
+    match *v {
+        StatValue::Int(i) => i.into_py(py),
+        StatValue::Float(f) => f.into_py(py),
+    }
+}
+
+/// Reads gem5-format `stats.txt` text (gem5's or ours; `file` names it in errors). Returns
+/// `(dump index, rows)` for every dump, or for dump `dump` only (from 0, or from the end
+/// when negative); a row is `(name, value, pdf, cdf, unit, description, line)`, a oneline
+/// vector's elements named `name::i`, pdf and cdf in percent or None.
+#[pyfunction]
+#[pyo3(signature = (text, file, dump=None))]
+fn parse_stats<'py>(
+    py: Python<'py>,
+    text: &str,
+    file: &str,
+    dump: Option<i64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let err = |e: String| StatsError::new_err(e);
+    let parsed =
+        crate::stats::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
+    let picked: Vec<(usize, &crate::stats::gem5::Dump)> = match dump {
+        Some(i) => vec![parsed.select(i).map_err(err)?],
+        None => parsed.dumps.iter().enumerate().collect(),
+    };
+    let out = PyList::empty_bound(py);
+    for (at, d) in picked {
+        let rows = PyList::empty_bound(py);
+        for f in d.values() {
+            let row = PyTuple::new_bound(
+                py,
+                [
+                    f.name.as_ref().into_py(py),
+                    stat_value(py, &f.cell.value),
+                    f.cell.pdf.into_py(py),
+                    f.cell.cdf.into_py(py),
+                    f.entry.unit.as_str().into_py(py),
+                    f.entry.desc.as_str().into_py(py),
+                    f.entry.line.into_py(py),
+                ],
+            );
+            rows.append(row)?;
+        }
+        out.append((at, rows))?;
+    }
+    Ok(out)
+}
+
+/// Compares the gem5 run in `gem5_dir` (its dump `dump`, -1 for the last) with the embedded
+/// run in `embedded_dir`; returns the comparison as JSON (runs, tolerance, rows).
+#[pyfunction]
+fn compare(
+    py: Python<'_>,
+    gem5_dir: &str,
+    embedded_dir: &str,
+    dump: i64,
+    tolerance_pct: f64,
+) -> PyResult<String> {
+    let c = py
+        .allow_threads(|| {
+            analysis::compare::compare(
+                Path::new(gem5_dir),
+                Path::new(embedded_dir),
+                dump,
+                tolerance_pct,
+            )
+        })
+        .map_err(|e| StatsError::new_err(e.to_string()))?;
+    serde_json::to_string(&c.to_json()).map_err(json_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -453,6 +529,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ProtocolError", py.get_type_bound::<ProtocolError>())?;
     m.add("ProgramError", py.get_type_bound::<ProgramError>())?;
     m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
+    m.add("StatsError", py.get_type_bound::<StatsError>())?;
+    m.add_function(wrap_pyfunction!(parse_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;

@@ -15,6 +15,9 @@ Sweeps and the paper's Figure 10: :func:`sweep` runs many workloads on any
 ``concurrent.futures``-style executor, :mod:`moped.analysis` turns run records into
 reductions against the baseline and checks the paper's claims, :mod:`moped.plot` draws
 the figure, and ``moped.experiments.figure10(out)`` does all of it.
+
+gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
+:func:`compare` sets a gem5 run beside an embedded run of the same workload.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from moped._core import (
     ProgramError,
     ProtocolError,
     SimulationError,
+    StatsError,
 )
 from moped.results import Result, Stat, read_stats_txt
 
@@ -44,11 +48,13 @@ __all__ = [
     "Result",
     "SimulationError",
     "Stat",
+    "StatsError",
     "SweepError",
     "SystemConfig",
     "Task",
     "__version__",
     "analysis",
+    "compare",
     "experiments",
     "lint_protocol",
     "load_goal",
@@ -56,6 +62,7 @@ __all__ = [
     "protocol_names",
     "protocol_table",
     "random_test",
+    "read_stats",
     "read_stats_txt",
     "run",
     "sweep",
@@ -217,6 +224,7 @@ def lint_protocol(path: str | PathLike[str]) -> None:
 # After the definitions above: these modules use them.
 from moped import analysis, experiments, plot  # noqa: E402
 from moped.batch import SweepError, Task, sweep  # noqa: E402
+from moped.gem5 import compare, read_stats  # noqa: E402
 
 
 def load_goal(path: str | PathLike[str]) -> dict[str, Any]:

@@ -1,12 +1,11 @@
-"""Pure-Python helpers around simulation results: the ``Result`` class, nesting of dotted
-statistic names, and a reader for gem5-style ``stats.txt`` files (ours or gem5's)."""
+"""Helpers around simulation results: the ``Result`` class, nesting of dotted statistic
+names, and ``{name: value}`` from a gem5-style ``stats.txt`` (ours or gem5's)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from os import PathLike, fspath
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,55 +123,17 @@ class Result:
         )
 
 
-_LINE = re.compile(r"^(?P<name>\S+)\s+(?P<value>\S+)(?:\s+#\s*(?P<desc>.*))?$")
-
-
-def _number(text: str) -> Number | None:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
 def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Number]:
-    """Reads a gem5-style ``stats.txt`` into ``{name: value}``.
+    """Reads a gem5-style ``stats.txt`` (ours or gem5's) into ``{name: value}``.
 
-    Only scalar lines (``name value # description``) are kept; ``dump`` picks which
-    ``Begin/End Simulation Statistics`` block to read when the file holds several.
-    A file that cannot be read raises :class:`moped.MopedError` naming it.
+    ``dump`` picks which ``Begin/End Simulation Statistics`` block to read when the file
+    holds several (from 0, or from the end when negative). Vector elements, histogram
+    fields and ``oneline`` counters (``name::0``, ...) are values of their own. A file that
+    cannot be read or parsed raises :class:`moped.StatsError` (a :class:`moped.MopedError`)
+    naming it; see :func:`moped.read_stats` for descriptions, units and percentages.
     """
-    from moped._core import MopedError
+    from moped.gem5 import _text, parse_stats
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            return parse_stats_txt(f, dump=dump)
-    except (OSError, UnicodeDecodeError) as e:
-        raise MopedError(f"{fspath(path)}: cannot read: {e}") from e
-
-
-def parse_stats_txt(lines: Iterable[str], *, dump: int = 0) -> dict[str, Number]:
-    """Parses the lines of a gem5-style ``stats.txt``; see :func:`read_stats_txt`."""
-    values: dict[str, Number] = {}
-    block = -1
-    seen_marker = False
-    for raw in lines:
-        line = raw.strip()
-        if line.startswith("---------- Begin"):
-            seen_marker = True
-            block += 1
-            continue
-        if line.startswith("---------- End") or not line:
-            continue
-        if seen_marker and block != dump:
-            continue
-        m = _LINE.match(line)
-        if not m:
-            continue
-        value = _number(m.group("value"))
-        if value is not None:
-            values[m.group("name")] = value
-    return values
+    text, file = _text(path)
+    [(_, rows)] = parse_stats(text, file=file, dump=dump)
+    return {name: value for name, value, *_ in rows}

@@ -13,7 +13,9 @@
 //!   with citations, and [`paper::compare`] setting measured ranges beside them;
 //! * [`claims::check_claims`]: the paper's qualitative claims, each holds / does not hold /
 //!   not measured with the numbers that decide it;
-//! * [`report::report_markdown`] and [`write::write_tables`].
+//! * [`report::report_markdown`] and [`write::write_tables`];
+//! * [`compare::compare`]: an embedded run beside a gem5 run, metric by metric, with the
+//!   metrics' sources on both hosts in one table ([`sources::METRIC_SOURCES`]).
 //!
 //! Orders are fixed everywhere (groups, benchmarks in the paper's order, designs,
 //! metrics), so every output is deterministic.
@@ -25,9 +27,11 @@ use serde::{Deserialize, Serialize};
 
 pub mod causes;
 pub mod claims;
+pub mod compare;
 pub mod paper;
 pub mod reduce;
 pub mod report;
+pub mod sources;
 pub mod write;
 
 pub use causes::explain;

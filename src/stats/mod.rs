@@ -16,6 +16,9 @@
 //! Units use gem5's spelling: `Count`, `Cycle`, `Byte`, `Tick`, `Second`,
 //! `Ratio`, `Byte/Cycle`, ... An empty unit is stored as `Unspecified`.
 
+pub mod gem5;
+pub mod gem5_config;
+
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -296,53 +299,24 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Read back a `stats.txt` written by [`StatsRegistry::write_stats_txt`].
-/// Lines outside the begin/end markers and blank lines are ignored.
+/// Read back a `stats.txt` written by [`StatsRegistry::write_stats_txt`] (or gem5): the
+/// values of its last dump, `oneline` vectors' elements as `name::i`, each with its
+/// description and unit. Errors name `stats.txt:line:col`; [`gem5::StatsFile`] reads
+/// every dump and names the real file.
 pub fn parse_stats_txt(text: &str) -> Result<Vec<ParsedStat>, String> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    let mut seen_begin = false;
-    for (i, line) in text.lines().enumerate() {
-        let lineno = i + 1;
-        let t = line.trim();
-        if t.starts_with("---------- Begin Simulation Statistics") {
-            inside = true;
-            seen_begin = true;
-            continue;
-        }
-        if t.starts_with("---------- End Simulation Statistics") {
-            inside = false;
-            continue;
-        }
-        if !inside || t.is_empty() {
-            continue;
-        }
-        let mut it = t.splitn(2, char::is_whitespace);
-        let name = it.next().unwrap_or_default();
-        let rest = it.next().unwrap_or_default().trim_start();
-        let (val_s, rest) = match rest.find(char::is_whitespace) {
-            Some(p) => (&rest[..p], &rest[p..]),
-            None => (rest, ""),
-        };
-        let value = StatValue::parse(val_s)
-            .ok_or_else(|| format!("line {lineno}: bad value {val_s:?} for {name}"))?;
-        let comment = match rest.find('#') {
-            Some(p) => rest[p + 1..].trim(),
-            None => return Err(format!("line {lineno}: missing `# description` for {name}")),
-        };
-        let (desc, unit) = match comment.rfind('(') {
-            Some(p) if comment.ends_with(')') => (
-                comment[..p].trim_end().to_string(),
-                comment[p + 1..comment.len() - 1].to_string(),
-            ),
-            _ => (comment.to_string(), String::new()),
-        };
-        out.push((name.to_string(), value, desc, unit));
-    }
-    if !seen_begin {
-        return Err("no `Begin Simulation Statistics` marker".to_string());
-    }
-    Ok(out)
+    let file = gem5::StatsFile::parse(text, "stats.txt").map_err(|e| e.to_string())?;
+    let (_, dump) = file.select(-1)?;
+    Ok(dump
+        .values()
+        .map(|f| {
+            (
+                f.name.into_owned(),
+                f.cell.value.clone(),
+                f.entry.desc.clone(),
+                f.entry.unit.clone(),
+            )
+        })
+        .collect())
 }
 
 /// Split CSV text into records of fields (RFC 4180: quoted fields may hold

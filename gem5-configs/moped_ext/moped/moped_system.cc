@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/cast.hh"
 #include "base/logging.hh"
 #include "base/output.hh"
 #include "base/trace.hh"
@@ -204,6 +205,12 @@ MopedSystem::issue(const MopedG5Request &r)
         stats.coreRequests++;
     else
         stats.mopedRequests++;
+    if (r.op == MOPED_G5_M_GETS)
+        stats.lineReads++;
+    else if (r.op == MOPED_G5_M_GETX)
+        stats.lineOwns++;
+    else if (r.op == MOPED_G5_M_FILL)
+        stats.lineFills++;
     DPRINTF(MopedSystem, "issue %llu op %u on %s %u at %#x\n", r.id, r.op,
             core ? "core" : "moped", r.unit, r.paddr);
     ports[r.unit]->send(pkt);
@@ -268,6 +275,14 @@ MopedSystem::MopedStats::MopedStats(statistics::Group *parent)
                "Core loads and stores issued to the sequencers"),
       ADD_STAT(mopedRequests, statistics::units::Count::get(),
                "MOPED line requests issued to the MOPED sequencers"),
+      ADD_STAT(lineReads, statistics::units::Count::get(),
+               "MOPED line reads for the copy unit and page walks (M_GETS)"),
+      ADD_STAT(lineOwns, statistics::units::Count::get(),
+               "MOPED requests for exclusive rights, with or without bytes to "
+               "write (M_GETX)"),
+      ADD_STAT(lineFills, statistics::units::Count::get(),
+               "MOPED requests for whole receive lines without their data "
+               "(M_FILL)"),
       ADD_STAT(retries, statistics::units::Count::get(),
                "Sequencer retries after a refused request")
 {

@@ -83,6 +83,9 @@ class MopedSystem : public ClockedObject
         statistics::Scalar cycles;
         statistics::Scalar coreRequests;
         statistics::Scalar mopedRequests;
+        statistics::Scalar lineReads;
+        statistics::Scalar lineOwns;
+        statistics::Scalar lineFills;
         statistics::Scalar retries;
     } stats;
 };

@@ -1,0 +1,84 @@
+"""Reading gem5-format ``stats.txt`` files (gem5's own and the embedded simulator's) and
+comparing a gem5 run with an embedded run of the same workload.
+
+Both go through the crate's reader (``src/stats/gem5.rs``): every dump of the file,
+scalars, vector elements, histogram fields and buckets, and Ruby's ``oneline`` counters,
+whose elements are named ``name::0``, ``name::1``, ... A malformed file raises
+:class:`moped.StatsError` naming ``file:line:col`` and what was expected there.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike, fspath
+from typing import TYPE_CHECKING, Any
+
+from moped import _core
+from moped._core import StatsError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+__all__ = ["STATS_COLUMNS", "compare", "parse_stats", "read_stats"]
+
+#: Columns of :func:`read_stats`' frame.
+STATS_COLUMNS = ["dump", "name", "value", "pdf", "cdf", "unit", "description", "line"]
+
+
+def _text(path: str | PathLike[str]) -> tuple[str, str]:
+    p = fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            return f.read(), p
+    except (OSError, UnicodeDecodeError) as e:
+        raise StatsError(f"{p}: cannot read: {e}") from e
+
+
+def parse_stats(
+    text: str, *, file: str = "<string>", dump: int | None = None
+) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """Parses ``stats.txt`` text into ``(dump index, rows)`` pairs, every dump or only
+    dump ``dump`` (from 0, or from the end when negative). A row is ``(name, value, pdf,
+    cdf, unit, description, line)``, pdf and cdf in percent or None."""
+    return _core.parse_stats(text, file, dump)
+
+
+def read_stats(path: str | PathLike[str], *, dump: int | None = -1) -> pandas.DataFrame:
+    """Reads a ``stats.txt`` into a DataFrame with the columns of :data:`STATS_COLUMNS`,
+    one row per value.
+
+    ``dump`` picks one dump (from 0, or from the end when negative: -1, the default, is
+    gem5's last); ``None`` keeps every dump, told apart by the ``dump`` column.
+    """
+    import pandas as pd
+
+    text, file = _text(path)
+    dumps = parse_stats(text, file=file, dump=dump)
+    rows = [(i, *row) for i, dump_rows in dumps for row in dump_rows]
+    return pd.DataFrame(rows, columns=STATS_COLUMNS)
+
+
+def compare(
+    gem5_dir: str | PathLike[str],
+    embedded_dir: str | PathLike[str],
+    *,
+    tolerance: float = 10.0,
+    dump: int = -1,
+) -> pandas.DataFrame:
+    """Compares a gem5 run (an ``m5out`` folder with ``config.ini`` or ``config.json``) with
+    an embedded run (a folder written by ``moped run``/``moped mpi`` or :func:`moped.run`).
+
+    One row per metric (cycles, L1 misses, L2 misses and their private, global and upgrade
+    parts, and the MOPED's line requests where a run has them) with the columns ``metric``,
+    ``label``, ``embedded``, ``gem5``, ``difference`` (gem5 - embedded), ``relative_pct``
+    (that difference in percent of gem5), ``within`` (``|relative_pct| <= tolerance``) and
+    how each value was found (``embedded_source``, ``gem5_source``). ``dump`` picks the
+    dump of gem5's file. The frame's ``attrs`` name both runs and the tolerance. A missing
+    folder or statistic raises :class:`moped.StatsError` naming it.
+    """
+    import pandas as pd
+
+    raw = json.loads(_core.compare(fspath(gem5_dir), fspath(embedded_dir), dump, tolerance))
+    df = pd.DataFrame(raw["rows"])
+    df.attrs = {k: raw[k] for k in ("gem5", "embedded", "tolerance_pct")}
+    return df
