@@ -140,6 +140,16 @@ pub trait PhysMem {
     }
 }
 
+impl<T: PhysMem + ?Sized> PhysMem for &mut T {
+    fn read_line(&self, line: LineAddr) -> LineData {
+        (**self).read_line(line)
+    }
+
+    fn write_line(&mut self, line: LineAddr, data: &LineData) {
+        (**self).write_line(line, data)
+    }
+}
+
 /// Sparse, zero-filled physical memory.
 #[derive(Clone, Debug, Default)]
 pub struct FlatMem {

@@ -23,7 +23,8 @@ use std::time::Instant;
 use crate::coherence::Protocol;
 use crate::config::SystemConfig;
 use crate::moped::ports::PortMap;
-use crate::os::Region;
+use crate::moped::xlate::PhysMem;
+use crate::os::{MemView, Os, Region};
 use crate::run::MopedError;
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
@@ -72,6 +73,49 @@ pub fn run_workload(
 ) -> Result<MpiRun, MopedError> {
     let proto = Protocol::by_name(protocol)?;
     let moped = proto.has_moped();
+    let mut sim = Sim::new(cfg, proto, seed)?;
+    let mut mem = MemView {
+        dirs: &mut sim.dirs,
+    };
+    let mut driver = prepare(cfg, w, moped, seed, params, &mut sim.os, &mut mem)?;
+    for (r, &proc) in driver.procs().iter().enumerate() {
+        sim.place(r, Some(proc));
+    }
+    let t0 = Instant::now();
+    let cycles = sim.run(&mut driver).map_err(|e| match e {
+        SimError::Watchdog { cycle, detail } => SimError::Watchdog {
+            cycle,
+            detail: format!("{detail}\nMPI ranks:{}", driver.describe()),
+        },
+        e => e,
+    })?;
+    let host_seconds = t0.elapsed().as_secs_f64();
+    check_all_received(&driver, cycles)?;
+    let mut stats = sim.stats(host_seconds);
+    add_stats(&mut stats, &driver);
+    Ok(MpiRun {
+        cycles,
+        host_seconds,
+        events: sim.counters.events,
+        messages_verified: driver.verifier.messages,
+        bytes_verified: driver.verifier.bytes,
+        stats,
+    })
+}
+
+/// The ranks of `w` made processes of `os` (rank `r` is the `r`-th process and runs on
+/// core `r`): their page tables, the shared segments, the backoff word and the seeded
+/// bytes of their buffers are written into `mem`. Returns the driver that runs them. The
+/// embedded simulator and the gem5 host both set a workload up here.
+pub fn prepare(
+    cfg: &SystemConfig,
+    w: &Workload,
+    moped: bool,
+    seed: u64,
+    params: MpiParams,
+    os: &mut Os,
+    mem: &mut impl PhysMem,
+) -> Result<MpiDriver, MopedError> {
     let p = w.ranks.len();
     if p == 0 || p > cfg.system.cores {
         return Err(MopedError::Io(format!(
@@ -90,7 +134,6 @@ pub fn run_workload(
         )));
     }
     let layout = Layout::new(w);
-    let mut sim = Sim::new(cfg, proto, seed)?;
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let mut procs = Vec::new();
     for r in 0..p {
@@ -112,19 +155,18 @@ pub fn run_workload(
                 populate: false,
             },
         ];
-        let proc = sim.spawn(0, r as u16, &regions).map_err(os_err)?;
-        sim.place(r, Some(proc));
-        procs.push(proc);
+        procs.push(os.spawn(mem, 0, r as u16, &regions).map_err(os_err)?);
     }
-    sim.share(&procs, layout.flag_va, 4096).map_err(os_err)?;
+    os.share(mem, &procs, layout.flag_va, 4096)
+        .map_err(os_err)?;
     for s in 0..p {
         for d in (0..p).filter(|&d| d != s) {
             let q = layout.queue(s as u16, d as u16);
-            sim.share(&[procs[s], procs[d]], q, shm::QUEUE_BYTES)
+            os.share(mem, &[procs[s], procs[d]], q, shm::QUEUE_BYTES)
                 .map_err(os_err)?;
         }
     }
-    sim.write_virtual(procs[0], layout.flag_va, &NO_BACKOFF.to_le_bytes())
+    os.write_virtual(mem, procs[0], layout.flag_va, &NO_BACKOFF.to_le_bytes())
         .map_err(os_err)?;
     // Buffers start with seeded bytes, so a receive buffer never already holds its message.
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -138,20 +180,23 @@ pub fn run_workload(
                     x as u8
                 })
                 .collect();
-            sim.write_virtual(procs[r], layout.buf_va[r][b], &bytes)
+            os.write_virtual(mem, procs[r], layout.buf_va[r][b], &bytes)
                 .map_err(os_err)?;
         }
     }
-    let mut driver = MpiDriver::new(w, procs, layout, ports, params, moped, cfg.system.cpi);
-    let t0 = Instant::now();
-    let cycles = sim.run(&mut driver).map_err(|e| match e {
-        SimError::Watchdog { cycle, detail } => SimError::Watchdog {
-            cycle,
-            detail: format!("{detail}\nMPI ranks:{}", driver.describe()),
-        },
-        e => e,
-    })?;
-    let host_seconds = t0.elapsed().as_secs_f64();
+    Ok(MpiDriver::new(
+        w,
+        procs,
+        layout,
+        ports,
+        params,
+        moped,
+        cfg.system.cpi,
+    ))
+}
+
+/// Fails a finished run in which some message was sent but never received.
+pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedError> {
     let left = driver.verifier.unchecked();
     if left > 0 {
         return Err(MopedError::Simulation(SimError::Check {
@@ -162,19 +207,11 @@ pub fn run_workload(
             ),
         }));
     }
-    let mut stats = sim.stats(host_seconds);
-    add_stats(&mut stats, &driver);
-    Ok(MpiRun {
-        cycles,
-        host_seconds,
-        events: sim.counters.events,
-        messages_verified: driver.verifier.messages,
-        bytes_verified: driver.verifier.bytes,
-        stats,
-    })
+    Ok(())
 }
 
-fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
+/// The MPI statistics of a run (`system.cpu{i}.instructions`, `mpi.*`).
+pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
     let mut total = runtime::RankStats::default();
     for r in 0..d.n_ranks() {
         let s = d.rank_stats(r);

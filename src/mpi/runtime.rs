@@ -284,6 +284,11 @@ impl MpiDriver {
         &self.ranks[r].stats
     }
 
+    /// The process of each rank.
+    pub fn procs(&self) -> &[crate::os::ProcId] {
+        &self.procs
+    }
+
     pub fn n_ranks(&self) -> usize {
         self.ranks.len()
     }

@@ -173,6 +173,28 @@ impl Os {
         Ok(())
     }
 
+    /// Writes bytes at a process's virtual address straight into memory, mapping lazy
+    /// pages: for setting up buffers before a run, while no cache holds them.
+    pub fn write_virtual(
+        &mut self,
+        mem: &mut impl PhysMem,
+        proc: ProcId,
+        va: u64,
+        bytes: &[u8],
+    ) -> Result<(), OsError> {
+        let mut off = 0;
+        while off < bytes.len() {
+            let a = va + off as u64;
+            let pa = self.translate(mem, proc, a)?;
+            // Up to the end of the page.
+            let room = (PAGE_BYTES - (a % PAGE_BYTES)) as usize;
+            let n = room.min(bytes.len() - off);
+            mem.write_range(pa, &bytes[off..off + n]);
+            off += n;
+        }
+        Ok(())
+    }
+
     /// The process whose page-table root is `pt_root`.
     pub fn proc_of_root(&self, pt_root: u64) -> Option<ProcId> {
         self.procs.iter().position(|p| p.space.root() == pt_root)

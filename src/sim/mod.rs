@@ -2,26 +2,26 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
-mod moped_host;
-
-use std::collections::VecDeque;
+pub(crate) mod cores;
+pub(crate) mod moped_host;
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
-    DirParams, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
+    DirParams, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
 use crate::config::SystemConfig;
 use crate::engine::EventQueue;
-use crate::mem::{line_of, LineAddr};
-use crate::moped::device::{DevMsg, Moped};
+use crate::mem::{line_of, LineAddr, LineData};
+use crate::moped::device::Moped;
 use crate::net::{MsgClass, Network};
-use crate::os::{Os, ProcId};
+use crate::os::{MemView, Os, ProcId};
 use crate::stats::StatsRegistry;
 
-use moped_host::MopedHost;
+use cores::{CoreState, Devices, Ev, Platform, Tlb};
+use moped_host::{DevNet, MopedHost};
 
 /// What a driver wants a core to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,55 +75,6 @@ pub enum SimError {
     Watchdog { cycle: u64, detail: String },
     #[error("configuration: {0}")]
     Config(String),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// Deliver the message in slab slot `n`.
-    Deliver(u32),
-    /// A core asks its driver for the next access.
-    Step(u16),
-    /// A core retries its blocked load.
-    RetryLoad(u16),
-    /// A core retries draining its store buffer.
-    RetryStore(u16),
-    /// A hit completes (the completion waits in the core's slot).
-    HitDone(u16, bool),
-    /// Periodic watchdog check.
-    Watchdog,
-    /// Deliver the MOPED message in device slab slot `n`.
-    DevDeliver(u32),
-    /// A MOPED's tick.
-    MopedTick(u16),
-    /// The OS finished MOPED `m`'s page fault for active slot `s`: (m, s, mapped).
-    FaultDone(u16, u16, bool),
-}
-
-#[derive(Clone, Debug, Default)]
-struct CoreState {
-    /// The blocking load in progress (issued or waiting to issue).
-    load: Option<CoreReq>,
-    load_issued_at: u64,
-    load_outstanding: bool,
-    store_buffer: VecDeque<CoreReq>,
-    store_issued_at: u64,
-    store_outstanding: bool,
-    /// Completions of hits waiting for their latency, per path.
-    hit_load: Option<Completed>,
-    hit_store: Option<Completed>,
-    waiting_for_completion: bool,
-    stepping: bool,
-    done: bool,
-    last_progress: u64,
-    stalled_load: bool,
-    stalled_store: bool,
-    next_id: u64,
-    accesses: u64,
-    finish_cycle: u64,
-    /// The process this core runs (its accesses are virtual).
-    proc: Option<ProcId>,
-    /// The core is in the OS (a MOPED page fault) until this cycle.
-    busy_until: u64,
 }
 
 /// Counters of the simulator itself.
@@ -209,8 +160,7 @@ pub struct Sim {
     pub mopeds: Vec<Moped>,
     pub os: Os,
     moped_host: MopedHost,
-    /// Per core, [`moped_host::TLB_ENTRIES`] translations: (process, virtual page, frame).
-    tlb: Vec<(ProcId, u64, u64)>,
+    tlb: Tlb,
 }
 
 impl Sim {
@@ -257,14 +207,7 @@ impl Sim {
                     .map_err(|e| SimError::Config(e.to_string()))?,
             );
         }
-        // Coherence message types, then the MOPEDs' messages on a virtual network of their
-        // own.
-        let names: Vec<&'static str> = MsgType::NAMES
-            .iter()
-            .chain(DevMsg::NAMES.iter())
-            .copied()
-            .collect();
-        let mut net = Network::new(&cfg.net_config(), &names, MsgType::VNETS + 1);
+        let mut net = moped_host::network(cfg);
         let mopeds = moped_host::build_mopeds(cfg, &protocol)?;
         let moped_host = MopedHost::new(cfg, &mut net, mopeds.len());
         let classes = MsgType::ALL
@@ -297,7 +240,7 @@ impl Sim {
             mopeds,
             os: Os::new(cfg.memory.size_bytes),
             moped_host,
-            tlb: vec![(usize::MAX, u64::MAX, 0); n * moped_host::TLB_ENTRIES],
+            tlb: Tlb::new(n),
         })
     }
 
@@ -323,15 +266,6 @@ impl Sim {
         live
     }
 
-    /// The stores core by core still in the store buffers of the cores running `proc`,
-    /// oldest first (physical addresses).
-    fn buffered_stores(&self, proc: ProcId) -> impl Iterator<Item = &CoreReq> {
-        self.cores
-            .iter()
-            .filter(move |c| c.proc == Some(proc))
-            .flat_map(|c| c.store_buffer.iter())
-    }
-
     /// Runs until every core is done and the system is quiescent.
     pub fn run<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
         let r = self.run_events(driver);
@@ -352,35 +286,7 @@ impl Sim {
         }
         while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
-            match ev {
-                Ev::Deliver(slot) => self.deliver(slot, now, driver)?,
-                Ev::Step(c) => self.step(c as usize, now, driver)?,
-                Ev::RetryLoad(c) => {
-                    self.cores[c as usize].stalled_load = false;
-                    self.issue_load(c as usize, now, driver)?
-                }
-                Ev::RetryStore(c) => {
-                    self.cores[c as usize].stalled_store = false;
-                    self.drain_store(c as usize, now, driver)?
-                }
-                Ev::HitDone(c, is_load) => self.hit_done(c as usize, is_load, now, driver)?,
-                Ev::DevDeliver(slot) => self.dev_deliver(slot, now),
-                Ev::MopedTick(m) => self.moped_tick(m as usize, now, driver)?,
-                Ev::FaultDone(m, slot, mapped) => {
-                    self.mopeds[m as usize].fault_done(slot as usize, mapped);
-                    self.wake_moped(m as usize, now);
-                }
-                Ev::Watchdog => {
-                    self.check_watchdog(now)?;
-                    if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
-                        self.wire
-                            .q
-                            .schedule(now + self.watchdog_period(), Ev::Watchdog);
-                    } else {
-                        self.watchdog_armed = false;
-                    }
-                }
-            }
+            cores::handle(self, now, ev, driver)?;
         }
         self.watchdog_armed = false;
         self.check_quiescent()?;
@@ -389,7 +295,7 @@ impl Sim {
 
     /// Cycles until the last core finished.
     pub fn cycles(&self) -> u64 {
-        self.cores.iter().map(|c| c.finish_cycle).max().unwrap_or(0)
+        cores::cycles(&self.cores)
     }
 
     fn watchdog_period(&self) -> u64 {
@@ -397,7 +303,7 @@ impl Sim {
     }
 
     fn check_quiescent(&self) -> Result<(), SimError> {
-        self.check_mopeds_quiescent()?;
+        moped_host::check_mopeds_quiescent(self, self.now())?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
                 return Err(SimError::Watchdog {
@@ -461,16 +367,7 @@ impl Sim {
             if c.done {
                 continue;
             }
-            let pending = c
-                .load
-                .filter(|_| c.load_outstanding || c.stalled_load)
-                .map(|r| (r, c.load_issued_at))
-                .or_else(|| {
-                    c.store_buffer
-                        .front()
-                        .filter(|_| c.store_outstanding || c.stalled_store)
-                        .map(|r| (*r, c.store_issued_at))
-                });
+            let pending = c.pending();
             if let Some((req, since)) = pending {
                 // A core that computed for a long time has made no accesses, but no lack
                 // of progress either: count from the later of its last completion and
@@ -500,177 +397,6 @@ impl Sim {
 
     // ---- Cores ----
 
-    fn step<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        self.cores[c].stepping = false;
-        if driver.wants_memory() {
-            driver
-                .read_memory(&*self, now)
-                .map_err(|detail| SimError::Check { cycle: now, detail })?;
-        }
-        if self.cores[c].done || self.cores[c].load.is_some() {
-            return Ok(());
-        }
-        if self.cores[c].busy_until > now {
-            // In the OS, serving a MOPED page fault.
-            let at = self.cores[c].busy_until;
-            self.schedule_step(c, at);
-            return Ok(());
-        }
-        match driver.next(c, now) {
-            Next::Done => {
-                let core = &mut self.cores[c];
-                if core.store_buffer.is_empty() && !core.store_outstanding {
-                    core.done = true;
-                    core.finish_cycle = now;
-                } else {
-                    core.waiting_for_completion = true;
-                }
-            }
-            Next::Wait(n) => self.schedule_step(c, now + n.max(1)),
-            Next::WaitForCompletion => {
-                let core = &mut self.cores[c];
-                if core.load.is_none() && core.store_buffer.is_empty() {
-                    self.schedule_step(c, now + 1);
-                } else {
-                    core.waiting_for_completion = true;
-                }
-            }
-            Next::Switch(p) => {
-                if let Some(p) = p.filter(|&p| p >= self.os.procs.len()) {
-                    return Err(SimError::Check {
-                        cycle: now,
-                        detail: format!("core {c}: switch to process {p}, which does not exist"),
-                    });
-                }
-                self.cores[c].proc = p;
-                self.schedule_step(c, now + 1);
-            }
-            Next::Access(mut req) => {
-                req.addr = self.physical(c, req.addr, now)?;
-                let core = &mut self.cores[c];
-                req.id = core.next_id;
-                core.next_id += 1;
-                core.accesses += 1;
-                match req.kind {
-                    AccessKind::Load => {
-                        core.load = Some(req);
-                        core.load_issued_at = now;
-                        self.issue_load(c, now, driver)?;
-                    }
-                    AccessKind::Store => {
-                        if core.store_buffer.len() >= self.cfg.system.store_buffer_entries.max(1) {
-                            return Err(SimError::Check {
-                                cycle: now,
-                                detail: format!(
-                                    "core {c}: driver issued a store into a full store buffer"
-                                ),
-                            });
-                        }
-                        core.store_buffer.push_back(req);
-                        let full =
-                            core.store_buffer.len() >= self.cfg.system.store_buffer_entries.max(1);
-                        if core.store_buffer.len() == 1 {
-                            core.store_issued_at = now;
-                            self.drain_store(c, now, driver)?;
-                        }
-                        if full {
-                            self.cores[c].waiting_for_completion = true;
-                        } else {
-                            self.schedule_step(c, now + 1);
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn schedule_step(&mut self, c: usize, at: u64) {
-        if !self.cores[c].stepping {
-            self.cores[c].stepping = true;
-            self.wire.q.schedule(at, Ev::Step(c as u16));
-        }
-    }
-
-    fn issue_load<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let Some(req) = self.cores[c].load else {
-            return Ok(());
-        };
-        // A load waits for older stores to the same line to drain (no store forwarding);
-        // a port load thus follows the port stores before it.
-        if self.cores[c]
-            .store_buffer
-            .iter()
-            .any(|s| line_of(s.addr) == line_of(req.addr))
-        {
-            self.cores[c].stalled_load = true;
-            return Ok(());
-        }
-        if self.moped_host.is_port(req.addr) {
-            return self.port_access(c, req, now);
-        }
-        let outcome = self.caches[c]
-            .core_request(req, &mut self.wire, &mut self.done)
-            .map_err(violation_at(now))?;
-        match outcome {
-            CoreOutcome::Hit(level) => {
-                let lat = self.hit_latency(level);
-                let comp = self.done.pop().expect("hit completion");
-                self.cores[c].hit_load = Some(comp);
-                self.cores[c].load_outstanding = true;
-                self.wire.q.schedule(now + lat, Ev::HitDone(c as u16, true));
-            }
-            CoreOutcome::Miss => self.cores[c].load_outstanding = true,
-            CoreOutcome::Stalled => self.cores[c].stalled_load = true,
-        }
-        self.take_completions(c, now, driver)
-    }
-
-    fn drain_store<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let core = &self.cores[c];
-        if core.store_outstanding {
-            return Ok(());
-        }
-        let Some(&req) = core.store_buffer.front() else {
-            return Ok(());
-        };
-        if self.moped_host.is_port(req.addr) {
-            return self.port_access(c, req, now);
-        }
-        let outcome = self.caches[c]
-            .core_request(req, &mut self.wire, &mut self.done)
-            .map_err(violation_at(now))?;
-        match outcome {
-            CoreOutcome::Hit(level) => {
-                let lat = self.hit_latency(level);
-                let comp = self.done.pop().expect("hit completion");
-                self.cores[c].hit_store = Some(comp);
-                self.cores[c].store_outstanding = true;
-                self.wire
-                    .q
-                    .schedule(now + lat, Ev::HitDone(c as u16, false));
-            }
-            CoreOutcome::Miss => self.cores[c].store_outstanding = true,
-            CoreOutcome::Stalled => self.cores[c].stalled_store = true,
-        }
-        self.take_completions(c, now, driver)
-    }
-
     /// Cycles from a core request to its completion when it hits at `level`.
     fn hit_latency(&self, level: crate::coherence::HitLevel) -> u64 {
         match level {
@@ -678,22 +404,6 @@ impl Sim {
             crate::coherence::HitLevel::Port => self.cfg.moped.port_latency,
             _ => self.cfg.l1.latency + self.cfg.l2.latency,
         }
-    }
-
-    fn hit_done<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        is_load: bool,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let comp = if is_load {
-            self.cores[c].hit_load.take()
-        } else {
-            self.cores[c].hit_store.take()
-        };
-        let comp = comp.expect("hit completion pending");
-        self.finish_access(c, &comp, now, driver)
     }
 
     /// Routes completions produced by core `c`'s controller to that core.
@@ -708,55 +418,14 @@ impl Sim {
                 AccessKind::Load => self.cores[c].load == Some(comp.req),
                 AccessKind::Store => self.cores[c].store_buffer.front() == Some(&comp.req),
             });
-            self.finish_access(c, &comp, now, driver)?;
-        }
-        Ok(())
-    }
-
-    fn finish_access<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        comp: &Completed,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let core = &mut self.cores[c];
-        core.last_progress = now;
-        match comp.req.kind {
-            AccessKind::Load => {
-                core.load = None;
-                core.load_outstanding = false;
-            }
-            AccessKind::Store => {
-                core.store_buffer.pop_front();
-                core.store_outstanding = false;
-                core.store_issued_at = now;
-            }
-        }
-        driver
-            .completed(c, comp, now)
-            .map_err(|detail| SimError::Check { cycle: now, detail })?;
-        let core = &mut self.cores[c];
-        if comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty() {
-            self.wire.q.schedule(now + 1, Ev::RetryStore(c as u16));
-        }
-        if core.stalled_load {
-            core.stalled_load = false;
-            self.wire.q.schedule(now + 1, Ev::RetryLoad(c as u16));
-        }
-        let core = &mut self.cores[c];
-        if core.waiting_for_completion || comp.req.kind == AccessKind::Load {
-            core.waiting_for_completion = false;
-            if !core.done {
-                self.schedule_step(c, now + 1);
-            }
+            cores::finish_access(self, c, &comp, now, driver)?;
         }
         Ok(())
     }
 
     // ---- Network ----
 
-    fn deliver<D: Driver + ?Sized>(
+    fn deliver_msg<D: Driver + ?Sized>(
         &mut self,
         slot: u32,
         now: u64,
@@ -811,7 +480,7 @@ impl Sim {
             self.stalled_lines[node] = left;
         }
         if node < self.cores.len() && self.moped_host.has_stalled(node) {
-            self.wake_moped(node, now);
+            moped_host::wake_moped(self, node, now);
         }
         if node < self.cores.len() {
             let core = &mut self.cores[node];
@@ -1086,6 +755,134 @@ impl Sim {
             self.dirs.iter().map(|d| &d.transitions),
         );
         r
+    }
+}
+
+/// The embedded simulator's platform: its own L2 controllers, directories and network.
+impl Platform for Sim {
+    type Mem<'a> = MemView<'a>;
+
+    fn cfg(&self) -> &SystemConfig {
+        &self.cfg
+    }
+
+    fn design(&self) -> &str {
+        &self.protocol.name
+    }
+
+    fn cores(&self) -> &[CoreState] {
+        &self.cores
+    }
+
+    fn cores_mut(&mut self) -> &mut [CoreState] {
+        &mut self.cores
+    }
+
+    fn queue(&mut self) -> &mut EventQueue<Ev> {
+        &mut self.wire.q
+    }
+
+    fn os(&self) -> &Os {
+        &self.os
+    }
+
+    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, MemView<'_>) {
+        let mem = MemView {
+            dirs: &mut self.dirs,
+        };
+        (&mut self.os, &mut self.tlb, mem)
+    }
+
+    fn dev(&self) -> &DevNet {
+        &self.moped_host.dev
+    }
+
+    fn mopeds(&self) -> &[Moped] {
+        &self.mopeds
+    }
+
+    fn devices(&mut self) -> Devices<'_> {
+        Devices {
+            mopeds: &mut self.mopeds,
+            dev: &mut self.moped_host.dev,
+            net: &mut self.wire.net,
+            q: &mut self.wire.q,
+        }
+    }
+
+    fn memory_access<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        req: CoreReq,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        // The L2 controller (the L1 beneath it) takes the access: a hit completes after
+        // its latency, a miss when the answer arrives, a stall when the line changes.
+        let outcome = self.caches[c]
+            .core_request(req, &mut self.wire, &mut self.done)
+            .map_err(violation_at(now))?;
+        let is_load = req.kind == AccessKind::Load;
+        let core = &mut self.cores[c];
+        match outcome {
+            CoreOutcome::Hit(level) => {
+                let lat = self.hit_latency(level);
+                let comp = self.done.pop().expect("hit completion");
+                let core = &mut self.cores[c];
+                if is_load {
+                    core.hit_load = Some(comp);
+                    core.load_outstanding = true;
+                } else {
+                    core.hit_store = Some(comp);
+                    core.store_outstanding = true;
+                }
+                self.wire
+                    .q
+                    .schedule(now + lat, Ev::HitDone(c as u16, is_load));
+            }
+            CoreOutcome::Miss if is_load => core.load_outstanding = true,
+            CoreOutcome::Miss => core.store_outstanding = true,
+            CoreOutcome::Stalled if is_load => core.stalled_load = true,
+            CoreOutcome::Stalled => core.stalled_store = true,
+        }
+        self.take_completions(c, now, driver)
+    }
+
+    fn deliver<D: Driver + ?Sized>(
+        &mut self,
+        slot: u32,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        self.deliver_msg(slot, now, driver)
+    }
+
+    fn watchdog(&mut self, now: u64) -> Result<(), SimError> {
+        self.check_watchdog(now)?;
+        if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
+            self.wire
+                .q
+                .schedule(now + self.watchdog_period(), Ev::Watchdog);
+        } else {
+            self.watchdog_armed = false;
+        }
+        Ok(())
+    }
+
+    fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {
+        self.take_moped_inputs(m, now)
+    }
+
+    fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError> {
+        self.l2_line_request(m, req, now)
+    }
+
+    fn line_write(&mut self, m: usize, addr: LineAddr, data: LineData, mask: u64, now: u64) {
+        self.l2_line_write(m, addr, data, mask, now)
+    }
+
+    fn lines_waiting(&self, m: usize) -> bool {
+        self.moped_host.has_stalled(m)
     }
 }
 

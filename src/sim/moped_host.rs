@@ -1,28 +1,27 @@
-//! The simulator as the MOPEDs' host: port accesses routed to the local MOPED, messages
-//! between MOPEDs on a virtual network of their own, line requests into the L2 controller
-//! (retried while it stalls them), copy-unit writes, and page faults served by the OS.
+//! A system as the MOPEDs' host: port accesses routed to the local MOPED (in `cores`),
+//! messages between MOPEDs on a virtual network of their own, line requests and copy-unit
+//! writes into the [`Platform`]'s memory system, and page faults served by the OS. The
+//! functions here run on any platform; the embedded simulator's part (its L2 controllers
+//! take the line requests, retried while they stall them) follows them.
 
 use std::collections::VecDeque;
 
-use crate::coherence::{
-    AccessKind, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone, MopedReq, Protocol,
-};
+use crate::coherence::{CoreOutcome, MopedDone, MopedReq, Protocol};
 use crate::config::SystemConfig;
-use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
+use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams, MopedStats};
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
 use crate::net::{MsgClass, Network};
 use crate::os::MemView;
 use crate::stats::StatsRegistry;
 
-use super::{violation_at, Driver, Ev, Sim, SimError};
-
-/// Translations each core keeps (direct-mapped by virtual page).
-pub(super) const TLB_ENTRIES: usize = 64;
+use super::cores::{self, finish_access, Ev, Platform};
+use super::{violation_at, Driver, Sim, SimError};
+use crate::coherence::{Completed, HitLevel};
 
 /// The MOPEDs of a system running `protocol`: one per core, or none if the protocol has no
 /// MOPED events.
-pub(super) fn build_mopeds(
+pub(crate) fn build_mopeds(
     cfg: &SystemConfig,
     protocol: &Protocol,
 ) -> Result<Vec<Moped>, SimError> {
@@ -50,8 +49,24 @@ pub(super) fn build_mopeds(
         .collect()
 }
 
-/// Host-side state of the MOPEDs.
-pub(super) struct MopedHost {
+/// The network of a system: the coherence message types, then the MOPEDs' messages on a
+/// virtual network of their own.
+pub(crate) fn network(cfg: &SystemConfig) -> Network {
+    let names: Vec<&'static str> = crate::coherence::MsgType::NAMES
+        .iter()
+        .chain(DevMsg::NAMES.iter())
+        .copied()
+        .collect();
+    Network::new(
+        &cfg.net_config(),
+        &names,
+        crate::coherence::MsgType::VNETS + 1,
+    )
+}
+
+/// What any host keeps beside its MOPEDs: the port window, the messages between MOPEDs in
+/// flight, and when each MOPED ticks next.
+pub(crate) struct DevNet {
     ports: PortMap,
     /// Whether MOPEDs exist (a port access without them is an error).
     present: bool,
@@ -61,23 +76,19 @@ pub(super) struct MopedHost {
     free: Vec<u32>,
     /// Network class of each message kind.
     classes: Vec<MsgClass>,
-    /// Line requests the L2 stalled, per MOPED, in order.
-    stalled: Vec<VecDeque<MopedReq>>,
     /// The OS's count of pages mapped when the MOPEDs last dropped their kept
     /// page-table lines.
     maps_seen: u64,
-    /// Answers of L2 hits, waiting for the L2's latency: (due cycle, answer).
-    answers: Vec<VecDeque<(u64, MopedDone)>>,
     /// Cycle of each MOPED's scheduled tick.
     tick_at: Vec<Option<u64>>,
     /// Port loads answered by another MOPED (the process moved).
-    pub(super) forwarded_loads: u64,
-    pub(super) dev_messages: u64,
-    pub(super) line_stalls: u64,
+    pub forwarded_loads: u64,
+    pub dev_messages: u64,
 }
 
-impl MopedHost {
-    pub(super) fn new(cfg: &SystemConfig, net: &mut Network, n: usize) -> MopedHost {
+impl DevNet {
+    /// `n` MOPEDs (0 for a design without them) whose messages cross `net`.
+    pub(crate) fn new(cfg: &SystemConfig, net: &mut Network, n: usize) -> DevNet {
         let vnet = crate::coherence::MsgType::VNETS;
         let first = crate::coherence::MsgType::NAMES.len();
         let header = cfg.network.header_bytes;
@@ -92,26 +103,371 @@ impl MopedHost {
             .enumerate()
             .map(|(k, payload)| net.class(first + k, vnet, header + payload))
             .collect();
-        MopedHost {
+        DevNet {
             ports: PortMap::new(cfg.moped.port_base).unwrap_or_default(),
             present: n > 0,
             slab: Vec::new(),
             free: Vec::new(),
             classes,
-            stalled: vec![VecDeque::new(); n],
             maps_seen: 0,
-            answers: vec![VecDeque::new(); n],
             tick_at: vec![None; n],
             forwarded_loads: 0,
             dev_messages: 0,
-            line_stalls: 0,
         }
     }
 
     /// True if `addr` is a MOPED port address (the MMIO window), MOPEDs or not.
     #[inline]
-    pub(super) fn is_port(&self, addr: u64) -> bool {
+    pub(crate) fn is_port(&self, addr: u64) -> bool {
         self.ports.contains(addr)
+    }
+
+    pub(crate) fn present(&self) -> bool {
+        self.present
+    }
+}
+
+/// Schedules MOPED `m`'s tick for the next cycle, unless one is due sooner.
+pub(crate) fn wake_moped<P: Platform>(p: &mut P, m: usize, now: u64) {
+    schedule_moped(p, m, now + 1);
+}
+
+pub(crate) fn schedule_moped<P: Platform>(p: &mut P, m: usize, at: u64) {
+    let d = p.devices();
+    match d.dev.tick_at[m] {
+        Some(t) if t <= at => {}
+        _ => {
+            d.dev.tick_at[m] = Some(at);
+            d.q.schedule(at, Ev::MopedTick(m as u16));
+        }
+    }
+}
+
+/// A message between MOPEDs arrives.
+pub(crate) fn dev_deliver<P: Platform>(p: &mut P, slot: u32, now: u64) {
+    let d = p.devices();
+    let (dst, msg) = d.dev.slab[slot as usize];
+    d.dev.free.push(slot);
+    d.mopeds[dst as usize].receive(msg);
+    wake_moped(p, dst as usize, now);
+}
+
+/// One MOPED tick: the memory system's answers in, the device's work, and its requests
+/// out.
+pub(crate) fn moped_tick<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    m: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    // A tick moved to a later cycle leaves a stale event behind: skip it.
+    if p.dev().tick_at[m].is_some_and(|t| t > now) {
+        return Ok(());
+    }
+    let maps = p.os().demand_maps;
+    let d = p.devices();
+    d.dev.tick_at[m] = None;
+    // Pages mapped since the MOPEDs last walked: their kept page-table lines may be
+    // stale.
+    if maps != d.dev.maps_seen {
+        d.dev.maps_seen = maps;
+        for x in d.mopeds.iter_mut() {
+            x.flush_walks();
+        }
+    }
+    p.moped_inputs(m, now)?;
+    let next = p.devices().mopeds[m].tick(now);
+    drain_moped(p, m, now, driver)?;
+    if let Some(t) = next {
+        schedule_moped(p, m, t.max(now + 1));
+    }
+    Ok(())
+}
+
+/// Carries out what MOPED `m` asked for.
+fn drain_moped<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    m: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let outs: Vec<DevOut> = p.devices().mopeds[m].take_out().collect();
+    for o in outs {
+        match o {
+            DevOut::Send { dst, msg } => send_dev(p, m, dst, msg, now),
+            DevOut::Line(req) => p.line_request(m, req, now)?,
+            DevOut::Write { addr, data, mask } => p.line_write(m, addr, data, mask, now),
+            DevOut::Fault {
+                slot, pt_root, va, ..
+            } => moped_fault(p, m, slot, pt_root, va, now),
+            DevOut::PortValue { core, value } => {
+                forwarded_load_done(p, core as usize, value, now, driver)?
+            }
+        }
+    }
+    Ok(())
+}
+
+fn send_dev<P: Platform>(p: &mut P, src: usize, dst: MopedId, msg: DevMsg, now: u64) {
+    let d = p.devices();
+    d.dev.dev_messages += 1;
+    let class = d.dev.classes[msg.index()];
+    // No random delay: channels between two MOPEDs stay FIFO.
+    let t = d.net.send_class(now + 1, src, dst as usize, &class, 0);
+    let h = d.dev;
+    let slot = match h.free.pop() {
+        Some(s) => {
+            h.slab[s as usize] = (dst, msg);
+            s
+        }
+        None => {
+            h.slab.push((dst, msg));
+            (h.slab.len() - 1) as u32
+        }
+    };
+    d.q.schedule(t, Ev::DevDeliver(slot));
+}
+
+/// MOPED reported an unmapped page: the process's core (if it runs) spends the fault
+/// penalty in the OS, which maps the page if it lies in the process.
+fn moped_fault<P: Platform>(p: &mut P, m: usize, slot: usize, pt_root: u64, va: u64, now: u64) {
+    let penalty = p.cfg().moped.fault_penalty;
+    if let Some(x) = p.os().proc_of_root(pt_root) {
+        if let Some(core) = p.cores_mut().iter_mut().find(|c| c.proc == Some(x)) {
+            core.busy_until = core.busy_until.max(now) + penalty;
+        }
+    }
+    let mapped = {
+        let (os, _, mut mem) = p.os_parts();
+        os.service_fault(&mut mem, pt_root, va)
+    };
+    p.queue().schedule(
+        now + penalty.max(1),
+        Ev::FaultDone(m as u16, slot as u16, mapped),
+    );
+}
+
+/// The value of a port load that MOPED forwarded to another MOPED.
+fn forwarded_load_done<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    value: u64,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let Some(req) = p
+        .cores()
+        .get(c)
+        .and_then(|x| x.load)
+        .filter(|r| p.dev().is_port(r.addr))
+    else {
+        return Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: a forwarded port value arrived without a port load"),
+        });
+    };
+    let comp = Completed {
+        req,
+        value,
+        level: HitLevel::Port,
+    };
+    finish_access(p, c, &comp, now, driver)
+}
+
+/// MOPEDs with work left when the run ends: a copy or a line request that never finished
+/// is a deadlock.
+pub(crate) fn check_mopeds_quiescent<P: Platform>(p: &P, now: u64) -> Result<(), SimError> {
+    for (m, d) in p.mopeds().iter().enumerate() {
+        if p.lines_waiting(m) || !d.copies_idle() {
+            return Err(SimError::Watchdog {
+                cycle: now,
+                detail: format!(
+                    "MOPED {m}: a copy or line request still outstanding when every core finished"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The MOPEDs' own counters and their hosts' (`system.moped{i}.*`, `system.moped.*`), each
+/// with its description and unit.
+pub(crate) fn register_device_stats(r: &mut StatsRegistry, mopeds: &[Moped], dev: &DevNet) {
+    type Get = fn(&MopedStats) -> u64;
+    let items: &[(&str, Get, &str)] = &[
+        (
+            "reserved",
+            |s| s.reserved,
+            "Descriptors reserved by data-port loads",
+        ),
+        (
+            "refused",
+            |s| s.refused,
+            "Reservations refused (table full or backoff)",
+        ),
+        (
+            "forwarded",
+            |s| s.forwarded,
+            "Complete descriptors sent to their matching MOPED",
+        ),
+        (
+            "forward_refusals",
+            |s| s.forward_refusals,
+            "Forwarded descriptors refused by a full table here",
+        ),
+        ("matched", |s| s.matched, "Send/receive pairs matched here"),
+        (
+            "match_searches",
+            |s| s.match_searches,
+            "Match searches run here",
+        ),
+        (
+            "match_search_entries",
+            |s| s.match_search_entries,
+            "Table entries examined by match searches (sum of search lengths)",
+        ),
+        (
+            "match_search_max",
+            |s| s.match_search_max,
+            "Longest match search",
+        ),
+        (
+            "activated",
+            |s| s.activated,
+            "Matched pairs moved into the active match table",
+        ),
+        (
+            "completed",
+            |s| s.completed,
+            "Copies finished here (receive side)",
+        ),
+        (
+            "failed",
+            |s| s.failed,
+            "Copies finished with an error (outside the process, truncation)",
+        ),
+        (
+            "truncated",
+            |s| s.truncated,
+            "Messages longer than their receive buffer",
+        ),
+        ("revoked", |s| s.revoked, "Descriptors revoked by backoff"),
+        ("polls", |s| s.polls, "Poll-port loads"),
+        (
+            "poll_retries",
+            |s| s.poll_retries,
+            "Polls answered Retry (the cached poll mapping did not match)",
+        ),
+        (
+            "port_errors",
+            |s| s.port_errors,
+            "Port accesses refused (bad address, isolation, bad value)",
+        ),
+        (
+            "port_forwards",
+            |s| s.port_forwards,
+            "Port accesses forwarded to the descriptor's MOPED",
+        ),
+        (
+            "backoffs_set",
+            |s| s.backoffs_set,
+            "Times a program's backoff bit was set here",
+        ),
+        (
+            "backoffs_cleared",
+            |s| s.backoffs_cleared,
+            "Times a program's backoff bit was cleared here",
+        ),
+        (
+            "line_reads",
+            |s| s.line_reads,
+            "Line reads for the copy unit and page walks (M_GETS)",
+        ),
+        (
+            "line_owns",
+            |s| s.line_owns,
+            "Receive lines requested with their data (M_GETX)",
+        ),
+        (
+            "line_fills",
+            |s| s.line_fills,
+            "Receive lines requested without their data (M_FILL)",
+        ),
+        (
+            "line_writes",
+            |s| s.line_writes,
+            "Receive lines written by the copy unit",
+        ),
+        (
+            "write_retries",
+            |s| s.write_retries,
+            "Copy-unit writes that found the rights lost",
+        ),
+        ("faults", |s| s.faults, "Page faults reported to the OS"),
+        ("walks", |s| s.walks, "Page walks"),
+        (
+            "walk_line_reads",
+            |s| s.walk_line_reads,
+            "Page-table lines read by walks",
+        ),
+        (
+            "walk_staging_hits",
+            |s| s.walk_staging_hits,
+            "Page-table entries found in the staging buffer",
+        ),
+        (
+            "op_limit_cycles",
+            |s| s.op_limit_cycles,
+            "Cycles the copy units used every coherence-operation slot",
+        ),
+        (
+            "anomalies",
+            |s| s.anomalies,
+            "Answers the device did not expect (must be 0)",
+        ),
+    ];
+    for (name, get, desc) in items {
+        let mut total = 0;
+        for (i, d) in mopeds.iter().enumerate() {
+            let v = get(&d.stats);
+            total += v;
+            r.scalar(format!("system.moped{i}.{name}"), v, desc, "Count");
+        }
+        r.scalar(format!("system.moped.{name}"), total, desc, "Count");
+    }
+    r.scalar(
+        "system.moped.messages",
+        dev.dev_messages,
+        "Messages between MOPEDs",
+        "Count",
+    );
+    r.scalar(
+        "system.moped.forwarded_loads",
+        dev.forwarded_loads,
+        "Port loads answered by another MOPED",
+        "Count",
+    );
+}
+
+/// The embedded simulator's side of its MOPEDs: line requests its L2 controllers stalled
+/// and answers of L2 hits waiting for the L2's latency.
+pub(super) struct MopedHost {
+    pub(super) dev: DevNet,
+    /// Line requests the L2 stalled, per MOPED, in order.
+    stalled: Vec<VecDeque<MopedReq>>,
+    /// Answers of L2 hits, waiting for the L2's latency: (due cycle, answer).
+    answers: Vec<VecDeque<(u64, MopedDone)>>,
+    pub(super) line_stalls: u64,
+}
+
+impl MopedHost {
+    pub(super) fn new(cfg: &SystemConfig, net: &mut Network, n: usize) -> MopedHost {
+        MopedHost {
+            dev: DevNet::new(cfg, net, n),
+            stalled: vec![VecDeque::new(); n],
+            answers: vec![VecDeque::new(); n],
+            line_stalls: 0,
+        }
     }
 
     pub(super) fn has_stalled(&self, m: usize) -> bool {
@@ -120,118 +476,6 @@ impl MopedHost {
 }
 
 impl Sim {
-    /// A core address made physical: virtual addresses of a core running a process are
-    /// translated (mapping a lazy page at its first touch); port addresses are physical.
-    pub(super) fn physical(&mut self, c: usize, addr: u64, now: u64) -> Result<u64, SimError> {
-        let Some(p) = self.cores[c].proc else {
-            return Ok(addr);
-        };
-        if self.moped_host.is_port(addr) {
-            return Ok(addr);
-        }
-        // A software TLB: pages are never unmapped or moved, so a translation stays valid.
-        let vpage = addr >> 12;
-        let slot = c * TLB_ENTRIES + (vpage as usize % TLB_ENTRIES);
-        let (tp, tv, frame) = self.tlb[slot];
-        if tp == p && tv == vpage {
-            return Ok(frame | (addr & 0xFFF));
-        }
-        let mut mem = MemView {
-            dirs: &mut self.dirs,
-        };
-        let pa = self
-            .os
-            .translate(&mut mem, p, addr)
-            .map_err(|e| SimError::Check {
-                cycle: now,
-                detail: format!("core {c}: {e}"),
-            })?;
-        self.tlb[slot] = (p, vpage, pa & !0xFFF);
-        Ok(pa)
-    }
-
-    /// A core's load or store to a port: answered by its local MOPED after the port latency,
-    /// or later if the MOPED forwarded it.
-    pub(super) fn port_access(&mut self, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
-        if !self.moped_host.present {
-            return Err(SimError::Check {
-                cycle: now,
-                detail: format!(
-                    "core {c}: access to MOPED port {:#x}, but protocol `{}` has no MOPED",
-                    req.addr, self.protocol.name
-                ),
-            });
-        }
-        let pt_root = self.cores[c]
-            .proc
-            .map(|p| self.os.procs[p].space.root())
-            .unwrap_or(0);
-        let ctx = PortCtx {
-            core: c as u16,
-            pt_root,
-        };
-        let m = &mut self.mopeds[c];
-        let is_load = req.kind == AccessKind::Load;
-        let value = if is_load {
-            match m.port_load(ctx, req.addr, req.size) {
-                PortAnswer::Value(v) => Some(v),
-                PortAnswer::Later => None,
-            }
-        } else {
-            // Errors are the device's to count; a store is posted either way.
-            let _ = m.port_store(ctx, req.addr, req.size, req.value);
-            Some(req.value)
-        };
-        self.wake_moped(c, now);
-        let core = &mut self.cores[c];
-        match value {
-            Some(v) => {
-                let comp = Completed {
-                    req,
-                    value: v,
-                    level: HitLevel::Port,
-                };
-                if is_load {
-                    core.hit_load = Some(comp);
-                    core.load_outstanding = true;
-                } else {
-                    core.hit_store = Some(comp);
-                    core.store_outstanding = true;
-                }
-                let at = now + self.cfg.moped.port_latency;
-                self.wire.q.schedule(at, Ev::HitDone(c as u16, is_load));
-            }
-            None => {
-                self.moped_host.forwarded_loads += 1;
-                core.load_outstanding = true;
-            }
-        }
-        Ok(())
-    }
-
-    /// Schedules MOPED `m`'s tick for the next cycle, unless one is due sooner.
-    pub(super) fn wake_moped(&mut self, m: usize, now: u64) {
-        self.schedule_moped(m, now + 1);
-    }
-
-    fn schedule_moped(&mut self, m: usize, at: u64) {
-        match self.moped_host.tick_at[m] {
-            Some(t) if t <= at => {}
-            _ => {
-                self.moped_host.tick_at[m] = Some(at);
-                self.wire.q.schedule(at, Ev::MopedTick(m as u16));
-            }
-        }
-    }
-
-    /// A message between MOPEDs arrives.
-    pub(super) fn dev_deliver(&mut self, slot: u32, now: u64) {
-        let (dst, msg) = self.moped_host.slab[slot as usize];
-        self.moped_host.free.push(slot);
-        self.mopeds[dst as usize].receive(msg);
-        self.wake_moped(dst as usize, now);
-    }
-
     /// Answers the L2 of core `m` produced for its MOPED while taking a message: they reach
     /// the device at once (the message's latency is paid).
     pub(super) fn pass_moped_answers(&mut self, m: usize, now: u64) {
@@ -239,33 +483,14 @@ impl Sim {
         for a in answers {
             self.mopeds[m].line_done(a);
         }
-        self.wake_moped(m, now);
+        wake_moped(self, m, now);
     }
 
-    /// One MOPED tick: due L2 answers in, stalled line requests retried, the device's work,
-    /// and its requests out.
-    pub(super) fn moped_tick<D: Driver + ?Sized>(
-        &mut self,
-        m: usize,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        // A tick moved to a later cycle leaves a stale event behind: skip it.
-        if self.moped_host.tick_at[m].is_some_and(|t| t > now) {
-            return Ok(());
-        }
-        self.moped_host.tick_at[m] = None;
-        // Pages mapped since the MOPEDs last walked: their kept page-table lines may be
-        // stale.
-        if self.os.demand_maps != self.moped_host.maps_seen {
-            self.moped_host.maps_seen = self.os.demand_maps;
-            for d in &mut self.mopeds {
-                d.flush_walks();
-            }
-        }
+    /// Due L2 answers in, stalled line requests retried ([`Platform::moped_inputs`]).
+    pub(super) fn take_moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {
         while let Some(&(due, a)) = self.moped_host.answers[m].front() {
             if due > now {
-                self.schedule_moped(m, due);
+                schedule_moped(self, m, due);
                 break;
             }
             self.moped_host.answers[m].pop_front();
@@ -273,68 +498,18 @@ impl Sim {
         }
         let stalled = std::mem::take(&mut self.moped_host.stalled[m]);
         for req in stalled {
-            self.line_request(m, req, now)?;
-        }
-        let next = self.mopeds[m].tick(now);
-        self.drain_moped(m, now, driver)?;
-        if let Some(t) = next {
-            self.schedule_moped(m, t.max(now + 1));
+            self.l2_line_request(m, req, now)?;
         }
         Ok(())
-    }
-
-    /// Carries out what MOPED `m` asked for.
-    fn drain_moped<D: Driver + ?Sized>(
-        &mut self,
-        m: usize,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let outs: Vec<DevOut> = self.mopeds[m].take_out().collect();
-        for o in outs {
-            match o {
-                DevOut::Send { dst, msg } => self.send_dev(m, dst, msg, now),
-                DevOut::Line(req) => self.line_request(m, req, now)?,
-                DevOut::Write { addr, data, mask } => {
-                    let ok = self.caches[m].moped_write(addr, &data, mask);
-                    self.mopeds[m].write_done(addr, ok);
-                    self.wake_moped(m, now);
-                }
-                DevOut::Fault {
-                    slot, pt_root, va, ..
-                } => self.moped_fault(m, slot, pt_root, va, now),
-                DevOut::PortValue { core, value } => {
-                    self.forwarded_load_done(core as usize, value, now, driver)?
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn send_dev(&mut self, src: usize, dst: MopedId, msg: DevMsg, now: u64) {
-        self.moped_host.dev_messages += 1;
-        let class = self.moped_host.classes[msg.index()];
-        // No random delay: channels between two MOPEDs stay FIFO.
-        let t = self
-            .wire
-            .net
-            .send_class(now + 1, src, dst as usize, &class, 0);
-        let h = &mut self.moped_host;
-        let slot = match h.free.pop() {
-            Some(s) => {
-                h.slab[s as usize] = (dst, msg);
-                s
-            }
-            None => {
-                h.slab.push((dst, msg));
-                (h.slab.len() - 1) as u32
-            }
-        };
-        self.wire.q.schedule(t, Ev::DevDeliver(slot));
     }
 
     /// Issues a line request into MOPED `m`'s L2, keeping it for a retry if stalled.
-    fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError> {
+    pub(super) fn l2_line_request(
+        &mut self,
+        m: usize,
+        req: MopedReq,
+        now: u64,
+    ) -> Result<(), SimError> {
         let out = self.caches[m]
             .moped_request(req, &mut self.wire, &mut self.done)
             .map_err(violation_at(now))?;
@@ -353,72 +528,26 @@ impl Sim {
                 for a in answers {
                     self.moped_host.answers[m].push_back((due, a));
                 }
-                self.schedule_moped(m, due);
+                schedule_moped(self, m, due);
             }
             CoreOutcome::Miss => {}
         }
         Ok(())
     }
 
-    /// MOPED reported an unmapped page: the process's core (if it runs) spends the fault
-    /// penalty in the OS, which maps the page if it lies in the process.
-    fn moped_fault(&mut self, m: usize, slot: usize, pt_root: u64, va: u64, now: u64) {
-        let penalty = self.cfg.moped.fault_penalty;
-        if let Some(p) = self.os.proc_of_root(pt_root) {
-            if let Some(c) = self.cores.iter().position(|c| c.proc == Some(p)) {
-                let core = &mut self.cores[c];
-                core.busy_until = core.busy_until.max(now) + penalty;
-            }
-        }
-        let mut mem = MemView {
-            dirs: &mut self.dirs,
-        };
-        let mapped = self.os.service_fault(&mut mem, pt_root, va);
-        self.wire.q.schedule(
-            now + penalty.max(1),
-            Ev::FaultDone(m as u16, slot as u16, mapped),
-        );
-    }
-
-    /// The value of a port load that MOPED forwarded to another MOPED.
-    fn forwarded_load_done<D: Driver + ?Sized>(
+    /// The copy unit's write goes into the L2 at once; the device hears whether the rights
+    /// were still there.
+    pub(super) fn l2_line_write(
         &mut self,
-        c: usize,
-        value: u64,
+        m: usize,
+        addr: crate::mem::LineAddr,
+        data: crate::mem::LineData,
+        mask: u64,
         now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError> {
-        let Some(req) = self.cores[c]
-            .load
-            .filter(|r| self.moped_host.is_port(r.addr))
-        else {
-            return Err(SimError::Check {
-                cycle: now,
-                detail: format!("core {c}: a forwarded port value arrived without a port load"),
-            });
-        };
-        let comp = Completed {
-            req,
-            value,
-            level: HitLevel::Port,
-        };
-        self.finish_access(c, &comp, now, driver)
-    }
-
-    /// MOPEDs with work left when the run ends: a copy or a line request that never
-    /// finished is a deadlock.
-    pub(super) fn check_mopeds_quiescent(&self) -> Result<(), SimError> {
-        for (m, d) in self.mopeds.iter().enumerate() {
-            if self.moped_host.has_stalled(m) || !d.copies_idle() {
-                return Err(SimError::Watchdog {
-                    cycle: self.now(),
-                    detail: format!(
-                        "MOPED {m}: a copy or line request still outstanding when every core finished"
-                    ),
-                });
-            }
-        }
-        Ok(())
+    ) {
+        let ok = self.caches[m].moped_write(addr, &data, mask);
+        self.mopeds[m].write_done(addr, ok);
+        wake_moped(self, m, now);
     }
 
     /// The MOPEDs' statistics, each with its description and unit.
@@ -426,148 +555,7 @@ impl Sim {
         if self.mopeds.is_empty() {
             return;
         }
-        type Get = fn(&crate::moped::device::MopedStats) -> u64;
-        let items: &[(&str, Get, &str)] = &[
-            (
-                "reserved",
-                |s| s.reserved,
-                "Descriptors reserved by data-port loads",
-            ),
-            (
-                "refused",
-                |s| s.refused,
-                "Reservations refused (table full or backoff)",
-            ),
-            (
-                "forwarded",
-                |s| s.forwarded,
-                "Complete descriptors sent to their matching MOPED",
-            ),
-            (
-                "forward_refusals",
-                |s| s.forward_refusals,
-                "Forwarded descriptors refused by a full table here",
-            ),
-            ("matched", |s| s.matched, "Send/receive pairs matched here"),
-            (
-                "match_searches",
-                |s| s.match_searches,
-                "Match searches run here",
-            ),
-            (
-                "match_search_entries",
-                |s| s.match_search_entries,
-                "Table entries examined by match searches (sum of search lengths)",
-            ),
-            (
-                "match_search_max",
-                |s| s.match_search_max,
-                "Longest match search",
-            ),
-            (
-                "activated",
-                |s| s.activated,
-                "Matched pairs moved into the active match table",
-            ),
-            (
-                "completed",
-                |s| s.completed,
-                "Copies finished here (receive side)",
-            ),
-            (
-                "failed",
-                |s| s.failed,
-                "Copies finished with an error (outside the process, truncation)",
-            ),
-            (
-                "truncated",
-                |s| s.truncated,
-                "Messages longer than their receive buffer",
-            ),
-            ("revoked", |s| s.revoked, "Descriptors revoked by backoff"),
-            ("polls", |s| s.polls, "Poll-port loads"),
-            (
-                "poll_retries",
-                |s| s.poll_retries,
-                "Polls answered Retry (the cached poll mapping did not match)",
-            ),
-            (
-                "port_errors",
-                |s| s.port_errors,
-                "Port accesses refused (bad address, isolation, bad value)",
-            ),
-            (
-                "port_forwards",
-                |s| s.port_forwards,
-                "Port accesses forwarded to the descriptor's MOPED",
-            ),
-            (
-                "backoffs_set",
-                |s| s.backoffs_set,
-                "Times a program's backoff bit was set here",
-            ),
-            (
-                "backoffs_cleared",
-                |s| s.backoffs_cleared,
-                "Times a program's backoff bit was cleared here",
-            ),
-            (
-                "line_reads",
-                |s| s.line_reads,
-                "Line reads for the copy unit and page walks (M_GETS)",
-            ),
-            (
-                "line_owns",
-                |s| s.line_owns,
-                "Receive lines requested with their data (M_GETX)",
-            ),
-            (
-                "line_fills",
-                |s| s.line_fills,
-                "Receive lines requested without their data (M_FILL)",
-            ),
-            (
-                "line_writes",
-                |s| s.line_writes,
-                "Receive lines written by the copy unit",
-            ),
-            (
-                "write_retries",
-                |s| s.write_retries,
-                "Copy-unit writes that found the rights lost",
-            ),
-            ("faults", |s| s.faults, "Page faults reported to the OS"),
-            ("walks", |s| s.walks, "Page walks"),
-            (
-                "walk_line_reads",
-                |s| s.walk_line_reads,
-                "Page-table lines read by walks",
-            ),
-            (
-                "walk_staging_hits",
-                |s| s.walk_staging_hits,
-                "Page-table entries found in the staging buffer",
-            ),
-            (
-                "op_limit_cycles",
-                |s| s.op_limit_cycles,
-                "Cycles the copy units used every coherence-operation slot",
-            ),
-            (
-                "anomalies",
-                |s| s.anomalies,
-                "Answers the device did not expect (must be 0)",
-            ),
-        ];
-        for (name, get, desc) in items {
-            let mut total = 0;
-            for (i, d) in self.mopeds.iter().enumerate() {
-                let v = get(&d.stats);
-                total += v;
-                r.scalar(format!("system.moped{i}.{name}"), v, desc, "Count");
-            }
-            r.scalar(format!("system.moped.{name}"), total, desc, "Count");
-        }
+        register_device_stats(r, &self.mopeds, &self.moped_host.dev);
         type CacheGet = fn(&crate::coherence::cache::CacheStats) -> u64;
         let l2: &[(&str, CacheGet, &str)] = &[
             (
@@ -644,23 +632,10 @@ impl Sim {
             "GET_FILL requests the directories took",
             "Count",
         );
-        let h = &self.moped_host;
-        r.scalar(
-            "system.moped.messages",
-            h.dev_messages,
-            "Messages between MOPEDs",
-            "Count",
-        );
         r.scalar(
             "system.moped.line_stalls",
-            h.line_stalls,
+            self.moped_host.line_stalls,
             "MOPED line requests the L2 stalled (retried)",
-            "Count",
-        );
-        r.scalar(
-            "system.moped.forwarded_loads",
-            h.forwarded_loads,
-            "Port loads answered by another MOPED",
             "Count",
         );
     }
@@ -707,22 +682,10 @@ impl Sim {
         va: u64,
         bytes: &[u8],
     ) -> Result<(), crate::os::OsError> {
-        use crate::moped::xlate::PhysMem;
         let mut mem = MemView {
             dirs: &mut self.dirs,
         };
-        let mut off = 0;
-        while off < bytes.len() {
-            let a = va + off as u64;
-            let pa = self.os.translate(&mut mem, proc, a)?;
-            // Up to the end of the page.
-            let room =
-                (crate::moped::xlate::PAGE_BYTES - (a % crate::moped::xlate::PAGE_BYTES)) as usize;
-            let n = room.min(bytes.len() - off);
-            mem.write_range(pa, &bytes[off..off + n]);
-            off += n;
-        }
-        Ok(())
+        self.os.write_virtual(&mut mem, proc, va, bytes)
     }
 
     /// The current value of a line: a cache's modified copy if one has it, else memory.
@@ -815,34 +778,18 @@ impl Sim {
 
 impl super::VirtualMemory for Sim {
     fn read(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
-        let view = ReadView { sim: self };
         let Some(p) = self.os.procs.get(proc) else {
             return vec![0; len];
         };
         let live = self.wire_live();
-        let stores: Vec<&CoreReq> = self.buffered_stores(proc).collect();
-        let mut out = Vec::with_capacity(len);
-        let mut a = va;
-        let end = va + len as u64;
-        while a < end {
-            let vline = crate::mem::line_of(a);
-            let n = ((vline + 64).min(end) - a) as usize;
-            match p.space.translate(&view, vline) {
-                Some(pa) => {
-                    let mut d = self.read_line_current(pa, &live);
-                    for s in stores.iter().filter(|s| crate::mem::line_of(s.addr) == pa) {
-                        let o = (s.addr - pa) as usize;
-                        for b in 0..s.size as usize {
-                            d[o + b] = (s.value >> (8 * b)) as u8;
-                        }
-                    }
-                    let o = (a - vline) as usize;
-                    out.extend_from_slice(&d[o..o + n]);
-                }
-                None => out.resize(out.len() + n, 0),
-            }
-            a += n as u64;
-        }
-        out
+        let stores: Vec<_> = cores::buffered_stores(&self.cores, proc).collect();
+        cores::read_process(
+            &p.space,
+            &ReadView { sim: self },
+            |pa| self.read_line_current(pa, &live),
+            &stores,
+            va,
+            len,
+        )
     }
 }

@@ -1,0 +1,573 @@
+//! The cores of a simulated system, whatever models its caches: each runs what its
+//! [`Driver`] asks, one blocking load at a time, stores through a bounded store buffer that
+//! drains one store at a time, virtual addresses translated through the process's page
+//! tables behind a per-core software TLB, and MOPED port accesses answered by the core's
+//! own MOPED. The embedded simulator ([`Sim`](super::Sim)) and the gem5 host
+//! (`crate::ffi`) both run this code and the MOPED hosting of `moped_host`; they differ
+//! only where a [`Platform`] meets its memory system.
+
+use std::collections::VecDeque;
+
+use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel, MopedReq};
+use crate::config::SystemConfig;
+use crate::engine::EventQueue;
+use crate::mem::{line_of, LineAddr, LineData};
+use crate::moped::device::{Moped, PortAnswer, PortCtx};
+use crate::moped::xlate::{AddressSpace, PhysMem};
+use crate::net::Network;
+use crate::os::{Os, OsError, ProcId};
+
+use super::moped_host::{self, DevNet};
+use super::{Driver, Next, SimError, VirtualMemory};
+
+/// Translations each core keeps (direct-mapped by virtual page).
+pub(crate) const TLB_ENTRIES: usize = 64;
+
+/// An event of a simulated system.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    /// Deliver the coherence message in slab slot `n` (the embedded simulator's).
+    Deliver(u32),
+    /// A core asks its driver for the next access.
+    Step(u16),
+    /// A core retries its blocked load.
+    RetryLoad(u16),
+    /// A core retries draining its store buffer.
+    RetryStore(u16),
+    /// A hit completes (the completion waits in the core's slot).
+    HitDone(u16, bool),
+    /// Periodic watchdog check.
+    Watchdog,
+    /// Deliver the MOPED message in device slab slot `n`.
+    DevDeliver(u32),
+    /// A MOPED's tick.
+    MopedTick(u16),
+    /// The OS finished MOPED `m`'s page fault for active slot `s`: (m, s, mapped).
+    FaultDone(u16, u16, bool),
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CoreState {
+    /// The blocking load in progress (issued or waiting to issue).
+    pub load: Option<CoreReq>,
+    pub load_issued_at: u64,
+    pub load_outstanding: bool,
+    pub store_buffer: VecDeque<CoreReq>,
+    pub store_issued_at: u64,
+    pub store_outstanding: bool,
+    /// Completions of hits waiting for their latency, per path.
+    pub hit_load: Option<Completed>,
+    pub hit_store: Option<Completed>,
+    pub waiting_for_completion: bool,
+    pub stepping: bool,
+    pub done: bool,
+    pub last_progress: u64,
+    pub stalled_load: bool,
+    pub stalled_store: bool,
+    pub next_id: u64,
+    pub accesses: u64,
+    pub finish_cycle: u64,
+    /// The process this core runs (its accesses are virtual).
+    pub proc: Option<ProcId>,
+    /// The core is in the OS (a MOPED page fault) until this cycle.
+    pub busy_until: u64,
+}
+
+impl CoreState {
+    /// The access this core waits for, if one is outstanding or stalled, with the cycle it
+    /// was issued at (the load first: it blocks the core).
+    pub fn pending(&self) -> Option<(CoreReq, u64)> {
+        self.load
+            .filter(|_| self.load_outstanding || self.stalled_load)
+            .map(|r| (r, self.load_issued_at))
+            .or_else(|| {
+                self.store_buffer
+                    .front()
+                    .filter(|_| self.store_outstanding || self.stalled_store)
+                    .map(|r| (*r, self.store_issued_at))
+            })
+    }
+}
+
+/// Cycle at which the last core finished.
+pub(crate) fn cycles(cores: &[CoreState]) -> u64 {
+    cores.iter().map(|c| c.finish_cycle).max().unwrap_or(0)
+}
+
+/// The stores still in the store buffers of the cores running `proc`, core by core, oldest
+/// first (physical addresses).
+pub(crate) fn buffered_stores(cores: &[CoreState], proc: ProcId) -> impl Iterator<Item = &CoreReq> {
+    cores
+        .iter()
+        .filter(move |c| c.proc == Some(proc))
+        .flat_map(|c| c.store_buffer.iter())
+}
+
+/// The bytes at `[va, va + len)` of the address space `space` as its process sees them:
+/// `line` gives each line's current value, `stores` (still in store buffers) go on top.
+/// Page tables are walked through `tables`; unmapped pages read as zero.
+pub(crate) fn read_process(
+    space: &AddressSpace,
+    tables: &impl PhysMem,
+    line: impl Fn(LineAddr) -> LineData,
+    stores: &[&CoreReq],
+    va: u64,
+    len: usize,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut a = va;
+    let end = va.saturating_add(len as u64);
+    while a < end {
+        let vline = line_of(a);
+        let n = ((vline + 64).min(end) - a) as usize;
+        match space.translate(tables, vline) {
+            Some(pa) => {
+                let mut d = line(pa);
+                for s in stores.iter().filter(|s| line_of(s.addr) == pa) {
+                    let o = (s.addr - pa) as usize;
+                    for b in 0..(s.size as usize).min(64 - o) {
+                        d[o + b] = (s.value >> (8 * b)) as u8;
+                    }
+                }
+                let o = (a - vline) as usize;
+                out.extend_from_slice(&d[o..o + n]);
+            }
+            None => out.resize(out.len() + n, 0),
+        }
+        a += n as u64;
+    }
+    out
+}
+
+/// Per-core software TLBs: pages are never unmapped or moved, so a translation stays valid;
+/// a miss walks the process's tables (mapping a lazy page at its first touch).
+#[derive(Clone, Debug)]
+pub(crate) struct Tlb {
+    /// [`TLB_ENTRIES`] per core: (process, virtual page, frame).
+    entries: Vec<(ProcId, u64, u64)>,
+}
+
+impl Tlb {
+    pub fn new(cores: usize) -> Tlb {
+        Tlb {
+            entries: vec![(usize::MAX, u64::MAX, 0); cores * TLB_ENTRIES],
+        }
+    }
+
+    /// The physical address of `addr` for core `c` running `proc`.
+    pub fn translate(
+        &mut self,
+        os: &mut Os,
+        mem: &mut impl PhysMem,
+        c: usize,
+        proc: ProcId,
+        addr: u64,
+    ) -> Result<u64, OsError> {
+        let vpage = addr >> 12;
+        let slot = c * TLB_ENTRIES + (vpage as usize % TLB_ENTRIES);
+        let (tp, tv, frame) = self.entries[slot];
+        if tp == proc && tv == vpage {
+            return Ok(frame | (addr & 0xFFF));
+        }
+        let pa = os.translate(mem, proc, addr)?;
+        self.entries[slot] = (proc, vpage, pa & !0xFFF);
+        Ok(pa)
+    }
+}
+
+/// The MOPEDs and what carries their messages, borrowed together.
+pub(crate) struct Devices<'a> {
+    pub mopeds: &'a mut [Moped],
+    pub dev: &'a mut DevNet,
+    pub net: &'a mut Network,
+    pub q: &'a mut EventQueue<Ev>,
+}
+
+/// A simulated system as the cores and the MOPEDs see it. The implementor owns the state;
+/// the functions of this module and of `moped_host` run the cores and the devices on it.
+pub(crate) trait Platform: VirtualMemory + Sized {
+    /// Physical memory as the OS writes it (page tables, fresh frames).
+    type Mem<'a>: PhysMem
+    where
+        Self: 'a;
+
+    fn cfg(&self) -> &SystemConfig;
+    /// The design's name, for error messages.
+    fn design(&self) -> &str;
+    fn cores(&self) -> &[CoreState];
+    fn cores_mut(&mut self) -> &mut [CoreState];
+    fn queue(&mut self) -> &mut EventQueue<Ev>;
+    fn os(&self) -> &Os;
+    /// The OS, the TLBs and the memory the OS writes, borrowed together.
+    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, Self::Mem<'_>);
+    fn dev(&self) -> &DevNet;
+    fn mopeds(&self) -> &[Moped];
+    fn devices(&mut self) -> Devices<'_>;
+
+    /// Issues core `c`'s load or store (a physical address, not a port) into the memory
+    /// system. The platform marks it outstanding, stalled or pending as a hit in the core,
+    /// and later calls [`finish_access`].
+    fn memory_access<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        req: CoreReq,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError>;
+
+    /// Delivers a coherence message ([`Ev::Deliver`]).
+    fn deliver<D: Driver + ?Sized>(
+        &mut self,
+        slot: u32,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError>;
+
+    /// The periodic watchdog check ([`Ev::Watchdog`]).
+    fn watchdog(&mut self, now: u64) -> Result<(), SimError>;
+
+    /// Hands MOPED `m` what its memory system has for it at the start of its tick.
+    fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError>;
+
+    /// MOPED `m`'s line request (answered later through [`Moped::line_done`]).
+    fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError>;
+
+    /// MOPED `m`'s copy-unit write into a granted line (answered through
+    /// [`Moped::write_done`]).
+    fn line_write(&mut self, m: usize, addr: LineAddr, data: LineData, mask: u64, now: u64);
+
+    /// Whether MOPED `m` has a line request its memory system has not answered.
+    fn lines_waiting(&self, m: usize) -> bool;
+}
+
+/// Runs one event.
+pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    now: u64,
+    ev: Ev,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    match ev {
+        Ev::Deliver(slot) => p.deliver(slot, now, driver),
+        Ev::Step(c) => step(p, c as usize, now, driver),
+        Ev::RetryLoad(c) => {
+            p.cores_mut()[c as usize].stalled_load = false;
+            issue_load(p, c as usize, now, driver)
+        }
+        Ev::RetryStore(c) => {
+            p.cores_mut()[c as usize].stalled_store = false;
+            drain_store(p, c as usize, now, driver)
+        }
+        Ev::HitDone(c, is_load) => hit_done(p, c as usize, is_load, now, driver),
+        Ev::DevDeliver(slot) => {
+            moped_host::dev_deliver(p, slot, now);
+            Ok(())
+        }
+        Ev::MopedTick(m) => moped_host::moped_tick(p, m as usize, now, driver),
+        Ev::FaultDone(m, slot, mapped) => {
+            p.devices().mopeds[m as usize].fault_done(slot as usize, mapped);
+            moped_host::wake_moped(p, m as usize, now);
+            Ok(())
+        }
+        Ev::Watchdog => p.watchdog(now),
+    }
+}
+
+pub(crate) fn schedule_step<P: Platform>(p: &mut P, c: usize, at: u64) {
+    let core = &mut p.cores_mut()[c];
+    if !core.stepping {
+        core.stepping = true;
+        p.queue().schedule(at, Ev::Step(c as u16));
+    }
+}
+
+/// Core `c` asks its driver what to do next.
+fn step<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    p.cores_mut()[c].stepping = false;
+    if driver.wants_memory() {
+        driver
+            .read_memory(&*p, now)
+            .map_err(|detail| SimError::Check { cycle: now, detail })?;
+    }
+    let core = &p.cores()[c];
+    if core.done || core.load.is_some() {
+        return Ok(());
+    }
+    if core.busy_until > now {
+        // In the OS, serving a MOPED page fault.
+        let at = core.busy_until;
+        schedule_step(p, c, at);
+        return Ok(());
+    }
+    let sb_entries = p.cfg().system.store_buffer_entries.max(1);
+    match driver.next(c, now) {
+        Next::Done => {
+            let core = &mut p.cores_mut()[c];
+            if core.store_buffer.is_empty() && !core.store_outstanding {
+                core.done = true;
+                core.finish_cycle = now;
+            } else {
+                core.waiting_for_completion = true;
+            }
+        }
+        Next::Wait(n) => schedule_step(p, c, now + n.max(1)),
+        Next::WaitForCompletion => {
+            let core = &mut p.cores_mut()[c];
+            if core.load.is_none() && core.store_buffer.is_empty() {
+                schedule_step(p, c, now + 1);
+            } else {
+                core.waiting_for_completion = true;
+            }
+        }
+        Next::Switch(proc) => {
+            if let Some(proc) = proc.filter(|&x| x >= p.os().procs.len()) {
+                return Err(SimError::Check {
+                    cycle: now,
+                    detail: format!("core {c}: switch to process {proc}, which does not exist"),
+                });
+            }
+            p.cores_mut()[c].proc = proc;
+            schedule_step(p, c, now + 1);
+        }
+        Next::Access(mut req) => {
+            req.addr = physical(p, c, req.addr, now)?;
+            let core = &mut p.cores_mut()[c];
+            req.id = core.next_id;
+            core.next_id += 1;
+            core.accesses += 1;
+            match req.kind {
+                AccessKind::Load => {
+                    core.load = Some(req);
+                    core.load_issued_at = now;
+                    issue_load(p, c, now, driver)?;
+                }
+                AccessKind::Store => {
+                    if core.store_buffer.len() >= sb_entries {
+                        return Err(SimError::Check {
+                            cycle: now,
+                            detail: format!(
+                                "core {c}: driver issued a store into a full store buffer"
+                            ),
+                        });
+                    }
+                    core.store_buffer.push_back(req);
+                    let full = core.store_buffer.len() >= sb_entries;
+                    if core.store_buffer.len() == 1 {
+                        core.store_issued_at = now;
+                        drain_store(p, c, now, driver)?;
+                    }
+                    if full {
+                        p.cores_mut()[c].waiting_for_completion = true;
+                    } else {
+                        schedule_step(p, c, now + 1);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A core address made physical: virtual addresses of a core running a process are
+/// translated (mapping a lazy page at its first touch); port addresses are physical.
+fn physical<P: Platform>(p: &mut P, c: usize, addr: u64, now: u64) -> Result<u64, SimError> {
+    let Some(proc) = p.cores()[c].proc else {
+        return Ok(addr);
+    };
+    if p.dev().is_port(addr) {
+        return Ok(addr);
+    }
+    let (os, tlb, mut mem) = p.os_parts();
+    tlb.translate(os, &mut mem, c, proc, addr)
+        .map_err(|e| SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: {e}"),
+        })
+}
+
+fn issue_load<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &p.cores()[c];
+    let Some(req) = core.load else {
+        return Ok(());
+    };
+    // A load waits for older stores to the same line to drain (no store forwarding);
+    // a port load thus follows the port stores before it.
+    if core
+        .store_buffer
+        .iter()
+        .any(|s| line_of(s.addr) == line_of(req.addr))
+    {
+        p.cores_mut()[c].stalled_load = true;
+        return Ok(());
+    }
+    issue(p, c, req, now, driver)
+}
+
+fn drain_store<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &p.cores()[c];
+    if core.store_outstanding {
+        return Ok(());
+    }
+    let Some(&req) = core.store_buffer.front() else {
+        return Ok(());
+    };
+    issue(p, c, req, now, driver)
+}
+
+/// Sends core `c`'s access to its MOPED port or into the memory system.
+fn issue<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    req: CoreReq,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    if p.dev().is_port(req.addr) {
+        port_access(p, c, req, now)
+    } else {
+        p.memory_access(c, req, now, driver)
+    }
+}
+
+/// A core's load or store to a port: answered by its local MOPED after the port latency,
+/// or later if the MOPED forwarded it.
+fn port_access<P: Platform>(p: &mut P, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
+    if !p.dev().present() {
+        return Err(SimError::Check {
+            cycle: now,
+            detail: format!(
+                "core {c}: access to MOPED port {:#x}, but protocol `{}` has no MOPED",
+                req.addr,
+                p.design()
+            ),
+        });
+    }
+    let pt_root = p.cores()[c]
+        .proc
+        .and_then(|x| p.os().procs.get(x))
+        .map_or(0, |x| x.space.root());
+    let ctx = PortCtx {
+        core: c as u16,
+        pt_root,
+    };
+    let is_load = req.kind == AccessKind::Load;
+    let d = p.devices();
+    let m = &mut d.mopeds[c];
+    let value = if is_load {
+        match m.port_load(ctx, req.addr, req.size) {
+            PortAnswer::Value(v) => Some(v),
+            PortAnswer::Later => None,
+        }
+    } else {
+        // Errors are the device's to count; a store is posted either way.
+        let _ = m.port_store(ctx, req.addr, req.size, req.value);
+        Some(req.value)
+    };
+    if value.is_none() {
+        d.dev.forwarded_loads += 1;
+    }
+    moped_host::wake_moped(p, c, now);
+    let at = now + p.cfg().moped.port_latency;
+    let core = &mut p.cores_mut()[c];
+    match value {
+        Some(v) => {
+            let comp = Completed {
+                req,
+                value: v,
+                level: HitLevel::Port,
+            };
+            if is_load {
+                core.hit_load = Some(comp);
+                core.load_outstanding = true;
+            } else {
+                core.hit_store = Some(comp);
+                core.store_outstanding = true;
+            }
+            p.queue().schedule(at, Ev::HitDone(c as u16, is_load));
+        }
+        None => core.load_outstanding = true,
+    }
+    Ok(())
+}
+
+fn hit_done<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    is_load: bool,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &mut p.cores_mut()[c];
+    let comp = if is_load {
+        core.hit_load.take()
+    } else {
+        core.hit_store.take()
+    };
+    let Some(comp) = comp else {
+        return Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: a hit completed that was never pending"),
+        });
+    };
+    finish_access(p, c, &comp, now, driver)
+}
+
+/// Core `c`'s access finished: the load returns or the store leaves the buffer, the driver
+/// hears of it, and what waited on it moves on.
+pub(crate) fn finish_access<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    comp: &Completed,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &mut p.cores_mut()[c];
+    core.last_progress = now;
+    match comp.req.kind {
+        AccessKind::Load => {
+            core.load = None;
+            core.load_outstanding = false;
+        }
+        AccessKind::Store => {
+            core.store_buffer.pop_front();
+            core.store_outstanding = false;
+            core.store_issued_at = now;
+        }
+    }
+    driver
+        .completed(c, comp, now)
+        .map_err(|detail| SimError::Check { cycle: now, detail })?;
+    let core = &mut p.cores_mut()[c];
+    let retry_store = comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty();
+    let retry_load = std::mem::take(&mut core.stalled_load);
+    let step = core.waiting_for_completion || comp.req.kind == AccessKind::Load;
+    if step {
+        core.waiting_for_completion = false;
+    }
+    let done = core.done;
+    if retry_store {
+        p.queue().schedule(now + 1, Ev::RetryStore(c as u16));
+    }
+    if retry_load {
+        p.queue().schedule(now + 1, Ev::RetryLoad(c as u16));
+    }
+    if step && !done {
+        schedule_step(p, c, now + 1);
+    }
+    Ok(())
+}
