@@ -187,27 +187,28 @@ impl Verifier {
             self.bytes += sent.len() as u64;
             return Ok(());
         }
-        // A wildcard: the earliest untaken matching send whose bytes the buffer holds.
+        // A wildcard: the earliest untaken matching send whose bytes the buffer holds;
+        // failing that, for the report, the one that differs from them in fewest bytes.
         let mut best: Option<(Key, usize)> = None;
-        for (key, list) in &self.sends {
+        let mut nearest: Option<(usize, Key, usize)> = None;
+        'search: for (key, list) in &self.sends {
             let &(s, d, ctx, t) = key;
             let src_ok = matches!(c.src, Peer::Any) || c.src == Peer::Rank(s);
             let tag_ok = matches!(c.tag, Tag::Any) || c.tag == Tag::Tag(t);
             if d != c.dst || ctx != c.ctx || !src_ok || !tag_ok {
                 continue;
             }
-            let found = list
-                .data
-                .iter()
-                .enumerate()
-                .skip(list.claimed)
-                .find(|(_, d)| {
-                    d.as_ref()
-                        .is_some_and(|d| d.len() <= got.len() && got[..d.len()] == d[..])
-                });
-            if let Some((i, _)) = found {
-                best = Some((*key, i));
-                break;
+            for (i, sent) in list.data.iter().enumerate().skip(list.claimed) {
+                let Some(sent) = sent else { continue };
+                if sent.len() <= got.len() && got[..sent.len()] == sent[..] {
+                    best = Some((*key, i));
+                    break 'search;
+                }
+                let held = sent.len().min(got.len());
+                let diff = (0..held).filter(|&k| got[k] != sent[k]).count() + sent.len() - held;
+                if nearest.map_or(true, |n| diff < n.0) {
+                    nearest = Some((diff, *key, i));
+                }
             }
         }
         match best {
@@ -219,16 +220,36 @@ impl Verifier {
                 self.bytes += sent.len() as u64;
                 Ok(())
             }
-            None => Err(format!(
-                "rank {} completed a receive from {:?} (tag {:?}, context {}) whose {} bytes \
-                 equal no send posted to it (first bytes {:02x?})",
-                c.dst,
-                c.src,
-                c.tag,
-                c.ctx,
-                got.len(),
-                &got[..got.len().min(16)]
-            )),
+            None => {
+                let near = nearest.map_or(String::new(), |(_, key, i)| {
+                    let (src, _, _, tag) = key;
+                    let sent = self.sends[&key].data[i].as_deref().unwrap_or_default();
+                    let at = (0..sent.len()).find(|&k| got.get(k) != Some(&sent[k]));
+                    match at.filter(|&k| k < got.len()) {
+                        Some(off) => format!(
+                            "; the nearest, the {}, differs first at offset {off}: {:#04x} \
+                             here, the sender sent {:#04x}",
+                            what(src, tag, sent.len()),
+                            got[off],
+                            sent[off]
+                        ),
+                        None => format!(
+                            "; the nearest, the {}, does not fit the buffer",
+                            what(src, tag, sent.len())
+                        ),
+                    }
+                });
+                Err(format!(
+                    "rank {} completed a receive from {:?} (tag {:?}, context {}) whose {} \
+                     bytes equal no send posted to it (first bytes {:02x?}){near}",
+                    c.dst,
+                    c.src,
+                    c.tag,
+                    c.ctx,
+                    got.len(),
+                    &got[..got.len().min(16)]
+                ))
+            }
         }
     }
 
@@ -289,5 +310,26 @@ mod tests {
         // Bytes that match no remaining send.
         v.recv_completed(0, Peer::Any, Tag::Any, 0, claim, (0, 50), 8);
         assert!(v.read(&mem).unwrap_err().contains("equal no send"));
+    }
+
+    #[test]
+    fn a_wildcard_receive_with_a_changed_byte_names_the_nearest_send_and_offset() {
+        let mem = Mem(RefCell::new((0..=255).collect()));
+        let mut v = Verifier::default();
+        v.send_posted(1, 0, 0, 5, (0, 0), 8);
+        v.send_posted(2, 0, 0, 6, (0, 100), 8);
+        v.read(&mem).unwrap();
+        let claim = v.recv_posted(0, Peer::Any, Tag::Any, 0);
+        // The buffer at 200 got rank 2's message with byte 6 changed.
+        mem.0.borrow_mut().copy_within(100..108, 200);
+        mem.0.borrow_mut()[206] ^= 1;
+        v.recv_completed(0, Peer::Any, Tag::Any, 0, claim, (0, 200), 8);
+        let e = v.read(&mem).unwrap_err();
+        assert!(
+            e.contains("equal no send")
+                && e.contains("the nearest, the message from rank 2 to rank 0 (tag 6")
+                && e.contains("offset 6: 0x6b here, the sender sent 0x6a"),
+            "{e}"
+        );
     }
 }
