@@ -13,7 +13,7 @@ use crate::config::SystemConfig;
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{Moped, PortAnswer, PortCtx};
-use crate::moped::xlate::{AddressSpace, PhysMem};
+use crate::moped::xlate::{AddressSpace, PhysMem, PAGE_BYTES};
 use crate::net::Network;
 use crate::os::{Os, OsError, ProcId};
 
@@ -117,10 +117,21 @@ pub(crate) fn read_process(
     let mut out = Vec::with_capacity(len);
     let mut a = va;
     let end = va.saturating_add(len as u64);
+    // The frame of the last page walked: one walk per page, not per line.
+    let mut page: Option<(u64, Option<u64>)> = None;
     while a < end {
         let vline = line_of(a);
         let n = ((vline + 64).min(end) - a) as usize;
-        match space.translate(tables, vline) {
+        let vpage = vline & !(PAGE_BYTES - 1);
+        let frame = match page {
+            Some((p, f)) if p == vpage => f,
+            _ => {
+                let f = space.translate(tables, vpage);
+                page = Some((vpage, f));
+                f
+            }
+        };
+        match frame.map(|f| f | (vline - vpage)) {
             Some(pa) => {
                 let mut d = line(pa);
                 for s in stores.iter().filter(|s| line_of(s.addr) == pa) {
