@@ -5,7 +5,8 @@
 //! `mem`, `net`, `engine`, `core` (program-driven cores), `sim` (the timing simulator),
 //! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
 //! (entry points), `analysis` (Figure 10's reductions, claim checks and report), `cli`,
-//! and `python` (PyO3 bindings, behind the `python` feature).
+//! `python` (PyO3 bindings, behind the `python` feature) and `ffi` (the C ABI for gem5,
+//! behind the `ffi` feature).
 
 pub mod analysis;
 pub mod bench;
@@ -16,6 +17,8 @@ pub mod config;
 pub mod core;
 pub mod engine;
 pub mod experiments;
+#[cfg(feature = "ffi")]
+pub mod ffi;
 pub mod gem5;
 pub mod mem;
 pub mod moped;

@@ -8,7 +8,11 @@
  * state, the blocking load and bounded store buffer of each core, address translation with
  * per-core TLBs, the MMIO ports, the MOPED devices and the messages between them, page
  * faults served by the OS, checking every MPI message's bytes) runs in Rust, the same code
- * the embedded simulator runs.
+ * the embedded simulator runs. Messages between MOPEDs do not travel through Ruby's
+ * network: they take the latency the embedded simulator's network model gives them.
+ *
+ * Time is in the CMP's cycles (gem5's curCycle() of the object driving the host). A call
+ * that names a cycle before the latest one named is taken as at the latest one.
  *
  * Built by `cargo rustc --release --features ffi --lib --crate-type staticlib`.
  * Every function is safe to call with a null host (it then fails or returns 0).
@@ -27,7 +31,9 @@ extern "C" {
 
 /* Functional access to the host's memory, seeing the current value of every line wherever
  * it is (a cache, a message in flight, memory). Used to load the initial memory image
- * (buffers, page tables), for the OS's page-table updates, and to check message bytes. */
+ * (buffers, page tables) from within moped_g5_host_new, so the memory must be usable
+ * then; for the OS's page-table updates; and to check message bytes. Every address is
+ * line-aligned and below moped_g5_memory_bytes(). */
 typedef struct MopedG5Memory {
     void *ctx;
     void (*read_line)(void *ctx, uint64_t paddr, uint8_t out[MOPED_G5_LINE_BYTES]);
@@ -47,8 +53,10 @@ enum MopedG5Op {
     MOPED_G5_LOAD = 0,   /* core load of `size` bytes at `paddr`; the answer carries them */
     MOPED_G5_STORE = 1,  /* core store of `size` bytes (`data`, little-endian) at `paddr` */
     MOPED_G5_M_GETS = 2, /* MOPED reads the whole line at `paddr` (event M_GETS) */
-    MOPED_G5_M_GETX = 3, /* MOPED gains exclusive rights and writes the `mask` bytes of `data` */
-    MOPED_G5_M_FILL = 4, /* as M_GETX, for a line overwritten whole (event M_FILL) */
+    MOPED_G5_M_GETX = 3, /* MOPED gains exclusive rights and writes the `mask` bytes of `data`
+                            (mask 0: the rights only); rights lost since are regained */
+    MOPED_G5_M_FILL = 4, /* as M_GETX, for a line overwritten whole (event M_FILL): its old
+                            data are not needed */
 };
 
 typedef struct MopedG5Request {
@@ -75,11 +83,16 @@ void moped_g5_host_free(MopedG5Host *host);
 
 /* The number of cores (= L2s = MOPEDs) the system needs. */
 uint32_t moped_g5_cores(const MopedG5Host *host);
+/* The bytes of physical memory the system uses (the config's memory.size_bytes): the OS
+ * hands out page frames below it, so gem5's memory must cover [0, this). */
+uint64_t moped_g5_memory_bytes(const MopedG5Host *host);
 /* Whether the design has MOPEDs (false for baseline). */
 int moped_g5_has_moped(const MopedG5Host *host);
 
 /* Advances the system to cycle `now` (never backwards). Returns the next cycle at which it
- * needs a call even if no request completes, or UINT64_MAX if none. */
+ * needs a call even if no request completes, or UINT64_MAX if none (also once the run has
+ * finished or failed: see moped_g5_finished). Call it after moped_g5_complete too (at the
+ * same cycle): a completion may let work start at once and change the next cycle. */
 uint64_t moped_g5_advance(MopedG5Host *host, uint64_t now);
 
 /* Pops the next request to issue into `out`; returns 1 if there was one, else 0. The host
@@ -87,21 +100,26 @@ uint64_t moped_g5_advance(MopedG5Host *host, uint64_t now);
 int moped_g5_take_request(MopedG5Host *host, MopedG5Request *out);
 
 /* A request finished at cycle `now`. For LOAD and M_GETS, `data` holds the bytes read
- * (`size` bytes for LOAD, the whole line for M_GETS); otherwise it may be NULL. `level`
- * says where a core access was served: 0 L1, 1 L2, 2 another cache, 3 memory, 4 upgrade,
- * -1 unknown. Returns 0, or -1 if the run failed (see moped_g5_error). */
+ * (`size` bytes for LOAD, the whole line for M_GETS); otherwise it may be NULL. An M_GETX
+ * or M_FILL completes once its bytes are written. `level` says where a core access was
+ * served: 0 L1, 1 L2, 2 another cache, 3 memory, 4 upgrade, -1 unknown (counted in the
+ * summary only). Returns 0, or -1 if the run failed (see moped_g5_error): a message's
+ * bytes differ at its receiver, an unknown id, a LOAD or M_GETS without data. */
 int moped_g5_complete(MopedG5Host *host, uint64_t id, const uint8_t *data, int32_t level,
                       uint64_t now);
 
 /* 1 when every core has finished and every check passed; -1 when the run failed. */
 int moped_g5_finished(const MopedG5Host *host);
 
-/* The failure message, or "" (NUL-terminated, truncated to `len`); returns its length. */
+/* The failure message, or "" (NUL-terminated, truncated to `len`); returns its full
+ * length. */
 size_t moped_g5_error(const MopedG5Host *host, char *out, size_t len);
 
 /* The run's summary as JSON (cycles, per-core accesses, messages and bytes verified, MOPED
  * and OS counters, each with a description and unit), written to `out` like
- * moped_g5_error. Returns the full length (call again with a larger buffer if needed). */
+ * moped_g5_error. Returns the full length (call again with a larger buffer if needed).
+ * The format of moped's stats.json ("stats": [{name, value, unit, desc}], "tree"), plus
+ * "workload", "design", "state" (running, finished or failed), "error" and "notes". */
 size_t moped_g5_summary_json(const MopedG5Host *host, char *out, size_t len);
 
 #ifdef __cplusplus

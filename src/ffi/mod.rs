@@ -1,0 +1,381 @@
+//! The C ABI for gem5 (`gem5-configs/moped_ext/rust/moped_gem5.h`), behind the `ffi`
+//! feature: a [`Gem5Host`] behind an opaque pointer. gem5's `MopedSystem` SimObject links
+//! the static library that `cargo rustc --release --features ffi --lib --crate-type
+//! staticlib` builds, issues the requests [`moped_g5_take_request`] hands out on its Ruby
+//! sequencers, reports their completion with [`moped_g5_complete`] and wakes the host at the
+//! cycles [`moped_g5_advance`] asks for. It owns the coherent memory and lends it through
+//! the [`MopedG5Memory`] callbacks.
+//!
+//! Every entry point accepts a null host, and catches panics: a panic fails the run (or
+//! makes `moped_g5_host_new` return null) with its message instead of unwinding into C.
+
+mod host;
+mod platform;
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use crate::mem::{LineAddr, LineData, LINE_BYTES};
+use crate::moped::xlate::PhysMem;
+
+pub use host::{Gem5Host, HostOptions, RunState};
+pub use platform::{Op, Port, Request};
+
+/// Bytes of a line (`MOPED_G5_LINE_BYTES`).
+pub const MOPED_G5_LINE_BYTES: usize = LINE_BYTES;
+
+/// Reads line `paddr` into `out` (64 bytes).
+pub type ReadLineFn = unsafe extern "C" fn(ctx: *mut c_void, paddr: u64, out: *mut u8);
+/// Writes the 64 bytes at `data` into line `paddr`.
+pub type WriteLineFn = unsafe extern "C" fn(ctx: *mut c_void, paddr: u64, data: *const u8);
+
+/// Functional access to the host's memory (`MopedG5Memory`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MopedG5Memory {
+    pub ctx: *mut c_void,
+    pub read_line: Option<ReadLineFn>,
+    pub write_line: Option<WriteLineFn>,
+}
+
+/// A request for gem5 (`MopedG5Request`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MopedG5Request {
+    pub id: u64,
+    pub port: u32,
+    pub unit: u32,
+    pub op: u32,
+    pub size: u32,
+    pub paddr: u64,
+    pub mask: u64,
+    pub data: [u8; MOPED_G5_LINE_BYTES],
+}
+
+impl From<Request> for MopedG5Request {
+    fn from(r: Request) -> MopedG5Request {
+        MopedG5Request {
+            id: r.id,
+            port: r.port as u32,
+            unit: r.unit,
+            op: r.op as u32,
+            size: r.size,
+            paddr: r.paddr,
+            mask: r.mask,
+            data: r.data,
+        }
+    }
+}
+
+/// gem5's memory through its callbacks.
+pub struct CallbackMem {
+    ctx: *mut c_void,
+    read: ReadLineFn,
+    write: WriteLineFn,
+}
+
+impl PhysMem for CallbackMem {
+    fn read_line(&self, line: LineAddr) -> LineData {
+        let mut out = [0; LINE_BYTES];
+        // SAFETY: the host promised, in `moped_g5_host_new`, a callback that fills 64 bytes
+        // at `out` and a context valid until `moped_g5_host_free`.
+        unsafe { (self.read)(self.ctx, line, out.as_mut_ptr()) };
+        out
+    }
+
+    fn write_line(&mut self, line: LineAddr, data: &LineData) {
+        // SAFETY: as for `read_line`; the callback only reads the 64 bytes at `data`.
+        unsafe { (self.write)(self.ctx, line, data.as_ptr()) };
+    }
+}
+
+/// The opaque host (`MopedG5Host`).
+pub struct MopedG5Host {
+    host: Gem5Host<CallbackMem>,
+}
+
+/// A panic's message.
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    format!("internal error: {what}")
+}
+
+/// Runs `f` on the host, failing the run if it panics; `dflt` without a host.
+fn with_host<R>(
+    host: *mut MopedG5Host,
+    dflt: R,
+    fail: R,
+    f: impl FnOnce(&mut Gem5Host<CallbackMem>) -> R,
+) -> R {
+    // SAFETY: a non-null pointer came from `moped_g5_host_new` and is not freed yet (the
+    // header's contract); the host is not shared between threads.
+    let Some(h) = (unsafe { host.as_mut() }) else {
+        return dflt;
+    };
+    match catch_unwind(AssertUnwindSafe(|| f(&mut h.host))) {
+        Ok(r) => r,
+        Err(p) => {
+            h.host.fail_with(panic_text(p));
+            fail
+        }
+    }
+}
+
+/// Read-only twin of [`with_host`].
+fn read_host<R>(
+    host: *const MopedG5Host,
+    dflt: R,
+    f: impl FnOnce(&Gem5Host<CallbackMem>) -> R,
+) -> R {
+    // SAFETY: as in `with_host`.
+    let Some(h) = (unsafe { host.as_ref() }) else {
+        return dflt;
+    };
+    catch_unwind(AssertUnwindSafe(|| f(&h.host))).unwrap_or(dflt)
+}
+
+/// Copies `text` into the C buffer `out` of `len` bytes, truncated at a character
+/// boundary and NUL-terminated; returns the full length of `text`.
+fn write_c(text: &str, out: *mut c_char, len: usize) -> usize {
+    if !out.is_null() && len > 0 {
+        let mut n = text.len().min(len - 1);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        // SAFETY: the caller gives `len` writable bytes at `out`; `n + 1 <= len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), out.cast::<u8>(), n);
+            *out.add(n) = 0;
+        }
+    }
+    text.len()
+}
+
+/// A C string argument: `None` for null, an error naming `what` if not UTF-8.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string.
+unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, String> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map(Some)
+        .map_err(|_| format!("{what}: not UTF-8"))
+}
+
+/// Creates the system for a workload under a design (see the header); null on error, with
+/// the message in `err`.
+///
+/// # Safety
+/// String arguments are null or NUL-terminated; `err` is null or has `err_len` writable
+/// bytes; `mem`'s callbacks and context stay valid until [`moped_g5_host_free`].
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_host_new(
+    workload: *const c_char,
+    design: *const c_char,
+    iterations: f64,
+    seed: u64,
+    config_toml: *const c_char,
+    sets: *const c_char,
+    mem: MopedG5Memory,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut MopedG5Host {
+    let made = catch_unwind(AssertUnwindSafe(|| -> Result<MopedG5Host, String> {
+        // SAFETY: the caller's promise on the string arguments.
+        let (workload, design, config, sets) = unsafe {
+            (
+                c_str(workload, "workload")?,
+                c_str(design, "design")?,
+                c_str(config_toml, "config_toml")?,
+                c_str(sets, "sets")?,
+            )
+        };
+        let workload = workload.ok_or("workload: a null pointer")?;
+        let design = design.ok_or("design: a null pointer")?;
+        let (Some(read), Some(write)) = (mem.read_line, mem.write_line) else {
+            return Err("mem: read_line and write_line must not be null".into());
+        };
+        let opts = HostOptions {
+            workload: PathBuf::from(workload),
+            design: design.to_string(),
+            iterations,
+            seed,
+            config: config.map(PathBuf::from),
+            sets: HostOptions::parse_sets(sets.unwrap_or(""))?,
+        };
+        let mem = CallbackMem {
+            ctx: mem.ctx,
+            read,
+            write,
+        };
+        Ok(MopedG5Host {
+            host: Gem5Host::new(&opts, mem)?,
+        })
+    }));
+    match made {
+        Ok(Ok(h)) => Box::into_raw(Box::new(h)),
+        Ok(Err(e)) => {
+            write_c(&e, err, err_len);
+            std::ptr::null_mut()
+        }
+        Err(p) => {
+            write_c(&panic_text(p), err, err_len);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Frees a host (null is ignored).
+///
+/// # Safety
+/// `host` is null or came from [`moped_g5_host_new`] and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_host_free(host: *mut MopedG5Host) {
+    if !host.is_null() {
+        // SAFETY: the caller's promise; dropping runs no callbacks, so it cannot unwind
+        // out of C through them.
+        let b = unsafe { Box::from_raw(host) };
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(b)));
+    }
+}
+
+/// The number of cores (= L2s = MOPEDs); 0 without a host.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_cores(host: *const MopedG5Host) -> u32 {
+    read_host(host, 0, |h| h.cores() as u32)
+}
+
+/// 1 if the design has MOPEDs, else 0.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_has_moped(host: *const MopedG5Host) -> c_int {
+    read_host(host, 0, |h| c_int::from(h.has_moped()))
+}
+
+/// Bytes of physical memory the OS hands page frames from; 0 without a host.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_memory_bytes(host: *const MopedG5Host) -> u64 {
+    read_host(host, 0, |h| h.memory_bytes())
+}
+
+/// Runs everything due up to cycle `now`; the next cycle the host needs a call at, or
+/// `u64::MAX`.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_advance(host: *mut MopedG5Host, now: u64) -> u64 {
+    with_host(host, u64::MAX, u64::MAX, |h| {
+        h.advance(now).unwrap_or(u64::MAX)
+    })
+}
+
+/// Pops the next request into `out`: 1 if there was one, else 0.
+///
+/// # Safety
+/// `host` is null or a live host; `out` is null or points to a writable request.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_take_request(
+    host: *mut MopedG5Host,
+    out: *mut MopedG5Request,
+) -> c_int {
+    if out.is_null() {
+        return 0;
+    }
+    with_host(host, 0, 0, |h| match h.take_request() {
+        Some(r) => {
+            // SAFETY: checked non-null; the caller's promise that it is writable.
+            unsafe { out.write(r.into()) };
+            1
+        }
+        None => 0,
+    })
+}
+
+/// Request `id` finished at cycle `now`: 0, or -1 if the run failed.
+///
+/// # Safety
+/// `host` is null or a live host; `data` is null or holds the request's answer (its size
+/// for a LOAD, 64 bytes for an M_GETS).
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_complete(
+    host: *mut MopedG5Host,
+    id: u64,
+    data: *const u8,
+    level: i32,
+    now: u64,
+) -> c_int {
+    with_host(host, -1, -1, |h| {
+        let n = h.completion_bytes(id);
+        let data = (!data.is_null()).then(|| {
+            // SAFETY: non-null, and the caller's promise covers the `n` bytes the request
+            // answers with.
+            unsafe { std::slice::from_raw_parts(data, n) }
+        });
+        match h.complete(id, data, level, now) {
+            Ok(()) => 0,
+            Err(_) => -1,
+        }
+    })
+}
+
+/// 1 when every core finished and every check passed, -1 when the run failed, else 0
+/// (also without a host).
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_finished(host: *const MopedG5Host) -> c_int {
+    read_host(host, 0, |h| match h.state() {
+        RunState::Running => 0,
+        RunState::Finished => 1,
+        RunState::Failed(_) => -1,
+    })
+}
+
+/// The failure message (or "") into `out`; returns its full length.
+///
+/// # Safety
+/// `host` is null or a live host; `out` is null or has `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_error(
+    host: *const MopedG5Host,
+    out: *mut c_char,
+    len: usize,
+) -> usize {
+    let text = read_host(host, String::new(), |h| {
+        h.error().unwrap_or_default().to_string()
+    });
+    write_c(&text, out, len)
+}
+
+/// The run's summary as JSON into `out`; returns its full length.
+///
+/// # Safety
+/// `host` is null or a live host; `out` is null or has `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_summary_json(
+    host: *const MopedG5Host,
+    out: *mut c_char,
+    len: usize,
+) -> usize {
+    let text = read_host(host, "{}".to_string(), |h| h.summary_json());
+    write_c(&text, out, len)
+}
