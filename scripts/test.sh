@@ -22,9 +22,11 @@ cargo fmt --all -- --check
 section "cargo clippy"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --features python -- -D warnings
+cargo clippy --all-targets --features ffi -- -D warnings
 
 section "cargo test"
 cargo test
+cargo test --features ffi --test ffi
 
 section "python: build and install into .venv"
 if [ ! -x .venv/bin/python ]; then
