@@ -247,6 +247,13 @@ fn runs_are_deterministic_and_the_summary_has_descriptions_and_units() {
     let v: serde_json::Value = serde_json::from_str(&a.summary).unwrap();
     assert_eq!(v["state"], "finished");
     assert_eq!(v["design"], "optcopy");
+    // The headline numbers at the top, as gem5's MopedSystem writes them into moped.json.
+    assert_eq!(v["cycles"]["value"], a.cycles);
+    assert_eq!(
+        v["messages_verified"]["value"],
+        a.stat("mpi.messages_verified")
+    );
+    assert_eq!(v["bytes_verified"]["unit"], "Byte");
     let stats = v["stats"].as_array().unwrap();
     for name in [
         "sim.cycles",

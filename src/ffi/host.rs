@@ -18,7 +18,7 @@ use crate::os::Os;
 use crate::sim::cores::{self, CoreState, Ev, Tlb};
 use crate::sim::moped_host::{self, DevNet};
 use crate::sim::{Driver, SimError};
-use crate::stats::StatsRegistry;
+use crate::stats::{StatValue, StatsRegistry};
 
 use super::platform::{Counted, G5Platform, Pending, Request};
 
@@ -526,9 +526,12 @@ impl<M: PhysMem> Gem5Host<M> {
         r
     }
 
-    /// [`stats`](Self::stats) as JSON (the format of `stats.json`), with the run's state.
+    /// [`stats`](Self::stats) as JSON (the format of `stats.json`), with the run's state
+    /// and its headline numbers at the top (`cycles`, `messages_verified`,
+    /// `bytes_verified`, each `{value, unit, desc}`).
     pub fn summary_json(&self) -> String {
-        let mut v = self.stats().to_json();
+        let stats = self.stats();
+        let mut v = stats.to_json();
         if let Some(o) = v.as_object_mut() {
             let (state, error) = match &self.state {
                 RunState::Running => ("running", None),
@@ -540,6 +543,24 @@ impl<M: PhysMem> Gem5Host<M> {
             o.insert("state".into(), state.into());
             o.insert("error".into(), error.into());
             o.insert("notes".into(), self.notes.clone().into());
+            for (key, name) in [
+                ("cycles", "sim.cycles"),
+                ("messages_verified", "mpi.messages_verified"),
+                ("bytes_verified", "mpi.bytes_verified"),
+            ] {
+                if let Some(st) = stats.get(name) {
+                    let value = match st.value {
+                        StatValue::Int(v) => serde_json::Value::from(v),
+                        StatValue::Float(f) => serde_json::Value::from(f),
+                    };
+                    let entry = serde_json::json!({
+                        "value": value,
+                        "unit": st.unit,
+                        "desc": st.desc,
+                    });
+                    o.insert(key.into(), entry);
+                }
+            }
         }
         v.to_string()
     }

@@ -119,7 +119,8 @@ size_t moped_g5_error(const MopedG5Host *host, char *out, size_t len);
  * and OS counters, each with a description and unit), written to `out` like
  * moped_g5_error. Returns the full length (call again with a larger buffer if needed).
  * The format of moped's stats.json ("stats": [{name, value, unit, desc}], "tree"), plus
- * "workload", "design", "state" (running, finished or failed), "error" and "notes". */
+ * "workload", "design", "state" (running, finished or failed), "error", "notes", and
+ * "cycles", "messages_verified" and "bytes_verified" as {value, unit, desc}. */
 size_t moped_g5_summary_json(const MopedG5Host *host, char *out, size_t len);
 
 #ifdef __cplusplus
