@@ -174,7 +174,9 @@ def build(system, cfg, design, cores, mem_bytes):
 def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
     """A hierarchical switch: a leaf switch per `cores_per_leaf` cores, the directories
     on a root switch that links every leaf. Latencies in core cycles (the Ruby clock);
-    link bandwidth converted from bytes per network cycle."""
+    link bandwidth converted from bytes per network cycle to bytes per core cycle (with
+    SimpleNetwork's default endpoint_bandwidth of 1000 a link moves `bandwidth_factor`
+    bytes per cycle)."""
     net = cfg["network"]
     ratio = core_ghz * 1000.0 / float(net["net_mhz"])
     hop = max(1, round(int(net["hop_latency"]) * ratio))
@@ -184,7 +186,6 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
     network = SimpleNetwork(
         ruby_system=ruby,
         number_of_virtual_networks=3,
-        endpoint_bandwidth=1000 * bytes_per_cycle,
         netifs=[],
     )
     ruby.network = network
@@ -194,17 +195,39 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
     ext, link_id = [], 0
     for i, c in enumerate(l2_cntrls):
         ext.append(
-            SimpleExtLink(link_id=link_id, ext_node=c, int_node=routers[i // per_leaf], latency=hop)
+            SimpleExtLink(
+                link_id=link_id,
+                ext_node=c,
+                int_node=routers[i // per_leaf],
+                latency=hop,
+                bandwidth_factor=bytes_per_cycle,
+            )
         )
         link_id += 1
     for d in dirs:
-        ext.append(SimpleExtLink(link_id=link_id, ext_node=d, int_node=root, latency=hop))
+        ext.append(
+            SimpleExtLink(
+                link_id=link_id,
+                ext_node=d,
+                int_node=root,
+                latency=hop,
+                bandwidth_factor=bytes_per_cycle,
+            )
+        )
         link_id += 1
     network.ext_links = ext
     internal = []
     for leaf in routers[:-1]:
         for src, dst in ((leaf, root), (root, leaf)):
-            internal.append(SimpleIntLink(link_id=link_id, src_node=src, dst_node=dst, latency=hop))
+            internal.append(
+                SimpleIntLink(
+                    link_id=link_id,
+                    src_node=src,
+                    dst_node=dst,
+                    latency=hop,
+                    bandwidth_factor=bytes_per_cycle,
+                )
+            )
             link_id += 1
     network.int_links = internal
     for c in l2_cntrls:
