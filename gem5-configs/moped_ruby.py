@@ -19,10 +19,12 @@ from m5.objects import (
     L2Cache_Controller,
     MessageBuffer,
     RubyCache,
+    RubyPortProxy,
     RubySequencer,
     RubySystem,
     SimpleExtLink,
     SimpleIntLink,
+    SimpleMemory,
     SimpleNetwork,
     SrcClockDomain,
     Switch,
@@ -163,10 +165,18 @@ def build(system, cfg, design, cores, mem_bytes):
         d.responseToDir = MessageBuffer()
         d.forwardFromDir = MessageBuffer()
         d.responseFromDir = MessageBuffer()
+        # The protocol keeps memory's data in the directory entries; this memory only
+        # gives the bank's range a place in gem5's physical address map (Ruby's ports
+        # send requests outside it to a PIO port).
+        mem = SimpleMemory(range=rng)
+        d.memory_out_port = mem.port
+        setattr(system, f"mem_bank{b}", mem)
         setattr(system.ruby, f"dir_cntrl{b}", d)
         dirs.append(d)
 
     _network(ruby, cfg, l2_cntrls, dirs, core_ghz)
+    system.sys_port_proxy = RubyPortProxy(ruby_system=ruby)
+    system.system_port = system.sys_port_proxy.in_ports
     ruby.num_of_sequencers = 2 * cores
     return core_seqs, moped_seqs, l2_cntrls
 
