@@ -34,7 +34,7 @@ def test_read_stats_last_dump_by_default() -> None:
     assert by_name.loc["simTicks", "value"] == 139_820_000
     assert by_name.loc["simFreq", "unit"] == "(Tick/Second)"
     assert by_name.loc["simTicks", "description"] == "Number of ticks simulated"
-    assert by_name.loc["simTicks", "line"] == 230
+    assert by_name.loc["simTicks", "line"] == 231
     load = by_name.loc["system.ruby.L2Cache_Controller.Load::1"]
     assert (load["value"], load["pdf"], load["cdf"]) == (1502, 25.54, 51.21)
     assert by_name.loc["system.ruby.L2Cache_Controller.Load::total", "value"] == 5882
