@@ -10,10 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, gem5_binary
 
 import moped
-
-from .conftest import ROOT, gem5_binary
 
 DESIGNS = ["baseline", "basemoped", "optcopy", "optcache"]
 
