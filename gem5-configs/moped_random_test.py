@@ -26,7 +26,6 @@ parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--design", default="optcopy", choices=moped_ruby.DESIGNS)
 parser.add_argument("--cores", type=int, default=16)
 parser.add_argument("--checks", type=int, default=100000, help="checks to complete")
-parser.add_argument("--seed", type=int, default=1, help="gem5's random seed")
 parser.add_argument("--l1-bytes", type=int, default=256, help="tiny L1, for replacements")
 parser.add_argument("--l2-bytes", type=int, default=512, help="tiny L2, for replacements")
 parser.add_argument("--no-moped-ports", action="store_true", help="only the cores test")
@@ -36,7 +35,6 @@ if args.cores < 1 or args.cores > 16:
     parser.error("--cores must be 1..16")
 
 moped_ruby.check_build()
-m5.core.seedRandom(args.seed)
 cfg = moped_ruby.moped_config(
     None,
     [

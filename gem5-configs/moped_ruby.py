@@ -15,10 +15,10 @@ from m5.objects import (
     LRURP,
     AddrRange,
     Directory_Controller,
-    DirectoryMemory,
     L2Cache_Controller,
     MessageBuffer,
     RubyCache,
+    RubyDirectoryMemory,
     RubyPortProxy,
     RubySequencer,
     RubySystem,
@@ -152,7 +152,7 @@ def build(system, cfg, design, cores, mem_bytes):
         )
         d = Directory_Controller(
             version=b,
-            directory=DirectoryMemory(addr_ranges=[rng]),
+            directory=RubyDirectoryMemory(addr_ranges=[rng]),
             addr_ranges=[rng],
             design=design_index,
             directory_latency=cfg["directory"]["latency"],

@@ -10,10 +10,56 @@ use std::path::{Path, PathBuf};
 
 use crate::run::MopedError;
 
-/// The hand-written SLICC of each machine, and what its stall cells run.
-const HOSTS: [(&str, &str); 2] = [
-    ("MOPED_CMP_directory-L2cache", "zz_recycleMandatoryQueue"),
-    ("MOPED_CMP_directory-dir", "zz_recycleRequestQueue"),
+/// The hand-written SLICC of each machine, what its stall cells run, and which action
+/// dequeues each event's message.
+/// (hand-written file stem, stall action, (event, pop action) pairs)
+type HostSpec = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+const HOSTS: [HostSpec; 2] = [
+    (
+        "MOPED_CMP_directory-L2cache",
+        "zz_recycleMandatoryQueue",
+        &[
+            ("Load", "k_popMandatoryQueue"),
+            ("Store", "k_popMandatoryQueue"),
+            ("M_GETS", "k_popMandatoryQueue"),
+            ("M_GETX", "k_popMandatoryQueue"),
+            ("M_FILL", "k_popMandatoryQueue"),
+            ("Fwd_GETS", "l_popForwardQueue"),
+            ("Fwd_GETX", "l_popForwardQueue"),
+            ("Own_GETX", "l_popForwardQueue"),
+            ("Fwd_GET_COPY", "l_popForwardQueue"),
+            ("Inv", "l_popForwardQueue"),
+            ("Writeback_Ack", "l_popForwardQueue"),
+            ("Writeback_Nack", "l_popForwardQueue"),
+            ("Data", "n_popResponseQueue"),
+            ("Exclusive_Data", "n_popResponseQueue"),
+            ("Ack", "n_popResponseQueue"),
+            ("Fill_Grant", "n_popResponseQueue"),
+            ("All_Acks", "pt_popTriggerQueue"),
+        ],
+    ),
+    (
+        "MOPED_CMP_directory-dir",
+        "zz_recycleRequestQueue",
+        &[
+            ("GETS", "j_popRequestQueue"),
+            ("GETX", "j_popRequestQueue"),
+            ("PUTX", "j_popRequestQueue"),
+            ("PUTO", "j_popRequestQueue"),
+            ("PUT_NotOwner", "j_popRequestQueue"),
+            ("GET_COPY", "j_popRequestQueue"),
+            ("GET_FILL", "j_popRequestQueue"),
+            ("Unblock", "k_popResponseQueue"),
+            ("Exclusive_Unblock", "k_popResponseQueue"),
+            ("Dirty_Writeback", "k_popResponseQueue"),
+            ("Clean_Writeback", "k_popResponseQueue"),
+        ],
+    ),
 ];
 
 /// What [`write_slicc`] did to one file.
@@ -45,11 +91,13 @@ pub fn write_slicc(dir: &Path, check: bool) -> Result<Vec<GeneratedFile>, MopedE
             file: &l2_file,
             text: &l2_text,
             stall_action: HOSTS[0].1,
+            pops: HOSTS[0].2,
         },
         slicc::Host {
             file: &dir_file,
             text: &dir_text,
             stall_action: HOSTS[1].1,
+            pops: HOSTS[1].2,
         },
     )?;
     let outputs = [

@@ -35,9 +35,12 @@ pub struct Host<'a> {
     pub file: &'a str,
     /// Its text: every action the tables name must be defined in it.
     pub text: &'a str,
-    /// The action a stall cell runs (`z_stall` keeps a mandatory-queue request at its
-    /// queue's head; network requests are recycled instead).
+    /// The action a stall cell runs (it recycles the message that raised the event).
     pub stall_action: &'a str,
+    /// The action that dequeues the message an event came from, appended to each of the
+    /// event's transitions (gem5 pops queues explicitly; the embedded simulator consumes a
+    /// message by handling it). Events without one (a replacement) consume nothing.
+    pub pops: &'a [(&'a str, &'a str)],
 }
 
 /// One design's column of an event: the cell of each union state (None where the design
@@ -219,6 +222,16 @@ fn check_actions(events: &[SliccEvent], host: Host, machine: &str) -> Result<(),
             }
         }
     }
+    for (_, pop) in host.pops {
+        if !defined.contains(pop) {
+            return Err(ProtocolError {
+                file: host.file.to_string(),
+                line: 1,
+                col: 1,
+                msg: format!("machine {machine}: the pop action `{pop}` has no SLICC definition in this file"),
+            });
+        }
+    }
     if !defined.contains(&host.stall_action) {
         return Err(ProtocolError {
             file: host.file.to_string(),
@@ -379,6 +392,9 @@ fn write_transitions(
             };
             match c {
                 CellKey::Transition { next, actions } => {
+                    let pop = host.pops.iter().find(|p| p.0 == ev.base).map(|p| p.1);
+                    let actions: Vec<&str> =
+                        actions.iter().map(String::as_str).chain(pop).collect();
                     let head = match next {
                         Some(n) => format!("transition({set}, {}, {n})", ev.name),
                         None => format!("transition({set}, {})", ev.name),
@@ -414,12 +430,14 @@ mod tests {
             Host {
                 file: "MOPED_CMP_directory-L2cache.sm",
                 text: L2_HOST,
-                stall_action: "zz_recycleMandatoryQueue",
+                stall_action: super::super::HOSTS[0].1,
+                pops: super::super::HOSTS[0].2,
             },
             Host {
                 file: "MOPED_CMP_directory-dir.sm",
                 text: DIR_HOST,
-                stall_action: "zz_recycleRequestQueue",
+                stall_action: super::super::HOSTS[1].1,
+                pops: super::super::HOSTS[1].2,
             },
         )
     }
@@ -436,11 +454,11 @@ mod tests {
         // OPTCACHE defines invalidations of an owner, which the others call impossible.
         assert!(l2.decls.contains("Inv_optcache,"));
         assert!(l2.transitions.contains(
-            "transition(I, M_GETS_optcopy, ID) {\n    i_allocateTBE;\n    ac_issueGETCOPY;\n}"
+            "transition(I, M_GETS_optcopy, ID) {\n    i_allocateTBE;\n    ac_issueGETCOPY;\n    k_popMandatoryQueue;\n}"
         ));
         assert!(l2
             .transitions
-            .contains("transition(I, M_GETS, ID) {\n    i_allocateTBE;\n    a_issueGETS;\n}"));
+            .contains("transition(I, M_GETS, ID) {\n    i_allocateTBE;\n    a_issueGETS;\n    k_popMandatoryQueue;\n}"));
     }
 
     #[test]
