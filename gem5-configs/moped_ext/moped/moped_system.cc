@@ -187,10 +187,37 @@ MopedSystem::issue(const MopedG5Request &r)
     }
     if (!core)
         size = MOPED_G5_LINE_BYTES;
-    RequestPtr req = std::make_shared<Request>(r.paddr, size, 0, requestorId);
+    Addr addr = r.paddr;
+    unsigned offset = 0;
+    bool masked = false;
+    if (r.op == MOPED_G5_M_GETX) {
+        if (r.mask == 0) {
+            // Rights only: the copy unit's write that follows is an M_GETX of its own and
+            // gains the rights then, so this one is answered at once.
+            stats.lineOwns++;
+            if (moped_g5_complete(host, r.id, nullptr, -1, curCycle()) < 0)
+                fail(hostError(host));
+            return;
+        }
+        // Ruby's functional writes trip over masked packets waiting in a queue (gem5
+        // v24's RubyRequest::functionalWrite reads their data first), so a contiguous
+        // run of bytes goes as a plain write of just those bytes.
+        unsigned first = __builtin_ctzll(r.mask);
+        unsigned last = 63 - __builtin_clzll(r.mask);
+        uint64_t run = last - first == 63 ? ~0ULL
+                                          : ((1ULL << (last - first + 1)) - 1) << first;
+        if (r.mask == run) {
+            addr = r.paddr + first;
+            offset = first;
+            size = last - first + 1;
+        } else {
+            masked = true;
+        }
+    }
+    RequestPtr req = std::make_shared<Request>(addr, size, 0, requestorId);
     if (r.op == MOPED_G5_M_FILL)
         req->setPC(fillPc);
-    if (r.op == MOPED_G5_M_GETX) {
+    if (masked) {
         std::vector<bool> enable(MOPED_G5_LINE_BYTES);
         for (unsigned i = 0; i < MOPED_G5_LINE_BYTES; ++i)
             enable[i] = (r.mask >> i) & 1;
@@ -199,7 +226,7 @@ MopedSystem::issue(const MopedG5Request &r)
     PacketPtr pkt = new Packet(req, cmd);
     pkt->allocate();
     if (cmd == MemCmd::WriteReq)
-        pkt->setData(r.data);
+        pkt->setData(r.data + offset);
     pkt->pushSenderState(new RequestState(r.id));
     if (core)
         stats.coreRequests++;
