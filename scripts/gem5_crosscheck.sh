@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Cross-checks the gem5 companion against the embedded simulator:
+#   1. gem5's RubyTester over MOPED_CMP_directory under each design (CHECKS checks, 16 cores);
+#   2. IMB PingPong, IMB Alltoall and NPB CG at 16 kB under each design in gem5 and in the
+#      embedded simulator, every message's bytes checked in both;
+#   3. `moped compare` on each pair, and the host time of both.
+#
+#   GEM5=/path/to/gem5/build/MOPED/gem5.opt bash scripts/gem5_crosscheck.sh [OUT]
+#
+# GEM5 must name a gem5 v24.0 built with EXTRAS=gem5-configs/moped_ext (README, "gem5").
+# CHECKS (default 1000000), DESIGNS, WORKLOADS and JOBS (parallel gem5 runs, default 2)
+# may be set in the environment. Results go to OUT (default results/gem5-crosscheck).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+: "${GEM5:?set GEM5 to a gem5.opt built with EXTRAS=gem5-configs/moped_ext}"
+OUT="${1:-results/gem5-crosscheck}"
+CHECKS="${CHECKS:-1000000}"
+DESIGNS="${DESIGNS:-baseline basemoped optcopy optcache}"
+WORKLOADS="${WORKLOADS:-imb-pingpong imb-alltoall npb-cg}"
+JOBS="${JOBS:-2}"
+MOPED="${MOPED:-moped}"
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT"
+
+# gem5's embedded Python imports the moped package from where this Python finds it.
+SITE=$("$PY" -c 'import moped, pathlib; print(pathlib.Path(moped.__file__).resolve().parents[1])')
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+
+spec() {
+    case "$1" in
+        imb-pingpong) echo workloads/imb/pingpong-16k.toml ;;
+        imb-alltoall) echo workloads/imb/alltoall-16k.toml ;;
+        npb-cg) echo workloads/npb/cg-S.toml ;;
+        *) echo "unknown workload $1" >&2; return 1 ;;
+    esac
+}
+
+timed() { # timed LOG CMD...: runs CMD, appends its wall time in seconds to LOG.time
+    local log=$1; shift
+    local t0=$SECONDS
+    "$@" >"$log" 2>&1
+    local rc=$?
+    echo $((SECONDS - t0)) >"$log.time"
+    return $rc
+}
+
+jobs_list=()
+for d in $DESIGNS; do
+    jobs_list+=("rt $d")
+    for w in $WORKLOADS; do jobs_list+=("cmp $d $w"); done
+done
+
+run_job() {
+    set -- $1
+    case "$1" in
+        rt)
+            timed "$OUT/rt-$2.log" "$GEM5" -d "$OUT/rt-$2" gem5-configs/moped_random_test.py \
+                --design "$2" --checks "$CHECKS" ;;
+        cmp)
+            timed "$OUT/gem5-$3-$2.log" "$GEM5" -d "$OUT/gem5-$3-$2" gem5-configs/moped_cmp.py \
+                --design "$2" --workload "$3" &&
+            timed "$OUT/emb-$3-$2.log" "$MOPED" mpi --workload "$(spec "$3")" --protocol "$2" \
+                --out "$OUT/emb-$3-$2" ;;
+    esac
+}
+export -f run_job timed spec
+export OUT CHECKS GEM5 MOPED
+
+printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" || echo "FAILED: {}"' \
+    | tee "$OUT/failures.txt"
+
+{
+    echo "# gem5 cross-check"
+    echo
+    echo "| RubyTester | result | host s |"
+    echo "|---|---|---:|"
+    for d in $DESIGNS; do
+        r=$(grep -o "Ruby Tester completed\|Deadlock detected\|failure[^\n]*" "$OUT/rt-$d.log" | head -1 || true)
+        echo "| $d ($CHECKS checks) | ${r:-see rt-$d.log} | $(cat "$OUT/rt-$d.log.time" 2>/dev/null) |"
+    done
+    for w in $WORKLOADS; do
+        for d in $DESIGNS; do
+            echo
+            echo "## $w under $d (host s: gem5 $(cat "$OUT/gem5-$w-$d.log.time" 2>/dev/null), embedded $(cat "$OUT/emb-$w-$d.log.time" 2>/dev/null))"
+            echo
+            "$MOPED" compare --gem5 "$OUT/gem5-$w-$d" --embedded "$OUT/emb-$w-$d" --format md \
+                || echo "(compare failed)"
+        done
+    done
+} >"$OUT/report.md"
+echo "report: $OUT/report.md"
