@@ -202,43 +202,19 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
     routers = [Switch(router_id=i, latency=hop) for i in range(leaves + 1)]
     root = routers[-1]
     network.routers = routers
-    ext, link_id = [], 0
-    for i, c in enumerate(l2_cntrls):
-        ext.append(
-            SimpleExtLink(
-                link_id=link_id,
-                ext_node=c,
-                int_node=routers[i // per_leaf],
-                latency=hop,
-                bandwidth_factor=bytes_per_cycle,
-            )
-        )
-        link_id += 1
-    for d in dirs:
-        ext.append(
-            SimpleExtLink(
-                link_id=link_id,
-                ext_node=d,
-                int_node=root,
-                latency=hop,
-                bandwidth_factor=bytes_per_cycle,
-            )
-        )
-        link_id += 1
-    network.ext_links = ext
-    internal = []
-    for leaf in routers[:-1]:
-        for src, dst in ((leaf, root), (root, leaf)):
-            internal.append(
-                SimpleIntLink(
-                    link_id=link_id,
-                    src_node=src,
-                    dst_node=dst,
-                    latency=hop,
-                    bandwidth_factor=bytes_per_cycle,
-                )
-            )
-            link_id += 1
+    # Every controller hangs off its switch: a core's leaf, or the root for directories.
+    attach = [(c, routers[i // per_leaf]) for i, c in enumerate(l2_cntrls)]
+    attach += [(d, root) for d in dirs]
+    link = dict(latency=hop, bandwidth_factor=bytes_per_cycle)
+    network.ext_links = [
+        SimpleExtLink(link_id=n, ext_node=node, int_node=switch, **link)
+        for n, (node, switch) in enumerate(attach)
+    ]
+    pairs = [p for leaf in routers[:-1] for p in ((leaf, root), (root, leaf))]
+    internal = [
+        SimpleIntLink(link_id=len(attach) + n, src_node=src, dst_node=dst, **link)
+        for n, (src, dst) in enumerate(pairs)
+    ]
     network.int_links = internal
     for c in l2_cntrls:
         c.requestFromL2.out_port = network.in_port

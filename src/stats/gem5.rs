@@ -30,9 +30,7 @@ use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_till1, take_while1};
 use nom::character::complete::{char as nchar, digit0, digit1, one_of, space0, space1};
 use nom::combinator::{all_consuming, eof, opt, recognize};
-use nom::error::{ErrorKind, ParseError};
 use nom::sequence::{pair, tuple};
-use nom::IResult;
 use rustc_hash::FxHashMap;
 
 use super::StatValue;
@@ -505,27 +503,7 @@ fn col_of(line: &str, at: &str) -> u32 {
 // ---------------------------------------------------------------------------------------
 // Lines (nom)
 
-/// A failed expectation: where in the line, and what was expected there.
-#[derive(Debug)]
-struct PErr<'a> {
-    at: &'a str,
-    msg: Cow<'static, str>,
-}
-
-impl<'a> ParseError<&'a str> for PErr<'a> {
-    fn from_error_kind(at: &'a str, kind: ErrorKind) -> Self {
-        PErr {
-            at,
-            msg: Cow::Owned(format!("unexpected input ({kind:?})")),
-        }
-    }
-
-    fn append(_: &'a str, _: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-type PResult<'a, T> = IResult<&'a str, T, PErr<'a>>;
+use crate::textparse::{PErr, PResult};
 
 fn fail<'a, T>(at: &'a str, what: &str) -> PResult<'a, T> {
     Err(nom::Err::Failure(PErr {

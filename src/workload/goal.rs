@@ -71,9 +71,7 @@ use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_until, take_while, take_while1};
 use nom::character::complete::{char as nchar, digit1, satisfy};
 use nom::combinator::{eof, opt, recognize};
-use nom::error::{ErrorKind, ParseError};
 use nom::sequence::{pair, tuple};
-use nom::IResult;
 
 use super::{BufId, BufRef, Call, RankProgram, ReqId, Workload, CTX_PT2PT};
 use crate::moped::ports::{Peer, Tag};
@@ -134,27 +132,7 @@ pub fn load_goal(path: &Path) -> Result<Workload, GoalError> {
 // ---------------------------------------------------------------------------------------
 // Tokens (nom)
 
-/// A failed expectation: where, and what was expected there.
-#[derive(Debug)]
-struct PErr<'a> {
-    at: &'a str,
-    msg: Cow<'static, str>,
-}
-
-impl<'a> ParseError<&'a str> for PErr<'a> {
-    fn from_error_kind(at: &'a str, kind: ErrorKind) -> Self {
-        PErr {
-            at,
-            msg: Cow::Owned(format!("unexpected input ({kind:?})")),
-        }
-    }
-
-    fn append(_: &'a str, _: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-type PResult<'a, T> = IResult<&'a str, T, PErr<'a>>;
+use crate::textparse::{PErr, PResult};
 
 /// Runs `p`; if it does not match, fails for good with "expected `what`, found ...".
 /// The grammar never needs to back out of a statement once its first word is read, so the
