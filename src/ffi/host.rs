@@ -461,6 +461,9 @@ impl<M: PhysMem> Gem5Host<M> {
             ("upgrade", "L2 misses that needed only permission"),
             ("unknown", "accesses gem5 did not say where it served"),
         ];
+        // gem5's packets do not carry where a miss was served, so a host that never says
+        // gets no breakdown rather than a table of zeros; its Ruby stats hold the misses.
+        let levels_known = self.served.iter().any(|n| n[..5].iter().any(|&k| k > 0));
         for (i, c) in s.cores.iter().enumerate() {
             r.scalar(
                 format!("system.cpu{i}.accesses"),
@@ -468,6 +471,9 @@ impl<M: PhysMem> Gem5Host<M> {
                 "Loads and stores the core issued",
                 "Count",
             );
+            if !levels_known {
+                continue;
+            }
             for (k, (name, what)) in LEVELS.iter().enumerate() {
                 r.scalar(
                     format!("system.cpu{i}.served.{name}"),
