@@ -9,7 +9,8 @@
 #
 # GEM5 must name a gem5 v24.0 built with EXTRAS=gem5-configs/moped_ext (README, "gem5").
 # CHECKS (default 1000000), DESIGNS, WORKLOADS and JOBS (parallel gem5 runs, default 2)
-# may be set in the environment. Results go to OUT (default results/gem5-crosscheck).
+# may be set in the environment; RT=0 leaves out the RubyTester runs (the report then
+# shows those already in OUT), and RUN=0 runs nothing and writes the report of OUT. Results go to OUT (default results/gem5-crosscheck).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -19,6 +20,8 @@ CHECKS="${CHECKS:-1000000}"
 DESIGNS="${DESIGNS:-baseline basemoped optcopy optcache}"
 WORKLOADS="${WORKLOADS:-imb-pingpong imb-alltoall npb-cg}"
 JOBS="${JOBS:-2}"
+RT="${RT:-1}"
+RUN="${RUN:-1}"
 MOPED="${MOPED:-moped}"
 PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
@@ -47,7 +50,7 @@ timed() { # timed LOG CMD...: runs CMD, appends its wall time in seconds to LOG.
 
 jobs_list=()
 for d in $DESIGNS; do
-    jobs_list+=("rt $d")
+    [ "$RT" = 0 ] || jobs_list+=("rt $d")
     for w in $WORKLOADS; do jobs_list+=("cmp $d $w"); done
 done
 
@@ -67,8 +70,10 @@ run_job() {
 export -f run_job timed spec
 export OUT CHECKS GEM5 MOPED
 
-printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" || echo "FAILED: {}"' \
-    | tee "$OUT/failures.txt"
+if [ "$RUN" != 0 ]; then
+    printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" || echo "FAILED: {}"' \
+        | tee "$OUT/failures.txt"
+fi
 
 {
     echo "# gem5 cross-check"
@@ -76,8 +81,10 @@ printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" ||
     echo "| RubyTester | result | host s |"
     echo "|---|---|---:|"
     for d in $DESIGNS; do
+        [ -f "$OUT/rt-$d.log" ] || continue
+        n=$(grep -o -- '--checks [0-9]*' "$OUT/rt-$d.log" | head -1 | cut -d' ' -f2 || true)
         r=$(grep -o "Ruby Tester completed\|Deadlock detected\|failure[^\n]*" "$OUT/rt-$d.log" | head -1 || true)
-        echo "| $d ($CHECKS checks) | ${r:-see rt-$d.log} | $(cat "$OUT/rt-$d.log.time" 2>/dev/null) |"
+        echo "| $d (${n:-?} checks) | ${r:-see rt-$d.log} | $(cat "$OUT/rt-$d.log.time" 2>/dev/null) |"
     done
     for w in $WORKLOADS; do
         for d in $DESIGNS; do
@@ -88,5 +95,34 @@ printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" ||
                 || echo "(compare failed)"
         done
     done
+    echo
+    echo "## Payloads verified and host speed"
+    echo
+    "$PY" - "$OUT" "$WORKLOADS" "$DESIGNS" <<'PYEOF'
+import sys
+from pathlib import Path
+
+import moped
+
+out, workloads, designs = Path(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split()
+print("| workload | design | host | messages verified | bytes verified | cycles | "
+      "host s | cycles/s | messages/s | events/s | wall s |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for w in workloads:
+    for d in designs:
+        for host, tag in (("gem5", "gem5"), ("embedded", "emb")):
+            run = out / f"{tag}-{w}-{d}"
+            wall = Path(f"{run}.log.time")
+            try:
+                s = moped.host_speed(run)
+            except moped.StatsError as e:
+                print(f"| {w} | {d} | {host} | ({e}) |||||||| |")
+                continue
+            print(f"| {w} | {d} | {host} | {s['messages_verified']:,.0f} | "
+                  f"{s['bytes_verified']:,.0f} | {s['cycles']:,.0f} | {s['host_seconds']:.3g} | "
+                  f"{s['cycles_per_second']:,.0f} | {s['messages_per_second']:,.0f} | "
+                  f"{s['events_per_second']:,.0f} | "
+                  f"{wall.read_text().strip() if wall.exists() else ''} |")
+PYEOF
 } >"$OUT/report.md"
 echo "report: $OUT/report.md"

@@ -79,7 +79,7 @@ enum Gem5Command {
 
 #[derive(Args, Debug)]
 struct CompareArgs {
-    /// gem5's output folder (m5out: stats.txt with config.ini or config.json).
+    /// gem5's output folder (m5out: stats.txt with config.ini, config.json or moped.json).
     #[arg(long, value_name = "DIR")]
     gem5: PathBuf,
     /// The embedded run's folder (written by `moped run` or `moped mpi`).

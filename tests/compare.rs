@@ -525,3 +525,31 @@ fn command_line() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// A real gem5 run of IMB PingPong 16 kB under OPTCOPY
+/// (`tests/fixtures/gem5-pingpong-16k-optcopy`, told to be gem5's by its `moped.json`)
+/// beside the same program simulated here.
+#[test]
+fn a_real_gem5_run_beside_the_same_program() {
+    let gem5 = root().join("tests/fixtures/gem5-pingpong-16k-optcopy");
+    assert_eq!(detect(&gem5).unwrap(), RunKind::Gem5);
+    let (emb, _) = embedded_run("real-gem5");
+    let c = compare(&gem5, &emb, -1, 10.0).unwrap();
+    assert_eq!(row(&c, "cycles").gem5, Some(79_478.0));
+    assert_eq!(row(&c, "l1_misses").gem5, Some(528.0));
+    assert_eq!(row(&c, "l2_misses").gem5, Some(528.0));
+    assert_eq!(row(&c, "l2_misses_global").gem5, Some(528.0));
+    assert_eq!(row(&c, "moped_line_reads").gem5, Some(5154.0));
+    // The miss counts agree within the tolerance; the cycles do not (gem5-configs/README.md,
+    // "How close the two hosts are", names why).
+    for m in [
+        "l1_misses",
+        "l2_misses",
+        "l2_misses_global",
+        "moped_line_reads",
+    ] {
+        assert_eq!(row(&c, m).within, Some(true), "{m}: {:?}", row(&c, m));
+    }
+    assert_eq!(row(&c, "cycles").within, Some(false));
+    std::fs::remove_dir_all(emb).unwrap();
+}

@@ -56,6 +56,7 @@ __all__ = [
     "analysis",
     "compare",
     "experiments",
+    "host_speed",
     "lint_protocol",
     "load_goal",
     "plot",
@@ -224,7 +225,7 @@ def lint_protocol(path: str | PathLike[str]) -> None:
 # After the definitions above: these modules use them.
 from moped import analysis, experiments, plot  # noqa: E402
 from moped.batch import SweepError, Task, sweep  # noqa: E402
-from moped.gem5 import compare, read_stats  # noqa: E402
+from moped.gem5 import compare, host_speed, read_stats  # noqa: E402
 
 
 def load_goal(path: str | PathLike[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from moped._core import StatsError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["STATS_COLUMNS", "compare", "parse_stats", "read_stats"]
+__all__ = ["STATS_COLUMNS", "compare", "host_speed", "parse_stats", "read_stats"]
 
 #: Columns of :func:`read_stats`' frame.
 STATS_COLUMNS = ["dump", "name", "value", "pdf", "cdf", "unit", "description", "line"]
@@ -82,3 +82,80 @@ def compare(
     df = pd.DataFrame(raw["rows"])
     df.attrs = {k: raw[k] for k in ("gem5", "embedded", "tolerance_pct")}
     return df
+
+
+#: The controllers' input buffers from the network in ``MOPED_CMP_directory``: a message
+#: dequeued from one of them is one delivery, as the embedded simulator's ``sim.messages``
+#: counts one per destination.
+_DELIVERY_BUFFERS = ("requestToDir", "responseToDir", "forwardToL2", "responseToL2")
+
+
+def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
+    """How fast a host simulated a run: a gem5 run (an ``m5out`` folder of
+    ``gem5-configs/moped_cmp.py``, with its ``moped.json``) or an embedded run.
+
+    Keys: ``host`` (``"gem5"`` or ``"embedded"``), ``cycles`` (simulated core cycles),
+    ``host_seconds`` (the host's own timer of the simulation), ``cycles_per_second``,
+    ``messages`` (coherence-message deliveries: the embedded ``sim.messages``, or the
+    messages gem5's controllers took from their network buffers), ``messages_per_second``,
+    ``events`` and ``events_per_second`` (the embedded simulator's every event; in gem5 the
+    cores' and MOPEDs' events of the traffic driver, gem5 keeping no count of its own),
+    ``messages_verified`` and ``bytes_verified`` (MPI payloads checked at the receivers).
+    A missing file or statistic raises :class:`moped.StatsError` naming it.
+    """
+    d = fspath(run_dir)
+    sidecar = f"{d}/moped.json"
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            side = json.load(f)
+    except FileNotFoundError:
+        side = None
+    except (OSError, ValueError) as e:
+        raise StatsError(f"{sidecar}: cannot read: {e}") from e
+    text, file = _text(f"{d}/stats.txt")
+    ((_, rows),) = parse_stats(text, file=file, dump=-1)
+    stats = {r[0]: r[1] for r in rows}
+
+    def stat(name: str) -> float:
+        if name not in stats:
+            raise StatsError(f"{file}: no statistic {name}")
+        return stats[name]
+
+    if side is None:
+        r = {
+            "host": "embedded",
+            "cycles": stat("sim.cycles"),
+            "host_seconds": stat("host.seconds"),
+            "messages": stat("sim.messages"),
+            "events": stat("sim.events"),
+            "messages_verified": stat("mpi.messages_verified"),
+            "bytes_verified": stat("mpi.bytes_verified"),
+        }
+    else:
+        deliveries = [
+            v
+            for k, v in stats.items()
+            if k.endswith(".m_msg_count") and k.split(".")[-2] in _DELIVERY_BUFFERS
+        ]
+        if not deliveries:
+            raise StatsError(f"{file}: no m_msg_count of {', '.join(_DELIVERY_BUFFERS)}")
+        side_stats = {s["name"]: s["value"] for s in side.get("stats", [])}
+        if "sim.events" not in side_stats:
+            raise StatsError(f"{sidecar}: no statistic sim.events")
+        try:
+            verified = (side["messages_verified"]["value"], side["bytes_verified"]["value"])
+        except (KeyError, TypeError) as e:
+            raise StatsError(f"{sidecar}: no {e} of the verified payloads") from e
+        r = {
+            "host": "gem5",
+            "cycles": stat("system.moped.cycles"),
+            "host_seconds": stat("hostSeconds"),
+            "messages": sum(deliveries),
+            "events": side_stats["sim.events"],
+            "messages_verified": verified[0],
+            "bytes_verified": verified[1],
+        }
+    secs = r["host_seconds"]
+    for k in ("cycles", "messages", "events"):
+        r[f"{k}_per_second"] = r[k] / secs if secs > 0 else float("nan")
+    return r

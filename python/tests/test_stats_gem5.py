@@ -149,3 +149,44 @@ def test_compare_errors(tmp_path: Path) -> None:
     gem5 = gem5_run(tmp_path)
     with pytest.raises(moped.StatsError, match="this is a gem5 run, not an embedded one"):
         moped.compare(gem5, gem5)
+
+
+GEM5_RUN = FIXTURES.parent / "gem5-pingpong-16k-optcopy"
+
+
+def test_host_speed_of_a_gem5_run_and_an_embedded_run(tmp_path: Path) -> None:
+    g = moped.host_speed(GEM5_RUN)
+    assert g["host"] == "gem5"
+    assert g["cycles"] == 79_478
+    assert (g["messages_verified"], g["bytes_verified"]) == (148, 327_680)
+    assert g["messages"] > 0 and g["events"] > 0
+    assert g["cycles_per_second"] == pytest.approx(g["cycles"] / g["host_seconds"])
+    emb = tmp_path / "embedded"
+    emb.mkdir()
+    shutil.copy(EMBEDDED, emb / "stats.txt")
+    e = moped.host_speed(emb)
+    assert e["host"] == "embedded"
+    assert (e["cycles"], e["messages_verified"], e["bytes_verified"]) == (133_991, 148, 327_680)
+    assert e["messages_per_second"] == pytest.approx(e["messages"] / e["host_seconds"])
+
+
+def test_host_speed_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(moped.StatsError, match="stats.txt: cannot read"):
+        moped.host_speed(tmp_path)
+    shutil.copy(GEM5_RUN / "stats.txt", tmp_path / "stats.txt")
+    (tmp_path / "moped.json").write_text("{not json")
+    with pytest.raises(moped.StatsError, match="moped.json: cannot read"):
+        moped.host_speed(tmp_path)
+    (tmp_path / "moped.json").write_text('{"stats": []}')
+    with pytest.raises(moped.StatsError, match="moped.json: no statistic sim.events"):
+        moped.host_speed(tmp_path)
+
+
+def test_compare_a_real_gem5_run(tmp_path: Path) -> None:
+    emb = tmp_path / "embedded"
+    emb.mkdir()
+    shutil.copy(EMBEDDED, emb / "stats.txt")
+    rows = moped.compare(GEM5_RUN, emb).set_index("metric")
+    for metric in ("l1_misses", "l2_misses", "l2_misses_global"):
+        assert rows.loc[metric, "gem5"] == rows.loc[metric, "embedded"] == 528, metric
+    assert rows.loc["moped_line_reads", "gem5"] == 5154

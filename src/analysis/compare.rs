@@ -30,7 +30,8 @@ pub enum RunKind {
     /// `moped run` or `moped mpi` (or the Python API): `stats.txt` with moped's
     /// `stats.json` beside it, or a `stats.txt` with moped's `sim.cycles`.
     Embedded,
-    /// gem5: `stats.txt` with `config.ini` or `config.json` beside it (an `m5out` folder).
+    /// gem5: `stats.txt` with `config.ini` or `config.json` beside it (an `m5out` folder),
+    /// or with the `moped.json` that `gem5-configs/moped_cmp.py` writes.
     Gem5,
 }
 
@@ -59,7 +60,10 @@ pub fn detect(dir: &Path) -> Result<RunKind, CompareError> {
              or gem5's m5out)"
         )));
     }
-    if dir.join("config.ini").is_file() || dir.join("config.json").is_file() {
+    if ["config.ini", "config.json", "moped.json"]
+        .iter()
+        .any(|f| dir.join(f).is_file())
+    {
         return Ok(RunKind::Gem5);
     }
     let json = dir.join("stats.json");
@@ -81,8 +85,8 @@ pub fn detect(dir: &Path) -> Result<RunKind, CompareError> {
         }
     }
     Err(CompareError(format!(
-        "{d}: cannot tell which simulator wrote it: a gem5 run has config.ini or config.json \
-         beside stats.txt, an embedded run moped's stats.json (format {JSON_FORMAT}) or \
+        "{d}: cannot tell which simulator wrote it: a gem5 run has config.ini, config.json \
+         or moped.json beside stats.txt, an embedded run moped's stats.json (format {JSON_FORMAT}) or \
          `sim.cycles` in its stats.txt"
     )))
 }
@@ -109,7 +113,7 @@ impl Run {
                 article(found),
                 article(kind),
                 match found {
-                    RunKind::Gem5 => "it has config.ini or config.json",
+                    RunKind::Gem5 => "it has config.ini, config.json or moped.json",
                     RunKind::Embedded => "its stats.json is moped's and it has no gem5 config",
                 }
             )));
