@@ -112,9 +112,10 @@ def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
         side = None
     except (OSError, ValueError) as e:
         raise StatsError(f"{sidecar}: cannot read: {e}") from e
-    text, file = _text(f"{d}/stats.txt")
-    ((_, rows),) = parse_stats(text, file=file, dump=-1)
-    stats = {r[0]: r[1] for r in rows}
+    from moped.results import read_stats_txt
+
+    file = f"{d}/stats.txt"
+    stats = read_stats_txt(file, dump=-1)
 
     def stat(name: str) -> float:
         if name not in stats:
