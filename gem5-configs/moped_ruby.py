@@ -86,9 +86,11 @@ def _cache(size_bytes, assoc, latency):
     )
 
 
-def build(system, cfg, design, cores, mem_bytes):
+def build(system, cfg, design, cores, mem_bytes, recycle_latency=1):
     """Adds `system.ruby` for `cores` cores under `design`; returns (core sequencers,
-    MOPED sequencers, L2 controllers)."""
+    MOPED sequencers, L2 controllers). A request that finds its line busy is retried
+    after `recycle_latency` cycles (1 by default: next cycle, as near as recycling gets
+    to the embedded model's wake-up when the line frees)."""
     if design not in DESIGNS:
         m5.util.fatal(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
     design_index = DESIGNS.index(design)
@@ -106,6 +108,7 @@ def build(system, cfg, design, cores, mem_bytes):
             L2cache=_cache(l2["size_bytes"], l2["assoc"], l2["latency"]),
             design=design_index,
             l2_latency=l2["latency"],
+            recycle_latency=recycle_latency,
             transitions_per_cycle=32,
             ruby_system=ruby,
             clk_domain=system.ruby_clk_domain,
@@ -157,6 +160,7 @@ def build(system, cfg, design, cores, mem_bytes):
             design=design_index,
             directory_latency=cfg["directory"]["latency"],
             memory_latency=cfg["memory"]["latency"],
+            recycle_latency=recycle_latency,
             transitions_per_cycle=32,
             ruby_system=ruby,
             clk_domain=system.ruby_clk_domain,
