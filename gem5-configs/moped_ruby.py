@@ -17,6 +17,7 @@ from m5.objects import (
     Directory_Controller,
     L2Cache_Controller,
     MessageBuffer,
+    MopedSequencer,
     RubyCache,
     RubyDirectoryMemory,
     RubyPortProxy,
@@ -122,7 +123,8 @@ def build(system, cfg, design, cores, mem_bytes, recycle_latency=1):
             ruby_system=ruby,
             clk_domain=system.ruby_clk_domain,
         )
-        c.moped_sequencer = RubySequencer(
+        # A MOPED's requests never merge (MopedSequencer.py says why).
+        c.moped_sequencer = MopedSequencer(
             version=2 * i + 1,
             dcache=c.L2cache,
             coreid=1,

@@ -41,6 +41,10 @@ def test_the_ruby_tester_passes_on_16_cores(tmp_path: Path, design: str) -> None
     r = run_gem5(tmp_path, "moped_random_test.py", "--design", design, "--checks", "20000")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "Ruby Tester completed" in r.stdout
+    # A MOPED's requests must not merge in gem5's Sequencer: a load joining an in-flight
+    # GET_COPY can read a copy older than a store completed before the load (README, gem5).
+    config = (tmp_path / "config.ini").read_text()
+    assert config.count("type=MopedSequencer") == 16
 
 
 @pytest.mark.gem5
