@@ -17,7 +17,7 @@ RequestStatus
 MopedSequencer::insertRequest(PacketPtr pkt, RubyRequestType primary_type,
                               RubyRequestType secondary_type)
 {
-    // Busy, not aliased: the port is retried after the line's request completes.
+    // Busy, not aliased: retryEvent retries the port every cycle until the line is free.
     auto it = m_RequestTable.find(makeLineAddress(pkt->getAddr()));
     if (it != m_RequestTable.end() && !it->second.empty()) {
         if (!retryEvent.scheduled())
