@@ -51,7 +51,11 @@ train="$PGO/gen/release/moped"
 "$train" random-test --cores 16 --checks 60000 --seed 101 >/dev/null
 "$train" random-test --cores 4 --checks 30000 --seed 102 >/dev/null
 for p in workloads/examples/*.toml; do
-    "$train" run --program "$p" --out "$PGO/train-runs/$(basename "$p" .toml)" >/dev/null
+    # A program that uses the MOPED ports needs a design with MOPED.
+    protocol=baseline
+    if grep -qE '^[[:space:]]*moped_(reserve|send|recv|poll)' "$p"; then protocol=optcopy; fi
+    "$train" run --program "$p" --protocol "$protocol" \
+        --out "$PGO/train-runs/$(basename "$p" .toml)" >/dev/null
 done
 "$profdata" merge -o "$PGO/merged.profdata" "$PGO/profiles"
 RUSTFLAGS="-Cprofile-use=$(realpath -m "$PGO/merged.profdata")" \
