@@ -6,17 +6,11 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::coherence::protocols;
-use crate::coherence::Protocol;
-use crate::core::Program;
-use crate::protocol::{Cell, Machine, ProtocolError};
-use crate::run::{load_config, run_program, write_results, MopedError};
+use crate::api::{self, Design, MopedError};
 use crate::stats::{StatValue, StatsRegistry};
-use crate::tester::{self, TesterConfig};
 
 /// Exit status of a panic caught at the top (a bug, not a user error).
 const EXIT_INTERNAL: i32 = 101;
@@ -123,8 +117,8 @@ struct MpiArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Design: baseline, basemoped, optcopy or optcache.
-    #[arg(long, default_value = "baseline", value_name = "NAME")]
-    protocol: String,
+    #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
+    protocol: Design,
     /// Seed of the simulator's random choices and of the buffers' initial bytes.
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
@@ -179,8 +173,8 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Coherence protocol (design) name.
-    #[arg(long, default_value = "baseline", value_name = "NAME")]
-    protocol: String,
+    #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
+    protocol: Design,
     /// Seed of the simulator's random choices.
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
@@ -207,8 +201,8 @@ struct RandomTestArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: u64,
     /// Coherence protocol (design) name.
-    #[arg(long, default_value = "baseline", value_name = "NAME")]
-    protocol: String,
+    #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
+    protocol: Design,
 }
 
 #[derive(Args, Debug)]
@@ -217,8 +211,8 @@ struct CheckArgs {
     #[arg(value_enum)]
     configs: Vec<CheckConfig>,
     /// Protocol to check.
-    #[arg(long, default_value = "baseline", value_name = "NAME")]
-    protocol: String,
+    #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
+    protocol: Design,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +268,8 @@ enum ProtocolCommand {
     /// Print a protocol's transition tables.
     Show {
         /// Protocol name.
-        name: String,
+        #[arg(value_parser = parse_design)]
+        name: Design,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Md)]
         format: Format,
@@ -298,6 +293,10 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!("`{s}` is not KEY=VALUE (e.g. l2.latency=12)")),
     }
+}
+
+fn parse_design(s: &str) -> Result<Design, String> {
+    s.parse().map_err(|e: api::UnknownDesign| e.to_string())
 }
 
 /// Why a command stopped early.
@@ -327,6 +326,11 @@ impl From<MopedError> for Failure {
     fn from(e: MopedError) -> Self {
         Failure::User(e.to_string())
     }
+}
+
+/// A failed argument check: a usage error.
+fn usage(e: MopedError) -> Failure {
+    Failure::Usage(e.to_string())
 }
 
 type CmdResult = Result<(), Failure>;
@@ -367,10 +371,10 @@ fn dispatch(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::RandomTest(a) => cmd_random_test(a),
-        Command::Check(a) => cmd_check(&a.configs, &a.protocol),
+        Command::Check(a) => cmd_check(&a.configs, a.protocol),
         Command::Protocol {
             command: ProtocolCommand::Show { name, format },
-        } => cmd_protocol_show(&name, format),
+        } => cmd_protocol_show(name, format),
         Command::Protocol {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
@@ -385,7 +389,7 @@ fn dispatch(cli: Cli) -> CmdResult {
 }
 
 fn cmd_gem5_slicc(dir: &Path, check: bool) -> CmdResult {
-    let files = crate::gem5::write_slicc(dir, check).map_err(|e| Failure::User(e.to_string()))?;
+    let files = api::gem5::write_slicc(dir, check)?;
     let stale: Vec<_> = files.iter().filter(|f| f.changed).collect();
     for f in &files {
         let what = match (f.changed, check) {
@@ -403,17 +407,9 @@ fn cmd_gem5_slicc(dir: &Path, check: bool) -> CmdResult {
     Ok(())
 }
 
-fn cmd_compare(a: CompareArgs) -> CmdResult {
-    use crate::analysis::compare::compare;
-    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
-        return Err(Failure::Usage(format!(
-            "--tolerance {}: expected a percentage of at least 0",
-            a.tolerance
-        )));
-    }
-    let c = compare(&a.gem5, &a.embedded, a.dump, a.tolerance)
-        .map_err(|e| Failure::User(e.to_string()))?;
-    let format = match (a.format, &a.out) {
+/// The format `--format` names, else the one `--out`'s extension names, else text.
+fn compare_format(a: &CompareArgs) -> CompareFormat {
+    match (a.format, &a.out) {
         (Some(f), _) => f,
         (None, Some(p)) => match p.extension().and_then(|e| e.to_str()) {
             Some("md") => CompareFormat::Md,
@@ -422,8 +418,13 @@ fn cmd_compare(a: CompareArgs) -> CmdResult {
             _ => CompareFormat::Text,
         },
         (None, None) => CompareFormat::Text,
-    };
-    let text = match format {
+    }
+}
+
+fn cmd_compare(a: CompareArgs) -> CmdResult {
+    api::gem5::check_tolerance(a.tolerance).map_err(usage)?;
+    let c = api::gem5::compare(&a.gem5, &a.embedded, a.dump, a.tolerance)?;
+    let text = match compare_format(&a) {
         CompareFormat::Text => c.to_text(),
         CompareFormat::Md => c.to_markdown(),
         CompareFormat::Json => format!(
@@ -456,38 +457,18 @@ fn cmd_compare(a: CompareArgs) -> CmdResult {
     Ok(())
 }
 
-/// A config file (or the defaults) with `--set` overrides, validated.
-fn config_with(
-    path: Option<&Path>,
-    set: &[(String, String)],
-) -> Result<crate::config::SystemConfig, Failure> {
-    let mut cfg = load_config(path)?;
-    for (key, value) in set {
-        cfg.set(key, value)
-            .map_err(|e| Failure::User(format!("--set {key}={value}: {e}")))?;
-    }
-    cfg.validate().map_err(|e| Failure::User(e.to_string()))?;
-    Ok(cfg)
-}
-
-fn check_scale(f: Option<f64>) -> Result<(), Failure> {
-    match f {
-        Some(f) if !(f > 0.0 && f <= 1.0) => Err(Failure::Usage(format!(
-            "--iterations {f}: expected a factor in (0, 1]"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 fn cmd_mpi(a: MpiArgs) -> CmdResult {
-    use crate::experiments::{load_workload, metrics};
-    check_scale(a.iterations)?;
-    let cfg = config_with(a.config.as_deref(), &a.set)?;
-    let (w, _) = load_workload(&a.workload, a.iterations)?;
-    let run = crate::mpi::run_workload(&cfg, &w, &a.protocol, a.seed, Default::default())?;
-    let io = |e: io::Error| Failure::User(format!("{}: {e}", a.out.display()));
-    std::fs::create_dir_all(&a.out).map_err(io)?;
-    run.stats.write_all(&a.out).map_err(io)?;
+    api::figure10::check_scale(a.iterations).map_err(usage)?;
+    let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
+    let r = api::mpi::mpi(
+        &cfg,
+        &a.workload,
+        a.protocol,
+        a.seed,
+        a.iterations,
+        Some(&a.out),
+    )?;
+    let (w, run) = (&r.workload, &r.run);
     let mut out = io::stdout().lock();
     print_miss_summary(
         &mut out,
@@ -498,7 +479,6 @@ fn cmd_mpi(a: MpiArgs) -> CmdResult {
     for note in &w.notes {
         writeln!(out, "note: {note}")?;
     }
-    let m = metrics(&run);
     writeln!(
         out,
         "{} under {}, seed {}: {} cycles; {} messages ({} bytes) verified byte for byte; \
@@ -506,7 +486,7 @@ fn cmd_mpi(a: MpiArgs) -> CmdResult {
         w.name,
         a.protocol,
         a.seed,
-        m["cycles"],
+        r.metrics["cycles"],
         run.messages_verified,
         run.bytes_verified,
         run.events,
@@ -517,117 +497,47 @@ fn cmd_mpi(a: MpiArgs) -> CmdResult {
 }
 
 fn cmd_figure10(a: Figure10Args) -> CmdResult {
-    use crate::analysis;
-    use crate::experiments::{figure10_tasks, run_all, Throughput};
-    check_scale(a.iterations)?;
-    let cfg = config_with(a.config.as_deref(), &a.set)?;
-    let seeds: Vec<u64> = (1..=a.seeds).collect();
-    let tasks = figure10_tasks(&a.workloads, a.large, &seeds);
-    let mut missing: Vec<String> = tasks
-        .iter()
-        .filter(|t| !t.spec.is_file())
-        .map(|t| t.spec.display().to_string())
-        .collect();
-    missing.dedup();
-    if !missing.is_empty() {
-        return Err(Failure::User(format!(
-            "workload specs not found (is --workloads the repository's workloads/ folder?): {}",
-            missing.join(", ")
-        )));
-    }
-    let jobs = a
-        .jobs
-        .map(|j| j as usize)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let runs = a.out.join("runs");
+    api::figure10::check_scale(a.iterations).map_err(usage)?;
+    let opts = api::figure10::Figure10Options {
+        out: a.out.clone(),
+        workloads: a.workloads.clone(),
+        large: a.large,
+        seeds: (1..=a.seeds).collect(),
+        iterations: a.iterations,
+        config: api::config::config_with(a.config.as_deref(), &a.set)?,
+        jobs: a
+            .jobs
+            .map(|j| j as usize)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    };
+    let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?.len();
     eprintln!(
-        "figure10: {} runs on {jobs} host threads; results in {}",
-        tasks.len(),
+        "figure10: {n} runs on {} host threads; results in {}",
+        opts.jobs,
         a.out.display()
     );
-    let started = Instant::now();
-    let n = tasks.len();
-    let progress = |_i: usize, done: usize, r: &Result<crate::experiments::Outcome, MopedError>| {
-        let line = match r {
-            Ok(o) => format!(
-                "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {:>6.2} s",
-                o.record.group,
-                o.record.benchmark,
-                o.record.design,
-                o.record.metrics["cycles"],
-                o.messages_verified,
-                o.host_seconds
-            ),
-            Err(e) => format!("[{done:>3}/{n}] failed: {e}"),
-        };
-        eprintln!("{line}");
-    };
-    let outcomes = run_all(&cfg, &tasks, jobs, a.iterations, Some(&runs), &progress)?;
-    let t = Throughput::of(&outcomes, started);
-    let records: Vec<analysis::RunRecord> = outcomes.iter().map(|o| o.record.clone()).collect();
-    let reductions = analysis::reductions(&records).map_err(|e| Failure::User(e.to_string()))?;
-    let mut claims = analysis::check_claims(&reductions);
-    analysis::explain(&mut claims, &records);
-    let mut notes: Vec<String> = Vec::new();
-    for o in &outcomes {
-        for note in &o.notes {
-            let line = format!("{}: {note}", o.record.benchmark);
-            if !notes.contains(&line) {
-                notes.push(line);
-            }
-        }
-    }
-    let verified: u64 = outcomes.iter().map(|o| o.messages_verified).sum();
-    notes.push(format!(
-        "{} runs; {verified} messages verified byte for byte at their receivers; {} simulated events \
-         in {:.1} s of wall time on {jobs} host threads ({:.2} M events/s)",
-        t.runs,
-        t.events,
-        t.wall_seconds,
-        t.events_per_second() / 1e6
-    ));
-    let io = |e: io::Error| Failure::User(format!("{}: {e}", a.out.display()));
-    analysis::write_tables(&a.out, &reductions).map_err(|e| Failure::User(e.to_string()))?;
-    let report = analysis::report_markdown(&records, &reductions, &claims, &notes);
-    std::fs::write(a.out.join("report.md"), report).map_err(io)?;
-    let all = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize");
-    std::fs::write(a.out.join("records.json"), all).map_err(io)?;
-    let timing = serde_json::json!({
-        "runs": t.runs,
-        "host_threads": jobs,
-        "wall_seconds": t.wall_seconds,
-        "simulation_seconds": t.sim_seconds,
-        "events": t.events,
-        "events_per_second": t.events_per_second(),
-        "messages_verified": verified,
-    });
-    std::fs::write(a.out.join("timing.json"), timing.to_string()).map_err(io)?;
+    let progress =
+        |_i, done, r: &Result<_, _>| eprintln!("{}", api::figure10::progress_line(done, n, r));
+    let f = api::figure10::figure10(&opts, &progress)?;
+    print_figure10(&f, &opts)?;
+    Ok(())
+}
+
+fn print_figure10(
+    f: &api::figure10::Figure10,
+    opts: &api::figure10::Figure10Options,
+) -> io::Result<()> {
     let mut out = io::stdout().lock();
     writeln!(out, "reductions in execution cycles (1 - design/baseline):")?;
-    let designs = &crate::experiments::DESIGNS[1..];
+    let [d0, d1, d2] = Design::MOPED.map(Design::name);
     writeln!(
         out,
-        "{:<7} {:<4} {:>10} {:>10} {:>10}",
-        "group", "bench", designs[0], designs[1], designs[2]
+        "{:<7} {:<4} {d0:>10} {d1:>10} {d2:>10}",
+        "group", "bench"
     )?;
-    let mut seen: Vec<(String, String)> = Vec::new();
-    for r in &records {
-        let key = (r.group.clone(), r.benchmark.clone());
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key.clone());
-        let mut line = format!("{:<7} {:<4}", key.0, key.1);
-        for d in designs {
-            let v = reductions
-                .iter()
-                .find(|x| {
-                    x.group == key.0
-                        && x.benchmark == key.1
-                        && x.design == *d
-                        && x.metric == "cycles"
-                })
-                .and_then(|x| x.reduction);
+    for (group, bench, values) in api::figure10::cycle_rows(f) {
+        let mut line = format!("{group:<7} {bench:<4}");
+        for v in values {
             line.push_str(&match v {
                 Some(v) => format!(" {:>9.1}%", 100.0 * v),
                 None => format!(" {:>10}", "n/a"),
@@ -635,39 +545,33 @@ fn cmd_figure10(a: Figure10Args) -> CmdResult {
         }
         writeln!(out, "{line}")?;
     }
-    for c in &claims {
+    for c in &f.claims {
         writeln!(out, "claim {}: {} ({})", c.id, c.verdict.label(), c.title)?;
     }
+    let t = f.throughput.unwrap_or_default();
     writeln!(
         out,
-        "{} runs in {:.1} s wall time ({:.2} M simulated events/s); {verified} messages verified; \
+        "{} runs in {:.1} s wall time ({:.2} M simulated events/s); {} messages verified; \
          per-run results in {}/ (e.g. {}), tables and report.md in {}",
         t.runs,
         t.wall_seconds,
         t.events_per_second() / 1e6,
-        runs.display(),
-        tasks[0].dir_name(),
-        a.out.display()
-    )?;
-    Ok(())
+        f.messages_verified,
+        opts.out.join("runs").display(),
+        f.tasks[0].dir_name(),
+        opts.out.display()
+    )
 }
 
 fn cmd_run(a: RunArgs) -> CmdResult {
-    let mut cfg = load_config(a.config.as_deref())?;
-    for (key, value) in &a.set {
-        cfg.set(key, value)
-            .map_err(|e| Failure::User(format!("--set {key}={value}: {e}")))?;
-    }
-    cfg.validate().map_err(|e| Failure::User(e.to_string()))?;
-    let program = Program::from_file(&a.program, cfg.system.cores).map_err(MopedError::from)?;
-    let result = run_program(&cfg, &program, &a.protocol, a.seed)?;
-    write_results(&a.out, &result)?;
+    let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
+    let result = api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(&a.out))?;
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &result.stats, cfg.system.cores, !a.totals_only)?;
     writeln!(
         out,
         "protocol {}, seed {}: {} cycles simulated in {:.2} s; results in {}",
-        result.protocol,
+        result.design,
         a.seed,
         result.cycles,
         result.host_seconds,
@@ -735,23 +639,19 @@ pub fn print_miss_summary(
 }
 
 fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
-    if !Protocol::names().contains(&a.protocol.as_str()) {
-        return Err(Failure::Usage(unknown_protocol(&a.protocol)));
-    }
     let mut out = io::stdout().lock();
     let mut failed = 0u64;
     for k in 0..a.seeds {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let mut tc = TesterConfig::new(a.cores as usize, a.checks, seed);
-        tc.protocol = a.protocol.clone();
-        let t0 = Instant::now();
-        match tester::run(&tc) {
+        let (tc, r, secs) =
+            api::protocols::random_test(a.cores as usize, a.checks, seed, a.protocol);
+        match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(
                     out,
-                    "seed {seed}: ok: {} checks, {} mismatches, {} watchdog trips; {} loads, {} stores, {} cycles, {} events, {} messages ({:.2} s)",
+                    "seed {seed}: ok: {} checks, {} mismatches, {} watchdog trips; {} loads, {} stores, {} cycles, {} events, {} messages ({secs:.2} s)",
                     r.checks_completed,
                     r.mismatches,
                     r.watchdog_trips,
@@ -760,7 +660,6 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
                     r.cycles,
                     r.events,
                     r.messages,
-                    t0.elapsed().as_secs_f64()
                 )?;
             }
             Ok(r) => {
@@ -792,26 +691,18 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
 }
 
 /// `moped check`: the exhaustive checker on each requested configuration (c1-c3 by
-/// default), then the table cells no configuration reached.
-fn cmd_check(configs: &[CheckConfig], protocol: &str) -> CmdResult {
-    if !Protocol::names().contains(&protocol) {
-        return Err(Failure::Usage(unknown_protocol(protocol)));
-    }
-    let p = Protocol::by_name(protocol).map_err(|e| Failure::User(e.to_string()))?;
-    let mut all = vec![CheckConfig::C1, CheckConfig::C2, CheckConfig::C3];
-    if p.has_moped() {
-        all.extend([CheckConfig::M1, CheckConfig::M2, CheckConfig::M3]);
-    }
-    let configs = if configs.is_empty() {
-        &all[..]
+/// default, and m1-m3 for a MOPED design), then the table cells no configuration reached.
+fn cmd_check(configs: &[CheckConfig], design: Design) -> CmdResult {
+    let names: Vec<&str> = if configs.is_empty() {
+        api::protocols::default_check_configs(design)
     } else {
-        configs
+        configs.iter().map(|c| c.name()).collect()
     };
     let mut out = io::stdout().lock();
     let mut reports = Vec::new();
     let mut failed = false;
-    for c in configs {
-        match crate::checker::run_with_protocol(c.name(), p.clone()) {
+    for (name, r) in names.iter().zip(api::protocols::check(design, &names)) {
+        match r {
             Ok(r) => {
                 writeln!(out, "{r}")?;
                 reports.push(r);
@@ -819,12 +710,12 @@ fn cmd_check(configs: &[CheckConfig], protocol: &str) -> CmdResult {
             Err(e) => {
                 failed = true;
                 out.flush()?;
-                let _ = writeln!(io::stderr(), "error: {}: {e}", c.name());
+                let _ = writeln!(io::stderr(), "error: {name}: {e}");
             }
         }
     }
     if !reports.is_empty() {
-        let cov = crate::checker::union_coverage(&reports);
+        let cov = api::protocols::coverage(&reports);
         writeln!(
             out,
             "coverage: {}/{} transition cells reached ({:.1} %)",
@@ -844,7 +735,7 @@ fn cmd_check(configs: &[CheckConfig], protocol: &str) -> CmdResult {
 }
 
 fn cmd_bench(scale: u32, repeat: u32) -> CmdResult {
-    let results = crate::bench::run(scale, repeat).map_err(Failure::User)?;
+    let results = api::bench::run(scale, repeat).map_err(Failure::User)?;
     let mut out = io::stdout().lock();
     for r in &results {
         writeln!(out, "{r}")?;
@@ -852,42 +743,9 @@ fn cmd_bench(scale: u32, repeat: u32) -> CmdResult {
     Ok(())
 }
 
-fn unknown_protocol(name: &str) -> String {
-    format!(
-        "unknown protocol `{name}`; known protocols: {}",
-        Protocol::names().join(", ")
-    )
-}
-
-/// Both machines of a shipped protocol as Markdown tables. An unknown name is an error that
-/// lists the known ones.
-pub fn protocol_markdown(name: &str) -> Result<String, MopedError> {
-    if !Protocol::names().contains(&name) {
-        return Err(MopedError::Protocol(ProtocolError {
-            file: "<protocol name>".into(),
-            line: 1,
-            col: 1,
-            msg: unknown_protocol(name),
-        }));
-    }
-    let p = Protocol::by_name(name)?;
-    let mut md = format!("# Protocol `{name}`\n\n");
-    for m in [p.l2.as_ref(), p.dir.as_ref()] {
-        md.push_str(&m.to_markdown());
-        if !md.ends_with('\n') {
-            md.push('\n');
-        }
-        md.push('\n');
-    }
-    Ok(md)
-}
-
-fn cmd_protocol_show(name: &str, format: Format) -> CmdResult {
-    if !Protocol::names().contains(&name) {
-        return Err(Failure::Usage(unknown_protocol(name)));
-    }
+fn cmd_protocol_show(design: Design, format: Format) -> CmdResult {
     let md = match format {
-        Format::Md => protocol_markdown(name)?,
+        Format::Md => api::protocols::protocol_markdown(design),
     };
     let mut out = io::stdout().lock();
     out.write_all(md.as_bytes())?;
@@ -895,90 +753,17 @@ fn cmd_protocol_show(name: &str, format: Format) -> CmdResult {
     Ok(())
 }
 
-/// The one-line summary of a machine that passed the lint.
-pub fn lint_summary(m: &Machine) -> String {
-    let transitions = m
-        .transitions()
-        .iter()
-        .filter(|t| matches!(t.cell, Cell::Transition { .. }))
-        .count();
-    format!(
-        "ok ({} states, {} events, {transitions} transitions)",
-        m.states().len(),
-        m.events().len()
-    )
-}
-
-/// Reads and lints one machine file (an overlay: on the layers its design folder builds on).
-pub fn lint_file(path: &Path) -> Result<Machine, String> {
-    lint_files(&[path.to_path_buf()]).remove(0)
-}
-
-/// Reads and lints files in order. An overlay inside a shipped design's folder (say
-/// `protocols/optcopy/L2Cache.sm`) is checked on the layers that design builds on, read
-/// from the sibling folders on disk (`baseline/`, `basemoped/`, ...); any other overlay on
-/// the files before it that built its machine, else on the shipped baseline.
-pub fn lint_files(paths: &[PathBuf]) -> Vec<Result<Machine, String>> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("error: {}: cannot read: {e}", p.display()))
-    };
-    let texts: Vec<Result<String, String>> = paths.iter().map(|p| read(p)).collect();
-    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    // Base layers on disk for files in a design folder: (text, name) per layer.
-    let bases: Vec<Option<Vec<(String, String)>>> = paths
-        .iter()
-        .zip(&texts)
-        .map(|(p, t)| {
-            let t = t.as_ref().ok()?;
-            let folder = p.parent()?;
-            let design = folder.file_name()?.to_str()?;
-            let machine = p.file_stem()?.to_str()?;
-            let root = folder.parent()?;
-            let shipped = protocols::design_files(design, machine)?;
-            let mut layers = Vec::new();
-            for (_, rel) in shipped {
-                let on_disk = root.join(rel.trim_start_matches("protocols/"));
-                let text = read(&on_disk).ok()?;
-                if &text == t {
-                    break;
-                }
-                layers.push((text, on_disk.display().to_string()));
-            }
-            Some(layers)
-        })
-        .collect();
-    // Unreadable files drop out of the chain; their slot reports the read error.
-    let inputs: Vec<protocols::LintInput> = texts
-        .iter()
-        .zip(&names)
-        .zip(&bases)
-        .filter_map(|((t, n), b)| {
-            let t = t.as_ref().ok()?;
-            let base = b
-                .as_ref()
-                .map(|l| l.iter().map(|(t, n)| (t.as_str(), n.as_str())).collect());
-            Some((t.as_str(), n.as_str(), base))
-        })
-        .collect();
-    let mut linted = protocols::lint_chain(&inputs).into_iter();
-    texts
-        .iter()
-        .map(|t| match t {
-            Err(e) => Err(e.clone()),
-            Ok(_) => linted
-                .next()
-                .expect("one result per readable file")
-                .map_err(|e| format!("{}:{}:{}: error: {}", e.file, e.line, e.col, e.msg)),
-        })
-        .collect()
-}
-
 fn cmd_protocol_lint(files: &[PathBuf]) -> CmdResult {
     let mut out = io::stdout().lock();
     let mut failed = false;
-    for (path, r) in files.iter().zip(lint_files(files)) {
+    for (path, r) in files.iter().zip(api::protocols::lint_files(files)) {
         match r {
-            Ok(m) => writeln!(out, "{}: {}", path.display(), lint_summary(&m))?,
+            Ok(m) => writeln!(
+                out,
+                "{}: {}",
+                path.display(),
+                api::protocols::lint_summary(&m)
+            )?,
             Err(msg) => {
                 failed = true;
                 out.flush()?;
@@ -1071,44 +856,7 @@ mod tests {
     }
 
     #[test]
-    fn protocol_show_and_lint_shipped_files() {
-        let md = protocol_markdown("baseline").expect("baseline renders");
-        assert!(md.contains("IS"));
-        // The overlays' tables, with the states and events they add.
-        let md = protocol_markdown("optcache").expect("optcache renders");
-        for name in [
-            "ID",
-            "M_GETS",
-            "Fwd_GET_COPY",
-            "IC",
-            "MC",
-            "MF",
-            "Fill_Grant",
-            "GET_FILL",
-        ] {
-            assert!(md.contains(name), "{name} missing from the optcache tables");
-        }
-        assert!(protocol_markdown("nope")
-            .unwrap_err()
-            .to_string()
-            .contains("baseline"));
-        for f in [
-            "protocols/baseline/L2Cache.sm",
-            "protocols/baseline/Directory.sm",
-            "protocols/basemoped/L2Cache.sm",
-            "protocols/optcopy/L2Cache.sm",
-            "protocols/optcopy/Directory.sm",
-            "protocols/optcache/L2Cache.sm",
-            "protocols/optcache/Directory.sm",
-        ] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
-            let m = lint_file(&path).expect("shipped file lints");
-            assert!(lint_summary(&m).starts_with("ok ("));
-        }
-    }
-
-    #[test]
-    fn lint_reports_position_and_missing_files() {
+    fn lint_failures_exit_1() {
         let dir = std::env::temp_dir().join(format!("moped-cli-lint-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bad = dir.join("Bad.sm");
@@ -1117,16 +865,11 @@ mod tests {
             "machine(L2Cache, desc=\"x\");\ntransition(Q, Load) { nope; }\n",
         )
         .unwrap();
-        let msg = lint_file(&bad).expect_err("a bad file fails the lint");
-        assert!(msg.starts_with(&format!("{}:", bad.display())), "{msg}");
         assert_eq!(
             run(&["moped", "protocol", "lint", bad.to_str().unwrap()]),
             1
         );
         let missing = dir.join("missing.sm");
-        assert!(lint_file(&missing)
-            .expect_err("a missing file fails")
-            .starts_with("error:"));
         assert_eq!(
             run(&["moped", "protocol", "lint", missing.to_str().unwrap()]),
             1

@@ -9,14 +9,16 @@
 //! behind the `ffi` feature).
 
 pub mod analysis;
+pub mod api;
 pub mod bench;
 pub mod checker;
 pub mod cli;
 pub mod coherence;
 pub mod config;
 pub mod core;
+pub mod design;
 pub mod engine;
-pub mod experiments;
+pub mod error;
 #[cfg(feature = "ffi")]
 pub mod ffi;
 pub mod gem5;
@@ -28,7 +30,6 @@ pub mod os;
 pub mod protocol;
 #[cfg(feature = "python")]
 mod python;
-pub mod run;
 pub mod sim;
 pub mod stats;
 pub mod tester;

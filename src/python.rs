@@ -13,14 +13,10 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::analysis::{self, AnalysisError, RunRecord};
-use crate::coherence::protocols;
-use crate::coherence::Protocol;
+use crate::analysis::{AnalysisError, RunRecord};
+use crate::api::{self, Design, MopedError as CoreError};
 use crate::config::SystemConfig;
-use crate::core::Program;
-use crate::run::{run_program, write_results, MopedError as CoreError};
 use crate::stats::StatValue;
-use crate::tester::{self, TesterConfig};
 
 pyo3::create_exception!(
     moped._core,
@@ -79,7 +75,13 @@ fn json_err(e: serde_json::Error) -> PyErr {
 
 /// Run records from JSON (a list of {benchmark, group, design, seed, metrics}).
 fn records(records_json: &str) -> PyResult<Vec<RunRecord>> {
-    analysis::records_from_json(records_json).map_err(analysis_err)
+    api::analysis::records_from_json(records_json).map_err(analysis_err)
+}
+
+/// A design name as the enum; an unknown one raises ProtocolError listing the designs.
+fn design(name: &str) -> PyResult<Design> {
+    name.parse()
+        .map_err(|e: api::UnknownDesign| ProtocolError::new_err(e.to_string()))
 }
 
 fn config_err(e: impl std::fmt::Display) -> PyErr {
@@ -152,43 +154,8 @@ fn dict_to_table(d: &Bound<'_, PyDict>, prefix: &str) -> PyResult<toml::Table> {
     Ok(t)
 }
 
-/// Merges `over` into `base`, table by table.
-fn merge(base: &mut toml::Table, over: toml::Table) {
-    for (k, v) in over {
-        match (base.get_mut(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
-            (_, v) => {
-                base.insert(k, v);
-            }
-        }
-    }
-}
-
-/// The first key path of `over` that `known` lacks.
-fn unknown_key(known: &toml::Table, over: &toml::Table, prefix: &str) -> Option<String> {
-    for (k, v) in over {
-        let path = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match (known.get(k), v) {
-            (None, _) => return Some(path),
-            (Some(toml::Value::Table(kt)), toml::Value::Table(ot)) => {
-                if let Some(p) = unknown_key(kt, ot, &path) {
-                    return Some(p);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 fn parse_config(text: &str, file: &str) -> PyResult<SystemConfig> {
-    let cfg = SystemConfig::from_toml_str(text, file).map_err(config_err)?;
-    cfg.validate().map_err(config_err)?;
-    Ok(cfg)
+    api::config::parse_config(text, file).map_err(config_err)
 }
 
 /// Parses and validates a config (TOML text; missing fields take their defaults), applies
@@ -205,17 +172,8 @@ fn validate_config(
         return Ok(cfg.to_toml_string());
     };
     let over = dict_to_table(overrides, "")?;
-    let mut table: toml::Table = toml::from_str(&cfg.to_toml_string()).map_err(config_err)?;
-    let unknown = unknown_key(&table, &over, "");
-    merge(&mut table, over);
-    let merged = toml::to_string(&table).map_err(config_err)?;
-    match parse_config(&merged, "<overrides>") {
-        Ok(cfg) => Ok(cfg.to_toml_string()),
-        Err(e) => match unknown {
-            Some(path) => Err(config_err(format!("unknown config key `{path}`"))),
-            None => Err(e),
-        },
-    }
+    let cfg = api::config::with_overrides(&cfg, over).map_err(config_err)?;
+    Ok(cfg.to_toml_string())
 }
 
 /// The resolved config as JSON (for `SystemConfig.to_dict`).
@@ -239,17 +197,11 @@ fn run<'py>(
     out: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = parse_config(config_toml, "<config>")?;
-    let program = Program::from_file(Path::new(program_path), cfg.system.cores)
-        .map_err(|e| ProgramError::new_err(e.to_string()))?;
-    let protocol = protocol.to_string();
+    let design = design(protocol)?;
+    let program = Path::new(program_path);
+    let out = out.as_deref().map(Path::new);
     let result = py
-        .allow_threads(|| {
-            let r = run_program(&cfg, &program, &protocol, seed)?;
-            if let Some(dir) = &out {
-                write_results(Path::new(dir), &r)?;
-            }
-            Ok(r)
-        })
+        .allow_threads(|| api::run::run_file(&cfg, program, design, seed, out))
         .map_err(to_py)?;
     let stats = PyList::empty_bound(py);
     for s in result.stats.stats() {
@@ -269,7 +221,7 @@ fn run<'py>(
     d.set_item("stats", stats)?;
     d.set_item("cycles", result.cycles)?;
     d.set_item("config_toml", result.config.to_toml_string())?;
-    d.set_item("protocol", &result.protocol)?;
+    d.set_item("protocol", result.design.name())?;
     d.set_item("host_seconds", result.host_seconds)?;
     Ok(d)
 }
@@ -288,10 +240,9 @@ fn random_test<'py>(
             "the random tester needs at least one core",
         ));
     }
-    let cfg = TesterConfig::new(cores, checks, seed);
-    let r = py
-        .allow_threads(|| tester::run(&cfg))
-        .map_err(SimulationError::new_err)?;
+    let (_, r, _) =
+        py.allow_threads(|| api::protocols::random_test(cores, checks, seed, Design::Baseline));
+    let r = r.map_err(SimulationError::new_err)?;
     let d = PyDict::new_bound(py);
     d.set_item("checks_completed", r.checks_completed)?;
     d.set_item("loads", r.loads)?;
@@ -304,22 +255,30 @@ fn random_test<'py>(
     Ok(d)
 }
 
+/// Every design, baseline first: (name, the paper's label, description).
+#[pyfunction]
+fn designs() -> Vec<(&'static str, &'static str, &'static str)> {
+    Design::ALL
+        .map(|d| (d.name(), d.label(), d.description()))
+        .to_vec()
+}
+
 /// Names of the shipped protocols.
 #[pyfunction]
 fn protocol_names() -> Vec<String> {
-    Protocol::names().iter().map(|s| s.to_string()).collect()
+    Design::ALL.map(|d| d.name().to_string()).to_vec()
 }
 
 /// Both machines of a shipped protocol as Markdown tables.
 #[pyfunction]
 fn protocol_markdown(name: &str) -> PyResult<String> {
-    crate::cli::protocol_markdown(name).map_err(to_py)
+    Ok(api::protocols::protocol_markdown(design(name)?))
 }
 
 /// Checks one machine file's text; raises ProtocolError with `file:line:col: reason`.
 #[pyfunction]
 fn lint_protocol(text: &str, file: &str) -> PyResult<()> {
-    protocols::lint(text, file)
+    api::protocols::lint_text(text, file)
         .map(|_| ())
         .map_err(|e| ProtocolError::new_err(e.to_string()))
 }
@@ -340,22 +299,130 @@ fn run_workload(
     out: Option<&str>,
 ) -> PyResult<String> {
     let cfg = parse_config(config_toml, "<config>")?;
-    let task = crate::experiments::Task {
+    let task = api::experiments::Task {
         spec: spec_path.into(),
-        design: design.to_string(),
+        design: self::design(design)?,
         seed,
     };
     let outcome = py
         .allow_threads(|| {
-            crate::experiments::run_task(
-                &cfg,
-                &task,
-                iteration_scale,
-                out.map(std::path::Path::new),
-            )
+            api::experiments::run_task(&cfg, &task, iteration_scale, out.map(std::path::Path::new))
         })
         .map_err(to_py)?;
     serde_json::to_string(&outcome).map_err(json_err)
+}
+
+/// The options of a Figure-10 experiment from Python's arguments.
+fn figure10_options(
+    out: &str,
+    workloads_dir: &str,
+    large: bool,
+    seeds: Vec<u64>,
+    iteration_scale: Option<f64>,
+    config_toml: &str,
+    jobs: Option<usize>,
+) -> PyResult<api::figure10::Figure10Options> {
+    Ok(api::figure10::Figure10Options {
+        out: out.into(),
+        workloads: workloads_dir.into(),
+        large,
+        seeds,
+        iterations: iteration_scale,
+        config: parse_config(config_toml, "<config>")?,
+        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    })
+}
+
+/// Figure 10's tasks as `(spec path, design, seed, results folder name)`, in the paper's
+/// order; a missing spec raises MopedError listing every missing one.
+#[pyfunction]
+fn figure10_plan(
+    workloads_dir: &str,
+    large: bool,
+    seeds: Vec<u64>,
+) -> PyResult<Vec<(String, &'static str, u64, String)>> {
+    let tasks = api::figure10::plan(Path::new(workloads_dir), large, &seeds).map_err(to_py)?;
+    Ok(tasks
+        .iter()
+        .map(|t| {
+            (
+                t.spec.display().to_string(),
+                t.design.name(),
+                t.seed,
+                t.dir_name(),
+            )
+        })
+        .collect())
+}
+
+/// Runs Figure 10 on the simulator's own pool of `jobs` threads (default: every core),
+/// printing a line per finished run to stderr when `progress`, and writes its results into
+/// `out`. Returns the JSON of the runs' outcomes.
+#[pyfunction]
+#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true))]
+#[allow(clippy::too_many_arguments)]
+fn figure10(
+    py: Python<'_>,
+    out: &str,
+    workloads_dir: &str,
+    large: bool,
+    seeds: Vec<u64>,
+    iteration_scale: Option<f64>,
+    config_toml: &str,
+    jobs: Option<usize>,
+    progress: bool,
+) -> PyResult<String> {
+    let opts = figure10_options(
+        out,
+        workloads_dir,
+        large,
+        seeds,
+        iteration_scale,
+        config_toml,
+        jobs,
+    )?;
+    let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)
+        .map_err(to_py)?
+        .len();
+    let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
+        if progress {
+            eprintln!("{}", api::figure10::progress_line(done, n, r));
+        }
+    };
+    let f = py
+        .allow_threads(|| api::figure10::figure10(&opts, &report))
+        .map_err(to_py)?;
+    serde_json::to_string(&f.outcomes).map_err(json_err)
+}
+
+/// Analyses the outcomes (JSON, as `run_workload` returns them, in plan order) of runs
+/// made elsewhere and writes Figure 10's tables, report, records and config into `out`.
+#[pyfunction]
+#[pyo3(signature = (out, outcomes_json, workloads_dir, large, seeds, iteration_scale, config_toml))]
+#[allow(clippy::too_many_arguments)]
+fn figure10_finish(
+    out: &str,
+    outcomes_json: &str,
+    workloads_dir: &str,
+    large: bool,
+    seeds: Vec<u64>,
+    iteration_scale: Option<f64>,
+    config_toml: &str,
+) -> PyResult<()> {
+    let opts = figure10_options(
+        out,
+        workloads_dir,
+        large,
+        seeds,
+        iteration_scale,
+        config_toml,
+        None,
+    )?;
+    let outcomes: Vec<api::experiments::Outcome> =
+        serde_json::from_str(outcomes_json).map_err(json_err)?;
+    let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
+    api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
+    Ok(())
 }
 
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and
@@ -364,34 +431,14 @@ fn run_workload(
 /// file:line:col.
 #[pyfunction]
 fn parse_goal(text: &str, file: &str) -> PyResult<String> {
-    use crate::workload::Call;
-    let w = crate::workload::goal::parse_goal(text, file)
-        .map_err(|e| ProgramError::new_err(e.to_string()))?;
-    let ranks: Vec<serde_json::Value> = w
-        .ranks
-        .iter()
-        .map(|r| {
-            let count = |f: &dyn Fn(&Call) -> bool| r.calls.iter().filter(|c| f(c)).count();
-            serde_json::json!({
-                "calls": r.calls.len(),
-                "sends": count(&|c| matches!(c, Call::Isend { .. })),
-                "recvs": count(&|c| matches!(c, Call::Irecv { .. })),
-                "any_source_recvs": count(&|c| matches!(
-                    c,
-                    Call::Irecv { src: crate::moped::ports::Peer::Any, .. }
-                )),
-                "buffer_bytes": r.buffers.iter().map(|b| b.bytes).sum::<u64>(),
-            })
-        })
-        .collect();
-    let out = serde_json::json!({"name": w.name, "ranks": ranks, "notes": w.notes});
-    Ok(out.to_string())
+    let summary = api::mpi::goal_summary(text, file).map_err(ProgramError::new_err)?;
+    Ok(summary.to_string())
 }
 
 /// The reductions of the run records (a JSON list) against the baseline, as JSON.
 #[pyfunction]
 fn reductions(records_json: &str) -> PyResult<String> {
-    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+    let red = api::analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
     serde_json::to_string(&red).map_err(json_err)
 }
 
@@ -399,24 +446,21 @@ fn reductions(records_json: &str) -> PyResult<String> {
 /// reduction, as JSON.
 #[pyfunction]
 fn summaries(records_json: &str) -> PyResult<String> {
-    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
-    serde_json::to_string(&analysis::summaries(&red)).map_err(json_err)
+    let sums = api::analysis::summaries(&records(records_json)?).map_err(analysis_err)?;
+    serde_json::to_string(&sums).map_err(json_err)
 }
 
 /// The paper's claims checked on the run records, as JSON.
 #[pyfunction]
 fn claims(records_json: &str) -> PyResult<String> {
-    let recs = records(records_json)?;
-    let red = analysis::reductions(&recs).map_err(analysis_err)?;
-    let mut claims = analysis::check_claims(&red);
-    analysis::explain(&mut claims, &recs);
+    let claims = api::analysis::claims(&records(records_json)?).map_err(analysis_err)?;
     serde_json::to_string(&claims).map_err(json_err)
 }
 
 /// The paper's published values (abstract and section 6) with their sources, as JSON.
 #[pyfunction]
 fn published_values() -> PyResult<String> {
-    serde_json::to_string(analysis::PUBLISHED).map_err(json_err)
+    serde_json::to_string(api::analysis::PUBLISHED).map_err(json_err)
 }
 
 /// The Markdown report of the run records; `explanations` (claim id -> text) are added to
@@ -428,23 +472,14 @@ fn figure10_report(
     notes: Vec<String>,
     explanations: Option<std::collections::HashMap<String, String>>,
 ) -> PyResult<String> {
-    let recs = records(records_json)?;
-    let red = analysis::reductions(&recs).map_err(analysis_err)?;
-    let mut claims = analysis::check_claims(&red);
-    analysis::explain(&mut claims, &recs);
-    for c in &mut claims {
-        if let Some(text) = explanations.as_ref().and_then(|e| e.get(&c.id)) {
-            c.explanation = format!("{} {}", c.explanation, text.trim());
-        }
-    }
-    Ok(analysis::report_markdown(&recs, &red, &claims, &notes))
+    let explanations = explanations.unwrap_or_default();
+    api::analysis::report(&records(records_json)?, &notes, &explanations).map_err(analysis_err)
 }
 
 /// Writes reductions.csv and reductions.json of the run records into `dir`.
 #[pyfunction]
 fn write_figure10_tables(dir: &str, records_json: &str) -> PyResult<()> {
-    let red = analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
-    analysis::write_tables(Path::new(dir), &red).map_err(analysis_err)
+    api::analysis::write_tables(Path::new(dir), &records(records_json)?).map_err(analysis_err)
 }
 
 /// A value as a Python int or float.
@@ -468,9 +503,8 @@ fn parse_stats<'py>(
     dump: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let err = |e: String| StatsError::new_err(e);
-    let parsed =
-        crate::stats::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
-    let picked: Vec<(usize, &crate::stats::gem5::Dump)> = match dump {
+    let parsed = api::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
+    let picked: Vec<(usize, &api::gem5::Dump)> = match dump {
         Some(i) => vec![parsed.select(i).map_err(err)?],
         None => parsed.dumps.iter().enumerate().collect(),
     };
@@ -509,7 +543,7 @@ fn compare(
 ) -> PyResult<String> {
     let c = py
         .allow_threads(|| {
-            analysis::compare::compare(
+            api::gem5::compare(
                 Path::new(gem5_dir),
                 Path::new(embedded_dir),
                 dump,
@@ -538,6 +572,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(random_test, m)?)?;
+    m.add_function(wrap_pyfunction!(designs, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_names, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(lint_protocol, m)?)?;
@@ -549,5 +584,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(published_values, m)?)?;
     m.add_function(wrap_pyfunction!(figure10_report, m)?)?;
     m.add_function(wrap_pyfunction!(write_figure10_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(figure10_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(figure10, m)?)?;
+    m.add_function(wrap_pyfunction!(figure10_finish, m)?)?;
     Ok(())
 }

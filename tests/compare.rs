@@ -7,8 +7,8 @@ use std::process::Command;
 
 use moped::analysis::compare::{compare, detect, Comparison, Row, RunKind};
 use moped::config::SystemConfig;
-use moped::experiments::load_workload;
 use moped::mpi::{run_workload, MpiParams};
+use moped::workload::load_workload;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -50,7 +50,7 @@ fn embedded_run(name: &str) -> (PathBuf, moped::stats::StatsRegistry) {
     let run = run_workload(
         &SystemConfig::default(),
         &w,
-        "optcopy",
+        moped::design::Design::OptCopy,
         1,
         MpiParams::default(),
     )

@@ -12,11 +12,11 @@ use std::process::Command;
 use std::rc::Rc;
 
 use moped::config::SystemConfig;
-use moped::experiments::load_workload;
 use moped::ffi::{self, Gem5Host, HostOptions, MopedG5Memory, Op, Port, Request, RunState};
 use moped::mem::{LineAddr, LineData};
 use moped::moped::xlate::PhysMem;
 use moped::mpi::{run_workload, MpiParams};
+use moped::workload::load_workload;
 
 const PINGPONG: &str = "workloads/imb/pingpong-16k.toml";
 
@@ -174,7 +174,7 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
 }
 
 fn opts(design: &str, iterations: f64) -> HostOptions {
-    let mut o = HostOptions::new(repo(PINGPONG), design);
+    let mut o = HostOptions::new(repo(PINGPONG), design.parse().unwrap());
     o.iterations = iterations;
     o
 }
@@ -201,7 +201,7 @@ fn pingpong_runs_with_every_message_verified_in_each_design() {
         let embedded = run_workload(
             &SystemConfig::default(),
             &w,
-            design,
+            design.parse().unwrap(),
             1,
             MpiParams::default(),
         )

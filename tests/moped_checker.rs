@@ -46,7 +46,7 @@ fn moped_configurations_need_a_moped_design() {
 /// `design` with one overlay file's text edited.
 fn mutated(design: &str, file: &str, from: &str, to: &str) -> Protocol {
     let layers = |machine: &str| -> Vec<(String, &'static str)> {
-        design_files(design, machine)
+        design_files(design.parse().unwrap(), machine)
             .unwrap()
             .into_iter()
             .map(|(text, path)| {

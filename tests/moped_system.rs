@@ -10,6 +10,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use moped::coherence::{AccessKind, Completed, CoreReq, Protocol};
 use moped::config::SystemConfig;
+use moped::design::Design;
 use moped::moped::ports::{pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag, REFUSED};
 use moped::moped::{DescId, Kind};
 use moped::os::{ProcId, Region};
@@ -542,7 +543,7 @@ fn region(va: u64, len: u64, populate: bool) -> Region {
 /// the receive buffers changed.
 #[test]
 fn concurrent_programs_copy_byte_for_byte_in_every_design() {
-    for design in ["basemoped", "optcopy", "optcache"] {
+    for design in Design::MOPED {
         for seed in 0..6u64 {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             // Two programs of two ranks each on four cores: program p's ranks 0 and 1 are
@@ -582,7 +583,7 @@ fn concurrent_programs_copy_byte_for_byte_in_every_design() {
                     )
                 })
                 .collect();
-            let mut s = setup(design, 4, &procs, 64);
+            let mut s = setup(design.name(), 4, &procs, 64);
             for (i, &len) in lens.iter().enumerate() {
                 s.message(i, peer(i), 1, sva(i), rva(peer(i)), len);
             }
@@ -746,8 +747,8 @@ fn the_example_program_runs_in_every_moped_design() {
     let cfg = SystemConfig::default();
     let prog = moped::core::Program::from_file(&path, cfg.system.cores).unwrap();
     let mut misses = Vec::new();
-    for design in ["basemoped", "optcopy", "optcache"] {
-        let r = moped::run::run_program(&cfg, &prog, design, 1)
+    for design in Design::MOPED {
+        let r = moped::api::run::run_program(&cfg, &prog, design, 1)
             .unwrap_or_else(|e| panic!("{design}: {e}"));
         let get = |n: &str| r.stats.get(n).unwrap().value.as_f64();
         assert_eq!(get("system.moped.completed"), 3.0, "{design}");
@@ -764,6 +765,6 @@ fn the_example_program_runs_in_every_moped_design() {
         misses[1]
     );
     // Without MOPED, a port access is a clear error.
-    let e = moped::run::run_program(&cfg, &prog, "baseline", 1).unwrap_err();
+    let e = moped::api::run::run_program(&cfg, &prog, Design::Baseline, 1).unwrap_err();
     assert!(e.to_string().contains("has no MOPED"), "{e}");
 }

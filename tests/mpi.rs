@@ -43,7 +43,7 @@ fn run(w: &Workload, design: &str) -> MpiRun {
     run_workload(
         &cfg(w.ranks.len().max(2)),
         w,
-        design,
+        design.parse().expect("a design name"),
         1,
         MpiParams::default(),
     )
@@ -222,7 +222,14 @@ fn kept_page_table_lines_spare_walks_of_reused_buffers() {
     let walks = |lines: usize| {
         let mut c = cfg(2);
         c.moped.walk_cache_lines = lines;
-        let r = run_workload(&c, &w, "optcopy", 1, MpiParams::default()).unwrap();
+        let r = run_workload(
+            &c,
+            &w,
+            moped::design::Design::OptCopy,
+            1,
+            MpiParams::default(),
+        )
+        .unwrap();
         assert_eq!(r.messages_verified, 8 + 2);
         r.stats
             .get("system.moped.walk_line_reads")
@@ -260,8 +267,8 @@ fn a_program_that_backs_off_finishes_through_shared_memory_and_returns_after_a_b
     for d in ["basemoped", "optcopy", "optcache"] {
         let mut c = cfg(p);
         c.moped.descriptor_entries = 4;
-        let r =
-            run_workload(&c, &w, d, 1, MpiParams::default()).unwrap_or_else(|e| panic!("{d}: {e}"));
+        let r = run_workload(&c, &w, d.parse().unwrap(), 1, MpiParams::default())
+            .unwrap_or_else(|e| panic!("{d}: {e}"));
         let g = |n: &str| r.stats.get(n).unwrap().value.as_f64();
         assert_eq!(r.messages_verified, 64 + 8 * 3 + 8, "{d}");
         assert!(g("mpi.backoff_refused") > 0.0, "{d}: no refusal");

@@ -2,11 +2,12 @@
 //! seeds, its self-test against an ideal memory, watchdogs on a seeded bug, determinism,
 //! and the three statistics outputs of a small program.
 
+use moped::api::run::{run_program, write_results};
 use moped::coherence::protocols::{BASELINE_DIR, BASELINE_L2};
 use moped::coherence::Protocol;
 use moped::config::SystemConfig;
 use moped::core::Program;
-use moped::run::{run_program, write_results};
+use moped::design::Design;
 use moped::stats::{parse_stats_csv, parse_stats_txt, StatValue};
 use moped::tester::{self, TesterConfig};
 
@@ -135,7 +136,7 @@ fn small_system() -> SystemConfig {
 
 #[test]
 fn stats_outputs_agree_and_name_the_paper_metrics() {
-    let r = run_program(&small_system(), &small_program(), "baseline", 1).unwrap();
+    let r = run_program(&small_system(), &small_program(), Design::Baseline, 1).unwrap();
     let dir = std::env::temp_dir().join(format!("moped-stats-test-{}", std::process::id()));
     write_results(&dir, &r).unwrap();
     let txt = parse_stats_txt(&std::fs::read_to_string(dir.join("stats.txt")).unwrap()).unwrap();
@@ -216,9 +217,9 @@ fn stats_outputs_agree_and_name_the_paper_metrics() {
 fn same_seed_same_stats() {
     let cfg = TesterConfig::new(8, 3_000, 9);
     assert_eq!(tester::run(&cfg).unwrap(), tester::run(&cfg).unwrap());
-    let a = run_program(&small_system(), &small_program(), "baseline", 4).unwrap();
-    let b = run_program(&small_system(), &small_program(), "baseline", 4).unwrap();
-    let strip = |r: &moped::run::RunResult| {
+    let a = run_program(&small_system(), &small_program(), Design::Baseline, 4).unwrap();
+    let b = run_program(&small_system(), &small_program(), Design::Baseline, 4).unwrap();
+    let strip = |r: &moped::api::run::RunResult| {
         r.stats
             .stats()
             .iter()
@@ -237,7 +238,7 @@ fn expect_mismatch_fails_the_run_naming_the_load() {
         4,
     )
     .unwrap();
-    let e = run_program(&small_system(), &p, "baseline", 1)
+    let e = run_program(&small_system(), &p, Design::Baseline, 1)
         .unwrap_err()
         .to_string();
     assert!(e.contains("0x40") && e.contains("expected 0x2"), "{e}");

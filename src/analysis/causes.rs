@@ -7,6 +7,7 @@
 //! cause, and the claim's explanation says so.
 
 use super::{Claim, RunRecord, Verdict};
+use crate::design::Design;
 
 /// The benchmarks whose checks failed: the text before the label's first colon.
 fn failed_benchmarks(c: &Claim) -> Vec<String> {
@@ -50,10 +51,10 @@ fn count(v: f64) -> String {
 /// (b): OPTCOPY behind BASEMOPED on a benchmark.
 fn explain_b(records: &[RunRecord], bench: &str) -> String {
     let keys = [
-        ("basemoped", "moped_misses_memory"),
-        ("basemoped", "moped_misses_other_cache"),
-        ("optcopy", "moped_misses_memory"),
-        ("optcopy", "moped_misses_other_cache"),
+        (Design::BaseMoped.name(), "moped_misses_memory"),
+        (Design::BaseMoped.name(), "moped_misses_other_cache"),
+        (Design::OptCopy.name(), "moped_misses_memory"),
+        (Design::OptCopy.name(), "moped_misses_other_cache"),
     ];
     let Some([bm, bc, om, oc]) = metrics(records, bench, keys) else {
         return format!("{bench}: the records lack MOPED miss counters; no cause measured.");
@@ -82,10 +83,10 @@ fn explain_b(records: &[RunRecord], bench: &str) -> String {
 /// (f): the designs' L1 miss reductions differ on a benchmark.
 fn explain_f(records: &[RunRecord], bench: &str) -> String {
     let keys = [
-        ("basemoped", "l1_misses"),
-        ("optcopy", "l1_misses"),
-        ("basemoped", "l2_misses_global_cores"),
-        ("optcopy", "l2_misses_global_cores"),
+        (Design::BaseMoped.name(), "l1_misses"),
+        (Design::OptCopy.name(), "l1_misses"),
+        (Design::BaseMoped.name(), "l2_misses_global_cores"),
+        (Design::OptCopy.name(), "l2_misses_global_cores"),
     ];
     let Some([l1b, l1o, gb, go]) = metrics(records, bench, keys) else {
         return format!(

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paper::relative_reduction;
 use super::{design_label, Pct, Reduction, DESIGNS, IMB, NPB};
+use crate::design::Design;
 
 /// (b): OPTCOPY may trail BASEMOPED by this much (a fraction of the baseline's cycles).
 pub const COPY_VS_BASE_TOLERANCE: f64 = 0.01;
@@ -315,8 +316,8 @@ fn claim_b(reductions: &[Reduction]) -> Claim {
     let mut cells = Cells::new(reductions);
     let mut evidence = Vec::new();
     for (g, b) in sixteen_kb() {
-        let base = cells.red(g, b, "basemoped", "cycles");
-        let copy = cells.red(g, b, "optcopy", "cycles");
+        let base = cells.red(g, b, Design::BaseMoped.name(), "cycles");
+        let copy = cells.red(g, b, Design::OptCopy.name(), "cycles");
         if let (Some(base), Some(copy)) = (base, copy) {
             evidence.push(diff(
                 format!(
@@ -346,8 +347,8 @@ fn claim_c(reductions: &[Reduction]) -> Claim {
     let mut cells = Cells::new(reductions);
     let mut evidence = Vec::new();
     for (g, b) in [("imb", "PP"), ("imb", "XC"), ("npb", "CG"), ("npb", "MG")] {
-        let base = cells.red(g, b, "basemoped", "l2_misses_global");
-        let copy = cells.red(g, b, "optcopy", "l2_misses_global");
+        let base = cells.red(g, b, Design::BaseMoped.name(), "l2_misses_global");
+        let copy = cells.red(g, b, Design::OptCopy.name(), "l2_misses_global");
         if let Some(v) = base {
             evidence.push(ev(
                 format!("{b}: BASEMOPED global L2 miss reduction (must be < 0)"),
@@ -380,8 +381,8 @@ fn claim_d(reductions: &[Reduction]) -> Claim {
     let mut cells = Cells::new(reductions);
     let mut evidence = Vec::new();
     for (g, b) in sixteen_kb() {
-        let copy = cells.red(g, b, "optcopy", "cycles");
-        let cache = cells.red(g, b, "optcache", "cycles");
+        let copy = cells.red(g, b, Design::OptCopy.name(), "cycles");
+        let cache = cells.red(g, b, Design::OptCache.name(), "cycles");
         if let (Some(copy), Some(cache)) = (copy, cache) {
             evidence.push(diff(
                 format!(
@@ -411,7 +412,13 @@ fn claim_e(reductions: &[Reduction]) -> Claim {
     let mut cells = Cells::new(reductions);
     let mut evidence = Vec::new();
     for b in ["PP", "XC"] {
-        let share = cells.get("imb-1m", b, "optcache", "l2_misses_global", "optcopy");
+        let share = cells.get(
+            "imb-1m",
+            b,
+            Design::OptCache.name(),
+            "l2_misses_global",
+            Design::OptCopy.name(),
+        );
         if let Some(v) = share {
             evidence.push(ev(
                 format!(
@@ -422,7 +429,7 @@ fn claim_e(reductions: &[Reduction]) -> Claim {
                 Some(v >= FILL_SHARE),
             ));
         }
-        for d in ["optcopy", "optcache"] {
+        for d in [Design::OptCopy.name(), Design::OptCache.name()] {
             if let Some(r) = cells.row("imb-1m", b, d, "l2_misses_local") {
                 evidence.push(Evidence {
                     label: format!("{b}: {} local L2 fills (shown only)", design_label(d)),
@@ -433,7 +440,7 @@ fn claim_e(reductions: &[Reduction]) -> Claim {
             }
         }
     }
-    if let Some(v) = cells.red("imb-1m", "BC", "optcache", "l2_misses_global") {
+    if let Some(v) = cells.red("imb-1m", "BC", Design::OptCache.name(), "l2_misses_global") {
         evidence.push(ev(
             format!(
                 "BC: OPTCACHE global L2 miss reduction (must be > {} %)",

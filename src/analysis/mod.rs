@@ -25,6 +25,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::design::Design;
+
 pub mod causes;
 pub mod claims;
 pub mod compare;
@@ -56,10 +58,14 @@ pub struct RunRecord {
 }
 
 /// The design every other one is compared with.
-pub const BASELINE: &str = "baseline";
+pub const BASELINE: &str = Design::Baseline.name();
 
 /// The MOPED designs, in the paper's order.
-pub const DESIGNS: [&str; 3] = ["basemoped", "optcopy", "optcache"];
+pub const DESIGNS: [&str; 3] = [
+    Design::BaseMoped.name(),
+    Design::OptCopy.name(),
+    Design::OptCache.name(),
+];
 
 /// The benchmark groups, in report order.
 pub const GROUPS: [&str; 3] = ["imb", "npb", "imb-1m"];
@@ -154,11 +160,7 @@ fn rank_in(order: &[&str], name: &str) -> (usize, String) {
 
 /// The paper's spelling of a design ("BASEMOPED"); unknown designs as given.
 pub fn design_label(design: &str) -> String {
-    match design {
-        "baseline" => "baseline".into(),
-        d if DESIGNS.contains(&d) => d.to_uppercase(),
-        d => d.into(),
-    }
+    Design::from_name(design).map_or_else(|| design.to_string(), |d| d.label().to_string())
 }
 
 /// A readable name of a metric.

@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use super::{group_rank, Reduction, BASELINE, IMB, NPB};
+use crate::design::Design;
 
 /// One published value or range.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -36,14 +37,14 @@ pub struct Published {
     pub reading: &'static str,
 }
 
-const MOPED_OPT: &[&str] = &["optcopy", "optcache"];
+const MOPED_OPT: &[&str] = &[Design::OptCopy.name(), Design::OptCache.name()];
 
 /// The published values, in report order.
 pub const PUBLISHED: &[Published] = &[
     Published {
         id: "imb-cycles-basemoped",
         group: "imb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "cycles",
         benchmarks: &IMB,
         reference: BASELINE,
@@ -56,7 +57,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "imb-cycles-optcopy",
         group: "imb",
-        designs: &["optcopy"],
+        designs: &[Design::OptCopy.name()],
         metric: "cycles",
         benchmarks: &IMB,
         reference: BASELINE,
@@ -69,7 +70,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "imb-l1-basemoped",
         group: "imb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l1_misses",
         benchmarks: &IMB,
         reference: BASELINE,
@@ -82,7 +83,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "imb-l2private-basemoped",
         group: "imb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l2_misses_private",
         benchmarks: &["PP", "XC", "BC", "GA"],
         reference: BASELINE,
@@ -95,7 +96,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "imb-global-basemoped-raised",
         group: "imb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l2_misses_global",
         benchmarks: &["PP", "XC"],
         reference: BASELINE,
@@ -122,7 +123,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "npb-cycles-basemoped",
         group: "npb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "cycles",
         benchmarks: &NPB,
         reference: BASELINE,
@@ -135,7 +136,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "npb-cycles-optcopy",
         group: "npb",
-        designs: &["optcopy"],
+        designs: &[Design::OptCopy.name()],
         metric: "cycles",
         benchmarks: &NPB,
         reference: BASELINE,
@@ -148,7 +149,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "npb-l1-basemoped",
         group: "npb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l1_misses",
         benchmarks: &NPB,
         reference: BASELINE,
@@ -161,7 +162,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "npb-l2private-basemoped",
         group: "npb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l2_misses_private",
         benchmarks: &NPB,
         reference: BASELINE,
@@ -174,7 +175,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "npb-global-basemoped-raised",
         group: "npb",
-        designs: &["basemoped"],
+        designs: &[Design::BaseMoped.name()],
         metric: "l2_misses_global",
         benchmarks: &["CG", "MG"],
         reference: BASELINE,
@@ -201,10 +202,10 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "1m-global-optcache-vs-optcopy",
         group: "imb-1m",
-        designs: &["optcache"],
+        designs: &[Design::OptCache.name()],
         metric: "l2_misses_global",
         benchmarks: &["PP", "XC"],
-        reference: "optcopy",
+        reference: Design::OptCopy.name(),
         low: Some(0.5),
         high: Some(0.5),
         statement: "OPTCACHE turns \"roughly 50% of global L2 misses\" into local ones",
@@ -214,7 +215,7 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "1m-global-bc-optcache",
         group: "imb-1m",
-        designs: &["optcache"],
+        designs: &[Design::OptCache.name()],
         metric: "l2_misses_global",
         benchmarks: &["BC"],
         reference: BASELINE,
@@ -228,10 +229,10 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "1m-cycles-bc-optcopy-vs-basemoped",
         group: "imb-1m",
-        designs: &["optcopy"],
+        designs: &[Design::OptCopy.name()],
         metric: "cycles",
         benchmarks: &["BC"],
-        reference: "basemoped",
+        reference: Design::BaseMoped.name(),
         low: Some(0.05),
         high: Some(0.05),
         statement: "BC: \"a 5% reduction in execution time for OPTCOPY\"",
@@ -241,10 +242,10 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "1m-cycles-bc-optcache-vs-basemoped",
         group: "imb-1m",
-        designs: &["optcache"],
+        designs: &[Design::OptCache.name()],
         metric: "cycles",
         benchmarks: &["BC"],
-        reference: "basemoped",
+        reference: Design::BaseMoped.name(),
         low: Some(0.22),
         high: Some(0.22),
         statement: "BC: \"a 22% reduction for OPTCACHE\"",
@@ -254,10 +255,10 @@ pub const PUBLISHED: &[Published] = &[
     Published {
         id: "1m-cycles-pp-xc-optcache",
         group: "imb-1m",
-        designs: &["optcache"],
+        designs: &[Design::OptCache.name()],
         metric: "cycles",
         benchmarks: &["PP", "XC"],
-        reference: "basemoped",
+        reference: Design::BaseMoped.name(),
         low: None,
         high: None,
         statement: "PP and XC see no \"significant performance improvement\"",

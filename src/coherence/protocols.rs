@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::design::{Design, UnknownDesign};
 use crate::protocol::{self, Machine, ProtocolError};
 
 use super::{cache, dir};
@@ -26,29 +27,18 @@ const OPTCOPY_DIR: Shipped = shipped!("protocols/optcopy/Directory.sm");
 const OPTCACHE_L2: Shipped = shipped!("protocols/optcache/L2Cache.sm");
 const OPTCACHE_DIR: Shipped = shipped!("protocols/optcache/Directory.sm");
 
-/// The designs of the paper, each the baseline plus overlays applied in order:
-/// (name, L2 overlays, directory overlays, description).
-const DESIGNS: &[(&str, &[Shipped], &[Shipped], &str)] = &[
-    ("baseline", &[], &[], "unmodified directory MOESI"),
-    (
-        "basemoped",
-        &[BASEMOPED_L2],
-        &[],
-        "MOPED requests in the L2 controller (M_GETS, M_GETX); directory unchanged",
-    ),
-    (
-        "optcopy",
-        &[BASEMOPED_L2, OPTCOPY_L2],
-        &[OPTCOPY_DIR],
-        "BASEMOPED plus copies of send lines that leave every cache's state unchanged",
-    ),
-    (
-        "optcache",
-        &[BASEMOPED_L2, OPTCOPY_L2, OPTCACHE_L2],
-        &[OPTCOPY_DIR, OPTCACHE_DIR],
-        "OPTCOPY plus receive lines granted without their old data (fills)",
-    ),
-];
+/// The overlays `design` applies, in order, to the baseline L2 and directory machines.
+fn overlays(design: Design) -> (&'static [Shipped], &'static [Shipped]) {
+    match design {
+        Design::Baseline => (&[], &[]),
+        Design::BaseMoped => (&[BASEMOPED_L2], &[]),
+        Design::OptCopy => (&[BASEMOPED_L2, OPTCOPY_L2], &[OPTCOPY_DIR]),
+        Design::OptCache => (
+            &[BASEMOPED_L2, OPTCOPY_L2, OPTCACHE_L2],
+            &[OPTCOPY_DIR, OPTCACHE_DIR],
+        ),
+    }
+}
 
 /// The two machines of one protocol, shared by every controller of a system.
 #[derive(Clone, Debug)]
@@ -96,34 +86,26 @@ impl Protocol {
         })
     }
 
-    /// A shipped protocol by design name: `baseline`, `basemoped`, `optcopy`, `optcache`.
+    /// The shipped protocol of `design`.
+    pub fn of(design: Design) -> Protocol {
+        let (l2o, diro) = overlays(design);
+        Self::layered(design.name(), BASELINE_L2, l2o, BASELINE_DIR, diro)
+            .expect("the shipped protocol files load (tests load every design)")
+    }
+
+    /// A shipped protocol by design name (see [`Design`]).
     pub fn by_name(name: &str) -> Result<Protocol, ProtocolError> {
-        let Some(&(_, l2o, diro, _)) = DESIGNS.iter().find(|d| d.0 == name) else {
-            return Err(ProtocolError {
-                file: "<protocol name>".into(),
-                line: 1,
-                col: 1,
-                msg: format!(
-                    "unknown protocol `{name}`, expected one of: {}",
-                    Self::names().join(", ")
-                ),
-            });
-        };
-        Self::layered(name, BASELINE_L2, l2o, BASELINE_DIR, diro)
+        let design: Design = name.parse().map_err(|e: UnknownDesign| ProtocolError {
+            file: "<protocol name>".into(),
+            line: 1,
+            col: 1,
+            msg: e.to_string(),
+        })?;
+        Ok(Self::of(design))
     }
 
     pub fn baseline() -> Protocol {
-        Self::by_name("baseline").expect("the shipped baseline protocol loads")
-    }
-
-    /// Names of the shipped protocols (the paper's designs), baseline first.
-    pub fn names() -> &'static [&'static str] {
-        &["baseline", "basemoped", "optcopy", "optcache"]
-    }
-
-    /// One line about a shipped design.
-    pub fn describe(name: &str) -> Option<&'static str> {
-        DESIGNS.iter().find(|d| d.0 == name).map(|d| d.3)
+        Self::of(Design::Baseline)
     }
 
     /// True if the protocol's L2 takes MOPED requests.
@@ -173,8 +155,8 @@ fn resolve(m: &Machine, file: &str) -> Result<(), ProtocolError> {
 
 /// The shipped files `design`'s `machine` is built from, the baseline machine first, as
 /// `(text, path)` with paths under `protocols/`.
-pub fn design_files(design: &str, machine: &str) -> Option<Vec<(&'static str, &'static str)>> {
-    let &(_, l2o, diro, _) = DESIGNS.iter().find(|d| d.0 == design)?;
+pub fn design_files(design: Design, machine: &str) -> Option<Vec<(&'static str, &'static str)>> {
+    let (l2o, diro) = overlays(design);
     let (base, layers) = match machine {
         "L2Cache" => (BASELINE_L2, l2o),
         "Directory" => (BASELINE_DIR, diro),
@@ -220,7 +202,7 @@ pub fn lint_chain(files: &[LintInput]) -> Vec<Result<Machine, ProtocolError>> {
                     .find(|m| m.name() == name)
                     .cloned()
                     .or_else(|| {
-                        design_files("baseline", &name).and_then(|l| build(&l, &actions).ok())
+                        design_files(Design::Baseline, &name).and_then(|l| build(&l, &actions).ok())
                     })),
             };
             match base {

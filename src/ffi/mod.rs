@@ -9,9 +9,6 @@
 //! Every entry point accepts a null host, and catches panics: a panic fails the run (or
 //! makes `moped_g5_host_new` return null) with its message instead of unwinding into C.
 
-mod host;
-mod platform;
-
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -19,8 +16,8 @@ use std::path::PathBuf;
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
 use crate::moped::xlate::PhysMem;
 
-pub use host::{Gem5Host, HostOptions, RunState};
-pub use platform::{Op, Port, Request};
+pub use crate::api::gem5::{Gem5Host, HostOptions, RunState};
+pub use crate::api::gem5::{Op, Port, Request};
 
 /// Bytes of a line (`MOPED_G5_LINE_BYTES`).
 pub const MOPED_G5_LINE_BYTES: usize = LINE_BYTES;
@@ -206,7 +203,9 @@ pub unsafe extern "C" fn moped_g5_host_new(
         };
         let opts = HostOptions {
             workload: PathBuf::from(workload),
-            design: design.to_string(),
+            design: design
+                .parse()
+                .map_err(|e: crate::api::UnknownDesign| e.to_string())?,
             iterations,
             seed,
             config: config.map(PathBuf::from),

@@ -1,14 +1,18 @@
-//! The gem5 face: the SLICC protocol generated from `protocols/` for gem5's Ruby.
+//! The gem5 face: the SLICC protocol generated from `protocols/` for gem5's Ruby, and
+//! [`host::Gem5Host`], the system gem5 drives through the C ABI (`ffi`): the embedded
+//! simulator's cores, OS and MOPEDs on a [`platform::G5Platform`] whose caches are gem5's.
 //!
 //! The extras directory gem5 builds with lives in `gem5-configs/moped_ext`; its protocol
 //! folder holds the hand-written SLICC of each machine and the files generated here from
 //! the same tables the embedded simulator runs.
 
+pub mod host;
+pub mod platform;
 pub mod slicc;
 
 use std::path::{Path, PathBuf};
 
-use crate::run::MopedError;
+use crate::error::MopedError;
 
 /// The hand-written SLICC of each machine, what its stall cells run, and which action
 /// dequeues each event's message.

@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 
 use crate::coherence::Protocol;
+use crate::design::Design;
 use crate::protocol::{Cell, Machine, Permission, ProtocolError};
 
 /// The two generated files of one machine.
@@ -58,7 +59,7 @@ enum CellKey {
     Impossible,
 }
 
-/// One SLICC event: its name, the designs (indices into [`Protocol::names`]) that raise
+/// One SLICC event: its name, the designs (indices into [`Design::ALL`]) that raise
 /// it, and its column over the union states.
 struct SliccEvent {
     name: String,
@@ -70,16 +71,13 @@ struct SliccEvent {
 
 /// Generates the SLICC of the L2 controller and the directory from the shipped designs.
 pub fn generate(l2: Host, dir: Host) -> Result<(MachineSlicc, MachineSlicc), ProtocolError> {
-    let protocols = Protocol::names()
-        .iter()
-        .map(|n| Protocol::by_name(n))
-        .collect::<Result<Vec<_>, _>>()?;
+    let protocols: Vec<Protocol> = Design::ALL.into_iter().map(Protocol::of).collect();
     let l2s: Vec<&Machine> = protocols.iter().map(|p| p.l2.as_ref()).collect();
     let dirs: Vec<&Machine> = protocols.iter().map(|p| p.dir.as_ref()).collect();
     Ok((generate_machine(&l2s, l2)?, generate_machine(&dirs, dir)?))
 }
 
-/// The union machine of `designs` (one table per design, in [`Protocol::names`] order,
+/// The union machine of `designs` (one table per design, in [`Design::ALL`] order,
 /// each a superset of... nothing is assumed: states and events are merged by name).
 pub fn generate_machine(designs: &[&Machine], host: Host) -> Result<MachineSlicc, ProtocolError> {
     let states = union_states(designs)?;
@@ -139,7 +137,7 @@ fn compatible(a: &Column, b: &Column) -> bool {
 
 /// Every event, split where designs disagree on its column.
 fn split_events(designs: &[&Machine], states: &[(String, Permission, String)]) -> Vec<SliccEvent> {
-    let names = Protocol::names();
+    let names = Design::ALL.map(Design::name);
     let mut order: Vec<(String, String)> = Vec::new();
     for m in designs {
         for e in m.events() {
@@ -294,7 +292,7 @@ fn write_decls(
     states: &[(String, Permission, String)],
     events: &[SliccEvent],
 ) -> String {
-    let names = Protocol::names();
+    let names = Design::ALL.map(Design::name);
     let machine = designs[0].name();
     let mut o = String::from(HEADER);
     o.push_str(&format!(
@@ -352,7 +350,7 @@ fn write_decls(
 }
 
 fn design_list(ds: &[usize]) -> String {
-    let names = Protocol::names();
+    let names = Design::ALL.map(Design::name);
     ds.iter()
         .map(|&d| names.get(d).copied().unwrap_or("?"))
         .collect::<Vec<_>>()
@@ -477,10 +475,7 @@ mod tests {
         // design's own table.
         let (l2h, dirh) = hosts();
         for (pick, host) in [(0usize, l2h), (1, dirh)] {
-            let protos: Vec<Protocol> = Protocol::names()
-                .iter()
-                .map(|n| Protocol::by_name(n).unwrap())
-                .collect();
+            let protos: Vec<Protocol> = Design::ALL.into_iter().map(Protocol::of).collect();
             let ms: Vec<&Machine> = protos
                 .iter()
                 .map(|p| {

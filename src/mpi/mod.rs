@@ -22,10 +22,11 @@ use std::time::Instant;
 
 use crate::coherence::Protocol;
 use crate::config::SystemConfig;
+use crate::design::Design;
+use crate::error::MopedError;
 use crate::moped::ports::PortMap;
 use crate::moped::xlate::PhysMem;
 use crate::os::{MemView, Os, Region};
-use crate::run::MopedError;
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
 use crate::workload::Workload;
@@ -63,15 +64,15 @@ pub struct MpiRun {
     pub stats: StatsRegistry,
 }
 
-/// Simulates `w` on the system `cfg` under design `protocol`.
+/// Simulates `w` on the system `cfg` under `design`.
 pub fn run_workload(
     cfg: &SystemConfig,
     w: &Workload,
-    protocol: &str,
+    design: Design,
     seed: u64,
     params: MpiParams,
 ) -> Result<MpiRun, MopedError> {
-    let proto = Protocol::by_name(protocol)?;
+    let proto = Protocol::of(design);
     let moped = proto.has_moped();
     let mut sim = Sim::new(cfg, proto, seed)?;
     let mut mem = MemView {

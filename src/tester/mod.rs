@@ -11,6 +11,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{AccessKind, Completed, CoreReq, Protocol};
 use crate::config::SystemConfig;
+use crate::design::Design;
 use crate::mem::LINE_BYTES;
 use crate::sim::{Driver, Next, Sim, SimError};
 
@@ -26,7 +27,7 @@ pub struct TesterConfig {
     pub conflict_checks: usize,
     /// Largest random extra delay per message, in cycles.
     pub random_delay_max: u64,
-    pub protocol: String,
+    pub protocol: Design,
 }
 
 impl TesterConfig {
@@ -38,14 +39,18 @@ impl TesterConfig {
             false_sharing_checks: 32,
             conflict_checks: 100,
             random_delay_max: 16,
-            protocol: "baseline".into(),
+            protocol: Design::Baseline,
         }
     }
 
     /// The command that replays this run.
     pub fn replay_command(&self) -> String {
+        let design = match self.protocol {
+            Design::Baseline => String::new(),
+            d => format!(" --protocol {d}"),
+        };
         format!(
-            "moped random-test --cores {} --checks {} --seed {}",
+            "moped random-test --cores {} --checks {} --seed {}{design}",
             self.cores, self.checks, self.seed
         )
     }
@@ -280,7 +285,7 @@ impl Driver for RandomTester {
 
 /// Runs the tester on the real protocol. The error text names the seed and replay command.
 pub fn run(cfg: &TesterConfig) -> Result<TesterReport, String> {
-    let protocol = Protocol::by_name(&cfg.protocol).map_err(|e| e.to_string())?;
+    let protocol = Protocol::of(cfg.protocol);
     run_with_protocol(cfg, protocol)
 }
 

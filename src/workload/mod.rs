@@ -141,3 +141,29 @@ pub struct Workload {
     /// wherever the results are reported.
     pub notes: Vec<String>,
 }
+
+/// The group a spec's results belong to in the figure.
+pub fn group_of(s: &spec::Spec) -> String {
+    match &s.kind {
+        spec::SpecKind::Imb { bytes, .. } if *bytes >= 1 << 20 => "imb-1m",
+        spec::SpecKind::Imb { .. } => "imb",
+        spec::SpecKind::Npb { .. } => "npb",
+        spec::SpecKind::Goal { .. } => "goal",
+    }
+    .into()
+}
+
+/// Loads a workload: a spec (`.toml`) or a GOAL schedule (`.goal`), with its group.
+/// The error text names the file and, for a parse error, its line and column.
+pub fn load_workload(
+    path: &std::path::Path,
+    iteration_scale: Option<f64>,
+) -> Result<(Workload, String), String> {
+    if path.extension().is_some_and(|e| e == "goal") {
+        let w = goal::load_goal(path).map_err(|e| e.to_string())?;
+        return Ok((w, "goal".into()));
+    }
+    let s = spec::load_spec(path).map_err(|e| e.to_string())?;
+    let w = spec::build(&s, iteration_scale).map_err(|e| e.to_string())?;
+    Ok((w, group_of(&s)))
+}

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::coherence::{AccessKind, CoreReq, MopedKind, MopedReq};
 use crate::config::SystemConfig;
+use crate::design::Design;
 use crate::engine::EventQueue;
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
 use crate::moped::device::Moped;
@@ -103,7 +104,7 @@ pub(super) type RequestCounts = [u64; 5];
 /// The system a gem5 host simulates apart from its caches.
 pub(super) struct G5Platform<M: PhysMem> {
     pub cfg: SystemConfig,
-    pub design: String,
+    pub design: Design,
     /// The design grants whole receive lines without their data (`M_FILL`).
     pub fill: bool,
     /// gem5's memory, functionally.
@@ -204,7 +205,7 @@ impl<M: PhysMem> Platform for G5Platform<M> {
     }
 
     fn design(&self) -> &str {
-        &self.design
+        self.design.name()
     }
 
     fn cores(&self) -> &[CoreState] {

@@ -1,6 +1,5 @@
 //! Experiments over workload specs: one run per (workload, design, seed), in parallel
-//! across host cores, each writing its statistics and a run record; the Figure-10
-//! experiment of the paper on top.
+//! across host cores, each writing its statistics and a run record.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,40 +10,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::RunRecord;
 use crate::config::SystemConfig;
+use crate::design::Design;
+use crate::error::MopedError;
 use crate::mpi::{run_workload, MpiParams, MpiRun};
-use crate::run::MopedError;
-use crate::workload::spec;
-
-/// The designs of Figure 10, baseline first.
-pub const DESIGNS: [&str; 4] = ["baseline", "basemoped", "optcopy", "optcache"];
-
-/// The 16 kB IMB and the NPB specs of Figure 10, in the paper's order.
-pub const FIGURE10: [&str; 11] = [
-    "imb/pingpong-16k.toml",
-    "imb/pingping-16k.toml",
-    "imb/bcast-16k.toml",
-    "imb/reduce-16k.toml",
-    "imb/gather-16k.toml",
-    "imb/alltoall-16k.toml",
-    "npb/sp-S.toml",
-    "npb/cg-S.toml",
-    "npb/mg-S.toml",
-    "npb/ft-S.toml",
-    "npb/bt-S.toml",
-];
-
-/// The 1 MB runs (`--large`).
-pub const FIGURE10_LARGE: [&str; 3] = [
-    "imb/pingpong-1m.toml",
-    "imb/pingping-1m.toml",
-    "imb/bcast-1m.toml",
-];
+use crate::workload::load_workload;
 
 /// One simulation to make.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     pub spec: PathBuf,
-    pub design: String,
+    pub design: Design,
     pub seed: u64,
 }
 
@@ -53,31 +28,18 @@ pub struct Task {
 pub struct Outcome {
     #[serde(flatten)]
     pub record: RunRecord,
+    // Outcomes may come back from other runners (Python's executors): what a runner does
+    // not report counts as none.
+    #[serde(default)]
     pub events: u64,
+    #[serde(default)]
     pub host_seconds: f64,
+    #[serde(default)]
     pub messages_verified: u64,
+    #[serde(default)]
     pub bytes_verified: u64,
+    #[serde(default)]
     pub notes: Vec<String>,
-}
-
-/// The tasks of Figure 10: every spec times every design, for each seed.
-pub fn figure10_tasks(workloads: &Path, large: bool, seeds: &[u64]) -> Vec<Task> {
-    let specs = FIGURE10
-        .iter()
-        .chain(if large { &FIGURE10_LARGE[..] } else { &[] });
-    let mut out = Vec::new();
-    for s in specs {
-        for &seed in seeds {
-            for d in DESIGNS {
-                out.push(Task {
-                    spec: workloads.join(s),
-                    design: d.to_string(),
-                    seed,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// The Figure-10 metrics of a run, from its statistics. MOPED's own line requests count as
@@ -114,32 +76,6 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
     .collect()
 }
 
-/// The group a spec's results belong to in the figure.
-pub fn group_of(s: &spec::Spec) -> String {
-    match &s.kind {
-        spec::SpecKind::Imb { bytes, .. } if *bytes >= 1 << 20 => "imb-1m",
-        spec::SpecKind::Imb { .. } => "imb",
-        spec::SpecKind::Npb { .. } => "npb",
-        spec::SpecKind::Goal { .. } => "goal",
-    }
-    .into()
-}
-
-/// Loads a workload: a spec (`.toml`) or a GOAL schedule (`.goal`), with its group.
-pub fn load_workload(
-    path: &Path,
-    iteration_scale: Option<f64>,
-) -> Result<(crate::workload::Workload, String), MopedError> {
-    if path.extension().is_some_and(|e| e == "goal") {
-        let w =
-            crate::workload::goal::load_goal(path).map_err(|e| MopedError::Io(e.to_string()))?;
-        return Ok((w, "goal".into()));
-    }
-    let s = spec::load_spec(path).map_err(|e| MopedError::Io(e.to_string()))?;
-    let w = spec::build(&s, iteration_scale).map_err(|e| MopedError::Io(e.to_string()))?;
-    Ok((w, group_of(&s)))
-}
-
 impl Task {
     /// The folder of its results: `<spec file stem>-<design>-s<seed>`.
     pub fn dir_name(&self) -> String {
@@ -158,19 +94,18 @@ pub fn run_task(
     iteration_scale: Option<f64>,
     out: Option<&Path>,
 ) -> Result<Outcome, MopedError> {
-    let (w, group) = load_workload(&task.spec, iteration_scale)?;
-    let run =
-        run_workload(cfg, &w, &task.design, task.seed, MpiParams::default()).map_err(|e| {
-            MopedError::Io(format!(
-                "{} under {} (seed {}): {e}",
-                w.name, task.design, task.seed
-            ))
-        })?;
+    let (w, group) = load_workload(&task.spec, iteration_scale).map_err(MopedError::Io)?;
+    let run = run_workload(cfg, &w, task.design, task.seed, MpiParams::default()).map_err(|e| {
+        MopedError::Io(format!(
+            "{} under {} (seed {}): {e}",
+            w.name, task.design, task.seed
+        ))
+    })?;
     let outcome = Outcome {
         record: RunRecord {
             benchmark: w.name.clone(),
             group,
-            design: task.design.clone(),
+            design: task.design.name().to_string(),
             seed: task.seed,
             metrics: metrics(&run),
         },

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use crate::coherence::{AccessKind, Completed, HitLevel, MopedDone, MopedKind, Protocol};
 use crate::config::SystemConfig;
+use crate::design::Design;
 use crate::engine::EventQueue;
 use crate::mem::{LineData, LINE_BYTES};
 use crate::moped::xlate::PhysMem;
@@ -27,8 +28,7 @@ use super::platform::{Counted, G5Platform, Pending, Request};
 pub struct HostOptions {
     /// A workload spec (`.toml`) or a GOAL schedule (`.goal`).
     pub workload: PathBuf,
-    /// baseline, basemoped, optcopy or optcache.
-    pub design: String,
+    pub design: Design,
     /// Scales the workload's iteration counts, in (0, 1]; 1 runs them as specified.
     pub iterations: f64,
     pub seed: u64,
@@ -40,10 +40,10 @@ pub struct HostOptions {
 
 impl HostOptions {
     /// The workload under `design` as specified, seed 1, default system.
-    pub fn new(workload: impl Into<PathBuf>, design: &str) -> HostOptions {
+    pub fn new(workload: impl Into<PathBuf>, design: Design) -> HostOptions {
         HostOptions {
             workload: workload.into(),
-            design: design.into(),
+            design,
             iterations: 1.0,
             seed: 1,
             config: None,
@@ -118,18 +118,10 @@ impl<M: PhysMem> Gem5Host<M> {
                 opts.iterations
             ));
         }
-        if !Protocol::names().contains(&opts.design.as_str()) {
-            return Err(format!(
-                "unknown design `{}`, expected one of: {}",
-                opts.design,
-                Protocol::names().join(", ")
-            ));
-        }
         let cfg = opts.config()?;
         let scale = (opts.iterations < 1.0).then_some(opts.iterations);
-        let (w, _) =
-            crate::experiments::load_workload(&opts.workload, scale).map_err(|e| e.to_string())?;
-        let protocol = Protocol::by_name(&opts.design).map_err(|e| e.to_string())?;
+        let (w, _) = crate::workload::load_workload(&opts.workload, scale)?;
+        let protocol = Protocol::of(opts.design);
         let n = cfg.system.cores;
         // MOPEDs keep sets of MOPEDs in 64-bit masks, as the embedded simulator's caches
         // keep sharers.
@@ -141,7 +133,7 @@ impl<M: PhysMem> Gem5Host<M> {
         let dev = DevNet::new(&cfg, &mut net, mopeds.len());
         let mut sys = G5Platform {
             fill: protocol.l2.event_id("M_FILL").is_some(),
-            design: opts.design.clone(),
+            design: opts.design,
             mem: Counted {
                 inner: mem,
                 reads: Cell::new(0),
@@ -545,7 +537,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 RunState::Failed(e) => ("failed", Some(e.clone())),
             };
             o.insert("workload".into(), self.workload.clone().into());
-            o.insert("design".into(), self.sys.design.clone().into());
+            o.insert("design".into(), self.sys.design.name().into());
             o.insert("state".into(), state.into());
             o.insert("error".into(), error.into());
             o.insert("notes".into(), self.notes.clone().into());

@@ -1,50 +1,36 @@
-//! The one-call entry points shared by the CLI and the Python package.
+//! One program file simulated on one system: the `moped run` door.
 
 use std::path::Path;
 use std::time::Instant;
 
 use crate::coherence::Protocol;
-use crate::config::{ConfigError, SystemConfig};
-use crate::core::{Program, ProgramDriver, ProgramError};
+use crate::config::SystemConfig;
+use crate::core::{Program, ProgramDriver};
+use crate::design::Design;
+use crate::error::MopedError;
 use crate::moped::ports::PortMap;
 use crate::os::Region;
-use crate::protocol::ProtocolError;
-use crate::sim::{Sim, SimError};
+use crate::sim::Sim;
 use crate::stats::StatsRegistry;
-
-/// Every error a user can meet, one variant per kind.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum MopedError {
-    #[error("{0}")]
-    Config(#[from] ConfigError),
-    #[error("{0}")]
-    Protocol(#[from] ProtocolError),
-    #[error("{0}")]
-    Program(#[from] ProgramError),
-    #[error("{0}")]
-    Simulation(#[from] SimError),
-    #[error("{0}")]
-    Io(String),
-}
 
 /// The outcome of one simulated program.
 #[derive(Debug)]
 pub struct RunResult {
     pub config: SystemConfig,
-    pub protocol: String,
+    pub design: Design,
     pub cycles: u64,
     pub host_seconds: f64,
     pub stats: StatsRegistry,
 }
 
-/// Simulates `program` on the system `cfg` with protocol `protocol` (a design name).
+/// Simulates `program` on the system `cfg` under `design`.
 pub fn run_program(
     cfg: &SystemConfig,
     program: &Program,
-    protocol: &str,
+    design: Design,
     seed: u64,
 ) -> Result<RunResult, MopedError> {
-    let proto = Protocol::by_name(protocol)?;
+    let proto = Protocol::of(design);
     if program.cores.len() != cfg.system.cores {
         return Err(MopedError::Io(format!(
             "the program has {} cores but the system has {}",
@@ -85,7 +71,7 @@ pub fn run_program(
     }
     Ok(RunResult {
         config: cfg.clone(),
-        protocol: protocol.to_string(),
+        design,
         cycles,
         host_seconds,
         stats,
@@ -98,15 +84,24 @@ pub fn write_results(dir: &Path, r: &RunResult) -> Result<(), MopedError> {
     std::fs::create_dir_all(dir).map_err(io)?;
     r.stats.write_all(dir).map_err(io)?;
     let mut cfg = r.config.to_toml_string();
-    cfg.push_str(&format!("\n# protocol used for this run: {}\n", r.protocol));
+    cfg.push_str(&format!("\n# protocol used for this run: {}\n", r.design));
     std::fs::write(dir.join("config.toml"), cfg).map_err(io)?;
     Ok(())
 }
 
-/// Loads a config file, or the defaults (the paper's Table 1) when `path` is None.
-pub fn load_config(path: Option<&Path>) -> Result<SystemConfig, MopedError> {
-    Ok(match path {
-        Some(p) => SystemConfig::from_file(p)?,
-        None => SystemConfig::default(),
-    })
+/// Simulates the program file at `path` under `design`; with `out`, writes the results
+/// there (see [`write_results`]).
+pub fn run_file(
+    cfg: &SystemConfig,
+    path: &Path,
+    design: Design,
+    seed: u64,
+    out: Option<&Path>,
+) -> Result<RunResult, MopedError> {
+    let program = Program::from_file(path, cfg.system.cores)?;
+    let result = run_program(cfg, &program, design, seed)?;
+    if let Some(dir) = out {
+        write_results(dir, &result)?;
+    }
+    Ok(result)
 }

@@ -1,0 +1,314 @@
+//! The Figure-10 experiment of the MOPED paper, the one pipeline behind `moped figure10`
+//! and `moped.experiments.figure10`: plan the runs (every spec under every design and
+//! seed), run them, then analyse and write the results. Python may run the planned tasks on
+//! an executor of its own and hand the outcomes to [`finish`].
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::analysis::{self, Claim, Reduction, RunRecord};
+use crate::config::SystemConfig;
+use crate::design::Design;
+use crate::error::MopedError;
+
+use super::experiments::{run_all, Outcome, Progress, Task, Throughput};
+
+/// The 16 kB IMB and the NPB specs of Figure 10, in the paper's order.
+pub const FIGURE10: [&str; 11] = [
+    "imb/pingpong-16k.toml",
+    "imb/pingping-16k.toml",
+    "imb/bcast-16k.toml",
+    "imb/reduce-16k.toml",
+    "imb/gather-16k.toml",
+    "imb/alltoall-16k.toml",
+    "npb/sp-S.toml",
+    "npb/cg-S.toml",
+    "npb/mg-S.toml",
+    "npb/ft-S.toml",
+    "npb/bt-S.toml",
+];
+
+/// The 1 MB runs (`--large`).
+pub const FIGURE10_LARGE: [&str; 3] = [
+    "imb/pingpong-1m.toml",
+    "imb/pingping-1m.toml",
+    "imb/bcast-1m.toml",
+];
+
+/// What one Figure-10 experiment runs.
+#[derive(Clone, Debug)]
+pub struct Figure10Options {
+    /// Folder for the results (created if missing).
+    pub out: PathBuf,
+    /// The folder holding the workload specs.
+    pub workloads: PathBuf,
+    /// Also the 1 MB PingPong, PingPing and Bcast.
+    pub large: bool,
+    pub seeds: Vec<u64>,
+    /// Scale every workload's iteration count (0 < F <= 1).
+    pub iterations: Option<f64>,
+    pub config: SystemConfig,
+    /// Host threads running simulations.
+    pub jobs: usize,
+}
+
+/// What the experiment found, for its caller to print.
+#[derive(Debug)]
+pub struct Figure10 {
+    pub tasks: Vec<Task>,
+    pub outcomes: Vec<Outcome>,
+    pub records: Vec<RunRecord>,
+    pub reductions: Vec<Reduction>,
+    pub claims: Vec<Claim>,
+    pub messages_verified: u64,
+    pub throughput: Option<Throughput>,
+}
+
+/// A spec in `folder` named `name`, matched exactly or, failing that, ignoring case.
+fn find_spec(workloads: &Path, rel: &str) -> Option<PathBuf> {
+    let exact = workloads.join(rel);
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let folder = exact.parent()?;
+    let name = exact.file_name()?.to_str()?.to_lowercase();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    entries.into_iter().find(|p| {
+        p.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_lowercase)
+                == Some(name.clone())
+    })
+}
+
+/// The tasks of Figure 10: every spec times every seed times every design, in the paper's
+/// order. An error lists every spec that is missing.
+pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, MopedError> {
+    if seeds.is_empty() {
+        return Err(MopedError::Io("figure10 needs at least one seed".into()));
+    }
+    let specs = FIGURE10
+        .iter()
+        .chain(if large { &FIGURE10_LARGE[..] } else { &[] });
+    let mut tasks = Vec::new();
+    let mut missing = Vec::new();
+    for rel in specs {
+        let Some(spec) = find_spec(workloads, rel) else {
+            missing.push(workloads.join(rel).display().to_string());
+            continue;
+        };
+        for &seed in seeds {
+            for design in Design::ALL {
+                let spec = spec.clone();
+                tasks.push(Task { spec, design, seed });
+            }
+        }
+    }
+    if !missing.is_empty() {
+        return Err(MopedError::Io(format!(
+            "workload specs not found (is --workloads the repository's workloads/ folder?): {}",
+            missing.join(", ")
+        )));
+    }
+    Ok(tasks)
+}
+
+/// Plans and runs Figure 10 on `opts.jobs` host threads, each run's files in
+/// `out/runs/<task dir name>/`, then writes the tables and report (see [`finish`]).
+pub fn figure10(opts: &Figure10Options, progress: Progress) -> Result<Figure10, MopedError> {
+    check_scale(opts.iterations)?;
+    let tasks = plan(&opts.workloads, opts.large, &opts.seeds)?;
+    let started = Instant::now();
+    let runs = opts.out.join("runs");
+    let outcomes = run_all(
+        &opts.config,
+        &tasks,
+        opts.jobs,
+        opts.iterations,
+        Some(&runs),
+        progress,
+    )?;
+    let t = Throughput::of(&outcomes, started);
+    let host = Some((t, opts.jobs));
+    let mut f = finish(&opts.out, &tasks, &outcomes, opts, host)?;
+    f.throughput = Some(t);
+    Ok(f)
+}
+
+/// An iteration scale outside (0, 1].
+pub fn check_scale(f: Option<f64>) -> Result<(), MopedError> {
+    match f {
+        Some(f) if !(f > 0.0 && f <= 1.0) => Err(MopedError::Io(format!(
+            "--iterations {f}: expected a factor in (0, 1]"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Analyses finished runs and writes into `out`: reductions.csv and .json, report.md,
+/// records.json, config.toml, and with `host` (the pool's throughput and threads)
+/// timing.json.
+pub fn finish(
+    out: &Path,
+    tasks: &[Task],
+    outcomes: &[Outcome],
+    opts: &Figure10Options,
+    host: Option<(Throughput, usize)>,
+) -> Result<Figure10, MopedError> {
+    let records: Vec<RunRecord> = outcomes.iter().map(|o| o.record.clone()).collect();
+    let analysis_err = |e: analysis::AnalysisError| MopedError::Io(e.to_string());
+    let reductions = analysis::reductions(&records).map_err(analysis_err)?;
+    let mut claims = analysis::check_claims(&reductions);
+    analysis::explain(&mut claims, &records);
+    let verified: u64 = outcomes.iter().map(|o| o.messages_verified).sum();
+    let notes = notes(outcomes, opts, verified, host);
+    let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.display()));
+    std::fs::create_dir_all(out).map_err(io)?;
+    analysis::write_tables(out, &reductions).map_err(analysis_err)?;
+    let report = analysis::report_markdown(&records, &reductions, &claims, &notes);
+    std::fs::write(out.join("report.md"), report).map_err(io)?;
+    let all = serde_json::to_string_pretty(outcomes).expect("outcomes serialize");
+    std::fs::write(out.join("records.json"), all).map_err(io)?;
+    std::fs::write(out.join("config.toml"), opts.config.to_toml_string()).map_err(io)?;
+    if let Some((t, jobs)) = host {
+        std::fs::write(out.join("timing.json"), timing_json(&t, jobs, verified)).map_err(io)?;
+    }
+    Ok(Figure10 {
+        tasks: tasks.to_vec(),
+        outcomes: outcomes.to_vec(),
+        records,
+        reductions,
+        claims,
+        messages_verified: verified,
+        throughput: None,
+    })
+}
+
+fn timing_json(t: &Throughput, jobs: usize, verified: u64) -> String {
+    serde_json::json!({
+        "runs": t.runs,
+        "host_threads": jobs,
+        "wall_seconds": t.wall_seconds,
+        "simulation_seconds": t.sim_seconds,
+        "events": t.events,
+        "events_per_second": t.events_per_second(),
+        "messages_verified": verified,
+    })
+    .to_string()
+}
+
+/// The report's notes: seeds, configuration, scaling, each distinct note of the runs (with
+/// the benchmarks it concerns unless it concerns them all), what was verified, host speed.
+fn notes(
+    outcomes: &[Outcome],
+    opts: &Figure10Options,
+    verified: u64,
+    host: Option<(Throughput, usize)>,
+) -> Vec<String> {
+    let seeds: Vec<String> = opts.seeds.iter().map(u64::to_string).collect();
+    let mut notes = vec![format!("Seeds: {}.", seeds.join(", "))];
+    notes.push(if opts.config == SystemConfig::default() {
+        "System configuration: the paper's Table 1 (config.toml).".into()
+    } else {
+        "System configuration: changed from the paper's Table 1 (see config.toml).".into()
+    });
+    if let Some(f) = opts.iterations {
+        notes.push(format!(
+            "Iteration counts scaled by {f} relative to the workload specs."
+        ));
+    }
+    notes.extend(run_notes(outcomes));
+    notes.push(format!(
+        "{} runs; {verified} messages verified byte for byte at their receivers.",
+        outcomes.len()
+    ));
+    if let Some((t, jobs)) = host {
+        notes.push(format!(
+            "{} simulated events in {:.1} s of wall time on {jobs} host threads ({:.2} M events/s).",
+            t.events,
+            t.wall_seconds,
+            t.events_per_second() / 1e6
+        ));
+    }
+    notes
+}
+
+/// Each distinct note of the runs, once, naming its benchmarks unless every run has it.
+fn run_notes(outcomes: &[Outcome]) -> Vec<String> {
+    let mut by_note: Vec<(&str, Vec<&str>, usize)> = Vec::new();
+    for o in outcomes {
+        for n in &o.notes {
+            let i = match by_note.iter().position(|(t, _, _)| t == n) {
+                Some(i) => i,
+                None => {
+                    by_note.push((n, Vec::new(), 0));
+                    by_note.len() - 1
+                }
+            };
+            let entry = &mut by_note[i];
+            entry.2 += 1;
+            if !entry.1.contains(&o.record.benchmark.as_str()) {
+                entry.1.push(&o.record.benchmark);
+            }
+        }
+    }
+    by_note
+        .into_iter()
+        .map(|(n, benches, count)| {
+            if count == outcomes.len() {
+                n.to_string()
+            } else {
+                format!("{}: {n}", benches.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// The progress line of a finished run: `[done/n]`, what ran and what it gave.
+pub fn progress_line(done: usize, n: usize, r: &Result<Outcome, MopedError>) -> String {
+    match r {
+        Ok(o) => format!(
+            "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {:>6.2} s",
+            o.record.group,
+            o.record.benchmark,
+            o.record.design,
+            o.record.metrics["cycles"],
+            o.messages_verified,
+            o.host_seconds
+        ),
+        Err(e) => format!("[{done:>3}/{n}] failed: {e}"),
+    }
+}
+
+/// Figure 10's headline rows: per (group, benchmark) the cycle reduction of each MOPED
+/// design, in the order the runs were planned.
+pub fn cycle_rows(f: &Figure10) -> Vec<(String, String, [Option<f64>; 3])> {
+    let mut rows: Vec<(String, String, [Option<f64>; 3])> = Vec::new();
+    for r in &f.records {
+        if rows.iter().any(|x| x.0 == r.group && x.1 == r.benchmark) {
+            continue;
+        }
+        let reduction = |d: Design| {
+            f.reductions
+                .iter()
+                .find(|x| {
+                    x.group == r.group
+                        && x.benchmark == r.benchmark
+                        && x.design == d.name()
+                        && x.metric == "cycles"
+                })
+                .and_then(|x| x.reduction)
+        };
+        rows.push((
+            r.group.clone(),
+            r.benchmark.clone(),
+            Design::MOPED.map(reduction),
+        ));
+    }
+    rows
+}

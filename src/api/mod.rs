@@ -1,0 +1,27 @@
+//! The front door: what the command line (`cli`), the Python bindings (`python`) and the
+//! C ABI for gem5 (`ffi`) call. They only parse, convert and print; every experiment,
+//! check and analysis they offer is a function here, and a design name is parsed once into
+//! [`Design`] on the way in.
+//!
+//! - [`analysis`]: reductions, summaries, claims and the report of run records;
+//! - [`config`]: system configurations from files, `--set` overrides and override tables;
+//! - [`run`]: a program file on the embedded simulator (`moped run`);
+//! - [`mpi`]: an MPI workload with every message checked (`moped mpi`);
+//! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
+//! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
+//! - [`protocols`]: a design's tables, the lint, the exhaustive checker, the random tester;
+//! - [`gem5`]: the host gem5 drives, the generated SLICC, gem5 runs compared with ours;
+//! - [`bench`]: the simulator's host speed (`moped bench`).
+
+pub mod analysis;
+pub mod config;
+pub mod experiments;
+pub mod figure10;
+pub mod gem5;
+pub mod mpi;
+pub mod protocols;
+pub mod run;
+
+pub use crate::bench;
+pub use crate::design::{Design, UnknownDesign};
+pub use crate::error::MopedError;

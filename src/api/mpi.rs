@@ -1,0 +1,71 @@
+//! One MPI workload (a spec or a GOAL schedule) simulated with every message checked: the
+//! `moped mpi` door.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::config::SystemConfig;
+use crate::design::Design;
+use crate::error::MopedError;
+use crate::moped::ports::Peer;
+use crate::mpi::{run_workload, MpiRun};
+use crate::workload::{load_workload, Call, Workload};
+
+use super::experiments::metrics;
+use super::figure10::check_scale;
+
+/// A finished workload run and what was simulated.
+#[derive(Debug)]
+pub struct MpiOutcome {
+    pub workload: Workload,
+    pub run: MpiRun,
+    /// Figure 10's metrics of the run.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Simulates the workload at `path` under `design`; with `out`, writes its statistics
+/// (stats.txt, stats.json, stats.csv) there.
+pub fn mpi(
+    cfg: &SystemConfig,
+    path: &Path,
+    design: Design,
+    seed: u64,
+    iterations: Option<f64>,
+    out: Option<&Path>,
+) -> Result<MpiOutcome, MopedError> {
+    check_scale(iterations)?;
+    let (workload, _) = load_workload(path, iterations).map_err(MopedError::Io)?;
+    let run = run_workload(cfg, &workload, design, seed, Default::default())?;
+    if let Some(dir) = out {
+        let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        run.stats.write_all(dir).map_err(io)?;
+    }
+    let metrics = metrics(&run);
+    Ok(MpiOutcome {
+        workload,
+        run,
+        metrics,
+    })
+}
+
+/// A GOAL schedule's summary: its name, notes, and per rank its calls, sends, receives
+/// (wildcard-source ones counted apart) and buffer bytes. The error names file:line:col.
+pub fn goal_summary(text: &str, file: &str) -> Result<serde_json::Value, String> {
+    let w = crate::workload::goal::parse_goal(text, file).map_err(|e| e.to_string())?;
+    let ranks: Vec<serde_json::Value> = w
+        .ranks
+        .iter()
+        .map(|r| {
+            let count = |f: &dyn Fn(&Call) -> bool| r.calls.iter().filter(|c| f(c)).count();
+            serde_json::json!({
+                "calls": r.calls.len(),
+                "sends": count(&|c| matches!(c, Call::Isend { .. })),
+                "recvs": count(&|c| matches!(c, Call::Irecv { .. })),
+                "any_source_recvs": count(&|c| matches!(c, Call::Irecv { src: Peer::Any, .. })),
+                "buffer_bytes": r.buffers.iter().map(|b| b.bytes).sum::<u64>(),
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({"name": w.name, "ranks": ranks, "notes": w.notes}))
+}

@@ -1,0 +1,23 @@
+//! The crate-wide error: every error a user can meet, one variant per kind. It sits just
+//! above the parts whose errors it gathers (config, protocol, program, simulation), so the
+//! MPI runtime, the gem5 face and the `api` door can all return it; `api` re-exports it.
+
+use crate::config::ConfigError;
+use crate::core::ProgramError;
+use crate::protocol::ProtocolError;
+use crate::sim::SimError;
+
+/// Every error a user can meet, one variant per kind.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MopedError {
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Protocol(#[from] ProtocolError),
+    #[error("{0}")]
+    Program(#[from] ProgramError),
+    #[error("{0}")]
+    Simulation(#[from] SimError),
+    #[error("{0}")]
+    Io(String),
+}
