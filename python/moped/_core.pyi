@@ -23,6 +23,7 @@ def run(
     out: str | None = None,
 ) -> dict[str, Any]: ...
 def random_test(cores: int, checks: int, seed: int) -> dict[str, int]: ...
+def designs() -> list[tuple[str, str, str]]: ...
 def protocol_names() -> list[str]: ...
 def protocol_markdown(name: str) -> str: ...
 def lint_protocol(text: str, file: str) -> None: ...
@@ -50,6 +51,29 @@ def figure10_report(
     explanations: dict[str, str] | None = None,
 ) -> str: ...
 def write_figure10_tables(dir: str, records_json: str) -> None: ...
+
+# The Figure-10 pipeline (src/api/figure10.rs): plan, run on the simulator's threads,
+# or finish runs made elsewhere.
+def figure10_plan(workloads_dir: str, large: bool, seeds: list[int]) -> list[tuple[str, str, int, str]]: ...
+def figure10(
+    out: str,
+    workloads_dir: str,
+    large: bool,
+    seeds: list[int],
+    iteration_scale: float | None,
+    config_toml: str,
+    jobs: int | None = None,
+    progress: bool = True,
+) -> str: ...
+def figure10_finish(
+    out: str,
+    outcomes_json: str,
+    workloads_dir: str,
+    large: bool,
+    seeds: list[int],
+    iteration_scale: float | None,
+    config_toml: str,
+) -> None: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.
 def parse_stats(

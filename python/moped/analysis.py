@@ -26,6 +26,7 @@ from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
 from moped import _core
+from moped.designs import DESIGNS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -60,8 +61,6 @@ METRICS = (
 )
 #: The metrics of Figure 10's four graphs.
 FIGURE10_METRICS = ("cycles", "l1_misses", "l2_misses_private", "l2_misses_global")
-#: All designs, the baseline first.
-DESIGNS = ("baseline", "basemoped", "optcopy", "optcache")
 
 
 def _metric_value(v: Any) -> float | None:

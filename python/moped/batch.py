@@ -4,8 +4,8 @@ A task is one run: a workload spec file, a design, a seed, optionally a
 :class:`moped.SystemConfig` and an iteration scale::
 
     tasks = [
-        {"workload": "workloads/imb/pp-16k.toml", "design": d, "seed": 1}
-        for d in ("baseline", "basemoped", "optcopy", "optcache")
+        {"workload": "workloads/imb/pingpong-16k.toml", "design": d, "seed": 1}
+        for d in moped.DESIGNS
     ]
     df = moped.sweep(tasks)  # one row per run
 
@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from moped import _core
 from moped._core import MopedError
+from moped.config import config_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-    from moped import SystemConfig
+    from moped.config import SystemConfig
 
 __all__ = ["SweepError", "Task", "frame", "run_tasks", "run_workload", "sweep"]
 
@@ -174,8 +175,6 @@ def run_tasks(
     line instead. A failed task raises :class:`SweepError` naming it (the other tasks are
     cancelled where the executor allows it).
     """
-    from moped import _config_toml
-
     todo = [Task.of(t) for t in tasks]
     if not todo:
         return []
@@ -196,7 +195,7 @@ def run_tasks(
     def config_toml(task: Task) -> str:
         key = id(task.config)
         if key not in configs:
-            configs[key] = _config_toml(task.config)
+            configs[key] = config_toml(task.config)
         return configs[key]
 
     own = executor is None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from moped import _core
 from moped._core import StatsError
+from moped.results import parse_stats, read_stats_txt, read_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -23,24 +24,6 @@ __all__ = ["STATS_COLUMNS", "compare", "host_speed", "parse_stats", "read_stats"
 
 #: Columns of :func:`read_stats`' frame.
 STATS_COLUMNS = ["dump", "name", "value", "pdf", "cdf", "unit", "description", "line"]
-
-
-def _text(path: str | PathLike[str]) -> tuple[str, str]:
-    p = fspath(path)
-    try:
-        with open(p, encoding="utf-8") as f:
-            return f.read(), p
-    except (OSError, UnicodeDecodeError) as e:
-        raise StatsError(f"{p}: cannot read: {e}") from e
-
-
-def parse_stats(
-    text: str, *, file: str = "<string>", dump: int | None = None
-) -> list[tuple[int, list[tuple[Any, ...]]]]:
-    """Parses ``stats.txt`` text into ``(dump index, rows)`` pairs, every dump or only
-    dump ``dump`` (from 0, or from the end when negative). A row is ``(name, value, pdf,
-    cdf, unit, description, line)``, pdf and cdf in percent or None."""
-    return _core.parse_stats(text, file, dump)
 
 
 def read_stats(path: str | PathLike[str], *, dump: int | None = -1) -> pandas.DataFrame:
@@ -52,7 +35,7 @@ def read_stats(path: str | PathLike[str], *, dump: int | None = -1) -> pandas.Da
     """
     import pandas as pd
 
-    text, file = _text(path)
+    text, file = read_text(path)
     dumps = parse_stats(text, file=file, dump=dump)
     rows = [(i, *row) for i, dump_rows in dumps for row in dump_rows]
     return pd.DataFrame(rows, columns=STATS_COLUMNS)
@@ -112,8 +95,6 @@ def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
         side = None
     except (OSError, ValueError) as e:
         raise StatsError(f"{sidecar}: cannot read: {e}") from e
-    from moped.results import read_stats_txt
-
     file = f"{d}/stats.txt"
     stats = read_stats_txt(file, dump=-1)
 

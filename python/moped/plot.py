@@ -22,6 +22,8 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import Any
 
+from moped.designs import LABELS, MOPED_DESIGNS
+
 __all__ = ["figure10", "main"]
 
 #: The panels, in the paper's order, with their titles.
@@ -35,11 +37,10 @@ PANELS = (
 ROWS = (("16 kB messages", ("imb", "npb")), ("1 MB messages", ("imb-1m",)))
 #: Benchmark order within a group (the paper's).
 ORDER = ("PP", "XC", "BC", "RD", "GA", "AA", "SP", "CG", "MG", "FT", "BT")
-#: Each MOPED design's label and colour.
+#: Each MOPED design's label and colour, light to dark in the paper's order.
 DESIGN_STYLE = {
-    "basemoped": ("BASEMOPED", "#9ecae1"),
-    "optcopy": ("OPTCOPY", "#3182bd"),
-    "optcache": ("OPTCACHE", "#08306b"),
+    d: (LABELS[d], colour)
+    for d, colour in zip(MOPED_DESIGNS, ("#9ecae1", "#3182bd", "#08306b"), strict=True)
 }
 GROUP_LABEL = {"imb": "IMB", "npb": "NPB", "imb-1m": "IMB 1 MB"}
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from os import PathLike
+from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
+
+from moped import _core
+from moped._core import StatsError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
 Number = int | float
 
-__all__ = ["Result", "Stat", "nest", "read_stats_txt"]
+__all__ = ["Result", "Stat", "nest", "parse_stats", "read_stats_txt", "read_text"]
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,25 @@ def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Num
     cannot be read or parsed raises :class:`moped.StatsError` (a :class:`moped.MopedError`)
     naming it; see :func:`moped.read_stats` for descriptions, units and percentages.
     """
-    from moped.gem5 import _text, parse_stats
-
-    text, file = _text(path)
+    text, file = read_text(path)
     [(_, rows)] = parse_stats(text, file=file, dump=dump)
     return {name: value for name, value, *_ in rows}
+
+
+def read_text(path: str | PathLike[str]) -> tuple[str, str]:
+    """The text of a statistics file and its name; an unreadable one raises StatsError."""
+    p = fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            return f.read(), p
+    except (OSError, UnicodeDecodeError) as e:
+        raise StatsError(f"{p}: cannot read: {e}") from e
+
+
+def parse_stats(
+    text: str, *, file: str = "<string>", dump: int | None = None
+) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """Parses ``stats.txt`` text into ``(dump index, rows)`` pairs, every dump or only
+    dump ``dump`` (from 0, or from the end when negative). A row is ``(name, value, pdf,
+    cdf, unit, description, line)``, pdf and cdf in percent or None."""
+    return _core.parse_stats(text, file, dump)

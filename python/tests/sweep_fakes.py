@@ -57,7 +57,8 @@ def fake_run_workload(
             },
             "events": int(cycles * 3),
             "host_seconds": 0.01,
-            "messages_verified": True,
+            "messages_verified": 6,
+            "bytes_verified": 6 * 4096,
             "notes": ["fake runner"],
         }
     )
