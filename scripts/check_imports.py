@@ -170,7 +170,10 @@ def _cycle_in(graph: dict[str, list[str]], comp: set[str]) -> list[str]:
 
 
 def rust_cycles(src: Path) -> list[list[str]]:
-    named = {("::".join(a) or "crate", "::".join(b) or "crate") for a, b in sibling_edges(rust_edges(src))}
+    named = {
+        ("::".join(a) or "crate", "::".join(b) or "crate")
+        for a, b in sibling_edges(rust_edges(src))
+    }
     return find_cycles(named)
 
 
@@ -180,7 +183,9 @@ def python_edges(pkg: Path) -> set[tuple[str, str]]:
     mods = {
         (name if f.stem == "__init__" else f"{name}.{f.stem}"): f for f in sorted(pkg.glob("*.py"))
     }
-    mods.update({f"{name}.{f.stem}": f for f in pkg.glob("*.pyi") if f"{name}.{f.stem}" not in mods})
+    mods.update(
+        {f"{name}.{f.stem}": f for f in pkg.glob("*.pyi") if f"{name}.{f.stem}" not in mods}
+    )
     edges = set()
     for mod, f in mods.items():
         if f.suffix == ".pyi":
@@ -191,7 +196,10 @@ def python_edges(pkg: Path) -> set[tuple[str, str]]:
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 if node.module == name:
-                    targets = [f"{name}.{a.name}" if f"{name}.{a.name}" in mods else name for a in node.names]
+                    targets = [
+                        f"{name}.{a.name}" if f"{name}.{a.name}" in mods else name
+                        for a in node.names
+                    ]
                 else:
                     targets = [node.module]
             for t in targets:

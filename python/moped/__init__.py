@@ -36,9 +36,9 @@ from moped._core import (
     SimulationError,
     StatsError,
 )
+from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
-from moped.batch import SweepError, Task, sweep
 from moped.gem5 import compare, host_speed, read_stats
 from moped.results import Result, Stat, read_stats_txt
 
@@ -113,8 +113,6 @@ def lint_protocol(path: str | PathLike[str]) -> None:
     """Checks one protocol machine file; raises :class:`ProtocolError` (``file:line:col:``)."""
     p = fspath(path)
     _core.lint_protocol(read_text(p, ProtocolError), p)
-
-
 
 
 def load_goal(path: str | PathLike[str]) -> dict[str, Any]:

@@ -54,7 +54,9 @@ def write_figure10_tables(dir: str, records_json: str) -> None: ...
 
 # The Figure-10 pipeline (src/api/figure10.rs): plan, run on the simulator's threads,
 # or finish runs made elsewhere.
-def figure10_plan(workloads_dir: str, large: bool, seeds: list[int]) -> list[tuple[str, str, int, str]]: ...
+def figure10_plan(
+    workloads_dir: str, large: bool, seeds: list[int]
+) -> list[tuple[str, str, int, str]]: ...
 def figure10(
     out: str,
     workloads_dir: str,

@@ -192,7 +192,7 @@ def run_tasks(
 
     configs: dict[int, str] = {}
 
-    def config_toml(task: Task) -> str:
+    def task_config(task: Task) -> str:
         key = id(task.config)
         if key not in configs:
             configs[key] = config_toml(task.config)
@@ -205,7 +205,7 @@ def run_tasks(
     ok = False
     try:
         for t in todo:
-            args = (t.workload, t.design, config_toml(t), t.seed, t.iterations, t.out)
+            args = (t.workload, t.design, task_config(t), t.seed, t.iterations, t.out)
             futures.append(executor.submit(_execute, runner, *args))
         results: list[dict[str, Any] | None] = [None] * len(todo)
         index = {id(f): i for i, f in enumerate(futures)}

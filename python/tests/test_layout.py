@@ -11,7 +11,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def checker():
-    spec = importlib.util.spec_from_file_location("check_imports", REPO / "scripts" / "check_imports.py")
+    spec = importlib.util.spec_from_file_location(
+        "check_imports", REPO / "scripts" / "check_imports.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -33,7 +35,9 @@ def test_cycles_are_found(tmp_path: Path) -> None:
     # with decoys in a comment and a string.
     (src / "mpi" / "layout.rs").write_text("use super::runtime::N; // crate::os\n")
     (src / "mpi" / "runtime.rs").write_text(
-        'pub const N: u64 = 1;\nfn f() -> u64 { super::layout::g() }\nconst S: &str = "crate::os";\n'
+        "pub const N: u64 = 1;\n"
+        "fn f() -> u64 { super::layout::g() }\n"
+        'const S: &str = "crate::os";\n'
     )
     (src / "os.rs").write_text("use crate::mpi::runtime::N;\n")
     assert c.rust_cycles(src) == [["mpi::layout", "mpi::runtime", "mpi::layout"]]
