@@ -378,7 +378,7 @@ fn parse_goal(text: &str, file: &str) -> PyResult<String> {
                 "recvs": count(&|c| matches!(c, Call::Irecv { .. })),
                 "any_source_recvs": count(&|c| matches!(
                     c,
-                    Call::Irecv { src: crate::moped::ports::Peer::Any, .. }
+                    Call::Irecv { src: crate::envelope::Peer::Any, .. }
                 )),
                 "buffer_bytes": r.buffers.iter().map(|b| b.bytes).sum::<u64>(),
             })

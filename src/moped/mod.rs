@@ -19,12 +19,6 @@ pub mod matching;
 pub mod ports;
 pub mod xlate;
 
-/// A parallel program's identifier, conveyed by the port address.
-pub type ProgramId = u8;
-
-/// A process's rank within its program.
-pub type Rank = u16;
-
 /// A MOPED's index: the same as its core's.
 pub type MopedId = u8;
 
@@ -49,13 +43,6 @@ impl DescId {
             index: bits as u8,
         }
     }
-}
-
-/// Send or receive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    Send,
-    Recv,
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@
 use std::ops::Range;
 
 use crate::coherence::{home_bank, DirCtrl};
+use crate::envelope::{ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 use crate::moped::xlate::{AddressSpace, FrameAllocator, PhysMem, XlateError, PAGE_BYTES};
-use crate::moped::{ProgramId, Rank};
 
 /// A process's index in [`Os::procs`].
 pub type ProcId = usize;

@@ -645,8 +645,8 @@ impl Sim {
     /// Creates a process (see [`crate::os::Os::spawn`]).
     pub fn spawn(
         &mut self,
-        program: crate::moped::ProgramId,
-        rank: crate::moped::Rank,
+        program: crate::envelope::ProgramId,
+        rank: crate::envelope::Rank,
         regions: &[crate::os::Region],
     ) -> Result<crate::os::ProcId, crate::os::OsError> {
         let mut mem = MemView {
