@@ -3,7 +3,8 @@
 //!
 //! Layout: `envelope` (ranks, tags and envelopes: the MPI vocabulary every floor shares),
 //! `protocol` (the table DSL), `coherence` (controllers executing the tables), `mem`,
-//! `net`, `engine`, `core` (program-driven cores), `sim` (the timing simulator),
+//! `net`, `engine`, `os` (address spaces, page tables, physical memory), `moped` (the
+//! device), `core` (program-driven cores), `sim` (the timing simulator),
 //! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
 //! (entry points), `analysis` (Figure 10's reductions, claim checks and report), `cli`,
 //! `python` (PyO3 bindings, behind the `python` feature) and `ffi` (the C ABI for gem5,

@@ -15,8 +15,8 @@ use moped::config::SystemConfig;
 use moped::experiments::load_workload;
 use moped::ffi::{self, Gem5Host, HostOptions, MopedG5Memory, Op, Port, Request, RunState};
 use moped::mem::{LineAddr, LineData};
-use moped::moped::xlate::PhysMem;
 use moped::mpi::{run_workload, MpiParams};
+use moped::os::phys::PhysMem;
 
 const PINGPONG: &str = "workloads/imb/pingpong-16k.toml";
 

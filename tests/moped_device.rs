@@ -15,8 +15,9 @@ use moped::mem::{line_of, LineData};
 use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
-use moped::moped::xlate::{AddressSpace, FlatMem, FrameAllocator, PhysMem};
 use moped::moped::{DescId, MopedId};
+use moped::os::pagetable::AddressSpace;
+use moped::os::phys::{FlatMem, FrameAllocator, PhysMem};
 
 /// A process: its identity, the core it runs on and its address space.
 struct Proc {

@@ -11,9 +11,9 @@ use crate::coherence::{AccessKind, Completed, HitLevel, MopedDone, MopedKind, Pr
 use crate::config::SystemConfig;
 use crate::engine::EventQueue;
 use crate::mem::{LineData, LINE_BYTES};
-use crate::moped::xlate::PhysMem;
 use crate::mpi::runtime::MpiDriver;
 use crate::mpi::MpiParams;
+use crate::os::phys::PhysMem;
 use crate::os::Os;
 use crate::sim::cores::{self, CoreState, Ev, Tlb};
 use crate::sim::moped_host::{self, DevNet};

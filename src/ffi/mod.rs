@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::moped::xlate::PhysMem;
+use crate::os::phys::PhysMem;
 
 pub use host::{Gem5Host, HostOptions, RunState};
 pub use platform::{Op, Port, Request};

@@ -9,7 +9,7 @@
 //! - `ports`: the MMIO data and poll ports and the values that travel through them;
 //! - `desc`: the outstanding descriptor table and its status bits;
 //! - `matching`: MPI matching at the matching MOPED, and a reference model of it;
-//! - `xlate`: the page-table format, the OS's address spaces and the page walker;
+//! - `xlate`: the page walker, reading the tables of `os::pagetable`;
 //! - `copy`: the copy unit with its send and receive lines.
 
 pub mod copy;

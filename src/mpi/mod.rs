@@ -23,7 +23,7 @@ use std::time::Instant;
 use crate::coherence::Protocol;
 use crate::config::SystemConfig;
 use crate::moped::ports::PortMap;
-use crate::moped::xlate::PhysMem;
+use crate::os::phys::PhysMem;
 use crate::os::{MemView, Os, Region};
 use crate::run::MopedError;
 use crate::sim::{Sim, SimError};

@@ -731,7 +731,7 @@ struct ReadView<'a> {
     sim: &'a Sim,
 }
 
-impl crate::moped::xlate::PhysMem for ReadView<'_> {
+impl crate::os::phys::PhysMem for ReadView<'_> {
     fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
         self.sim.read_line_coherent(line)
     }
