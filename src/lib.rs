@@ -1,8 +1,10 @@
 //! moped: a simulator of MOPED, a device that moves MPI message data through a chip
 //! multiprocessor's cache-coherence protocol instead of through the cores.
 //!
-//! Layout: `protocol` (the table DSL), `coherence` (controllers executing the tables),
-//! `mem`, `net`, `engine`, `core` (program-driven cores), `sim` (the timing simulator),
+//! Layout: `envelope` (ranks, tags and envelopes: the MPI vocabulary every floor shares),
+//! `protocol` (the table DSL), `coherence` (controllers executing the tables), `mem`,
+//! `net`, `engine`, `os` (address spaces, page tables, physical memory), `moped` (the
+//! device), `core` (program-driven cores), `sim` (the timing simulator),
 //! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
 //! (entry points), `analysis` (Figure 10's reductions, claim checks and report), `cli`,
 //! `python` (PyO3 bindings, behind the `python` feature) and `ffi` (the C ABI for gem5,
@@ -18,6 +20,7 @@ pub mod config;
 pub mod core;
 pub mod design;
 pub mod engine;
+pub mod envelope;
 pub mod error;
 #[cfg(feature = "ffi")]
 pub mod ffi;

@@ -14,8 +14,8 @@ use std::rc::Rc;
 use moped::config::SystemConfig;
 use moped::ffi::{self, Gem5Host, HostOptions, MopedG5Memory, Op, Port, Request, RunState};
 use moped::mem::{LineAddr, LineData};
-use moped::moped::xlate::PhysMem;
 use moped::mpi::{run_workload, MpiParams};
+use moped::os::phys::PhysMem;
 use moped::workload::load_workload;
 
 const PINGPONG: &str = "workloads/imb/pingpong-16k.toml";

@@ -13,7 +13,8 @@ use moped::mem::{LineAddr, LineData, LINE_BYTES};
 use moped::moped::copy::{
     Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer,
 };
-use moped::moped::xlate::{page_of, AddressSpace, FlatMem, FrameAllocator, PhysMem, PAGE_BYTES};
+use moped::os::pagetable::{page_of, AddressSpace, PAGE_BYTES};
+use moped::os::phys::{FlatMem, FrameAllocator, PhysMem};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rand::{Rng, SeedableRng};

@@ -10,14 +10,14 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use moped::coherence::{MopedDone, MopedKind};
+use moped::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use moped::mem::{line_of, LineData};
 use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
-use moped::moped::ports::{
-    pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag, ERROR, REFUSED,
-};
-use moped::moped::xlate::{AddressSpace, FlatMem, FrameAllocator, PhysMem};
-use moped::moped::{DescId, Kind, MopedId, ProgramId, Rank};
+use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
+use moped::moped::{DescId, MopedId};
+use moped::os::pagetable::AddressSpace;
+use moped::os::phys::{FlatMem, FrameAllocator, PhysMem};
 
 /// A process: its identity, the core it runs on and its address space.
 struct Proc {

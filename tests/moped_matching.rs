@@ -2,11 +2,12 @@
 //! random arrivals, lagging searches and revocations must pair the same descriptors in
 //! the same order.
 
+use moped::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use moped::moped::desc::{DescTable, Descriptor};
 use moped::moped::matching::reference::{Matcher, Post};
 use moped::moped::matching::{revoke, search};
-use moped::moped::ports::{Envelope, Peer, PortError, Tag};
-use moped::moped::{DescId, Kind, ProgramId, Rank};
+use moped::moped::ports::PortError;
+use moped::moped::DescId;
 use proptest::prelude::*;
 use proptest::sample::Index;
 

@@ -11,8 +11,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use moped::coherence::{AccessKind, Completed, CoreReq, Protocol};
 use moped::config::SystemConfig;
 use moped::design::Design;
-use moped::moped::ports::{pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag, REFUSED};
-use moped::moped::{DescId, Kind};
+use moped::envelope::{Envelope, Kind, Peer, Tag};
+use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, REFUSED};
+use moped::moped::DescId;
 use moped::os::{ProcId, Region};
 use moped::sim::{Driver, Next, Sim};
 

@@ -2,7 +2,7 @@
 //! under the baseline and every MOPED design.
 
 use moped::config::SystemConfig;
-use moped::moped::ports::{Peer, Tag};
+use moped::envelope::{Peer, Tag};
 use moped::mpi::{run_workload, MpiParams, MpiRun};
 use moped::workload::{BufRef, Call, RankProgram, SweepKind, Workload, CTX_PT2PT};
 

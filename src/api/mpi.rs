@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::config::SystemConfig;
 use crate::design::Design;
+use crate::envelope::Peer;
 use crate::error::MopedError;
-use crate::moped::ports::Peer;
 use crate::mpi::{run_workload, MpiRun};
 use crate::workload::{load_workload, Call, Workload};
 

@@ -49,9 +49,10 @@ use nom::IResult;
 use serde::Deserialize;
 
 use crate::coherence::{AccessKind, Completed, CoreReq};
+use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
-use crate::moped::ports::{pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag};
-use crate::moped::{DescId, Kind, ProgramId, Rank};
+use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
+use crate::moped::DescId;
 use crate::sim::{Driver, Next};
 
 /// One operation of a core's program.
@@ -401,13 +402,13 @@ impl Program {
                     ),
                 ));
             }
-            if ps.rank >= crate::moped::ports::PORT_RANKS {
+            if ps.rank >= crate::envelope::PORT_RANKS {
                 return Err(err(
                     at,
                     format!(
                         "rank {}: MOPED's ports serve ranks below {}",
                         ps.rank,
-                        crate::moped::ports::PORT_RANKS
+                        crate::envelope::PORT_RANKS
                     ),
                 ));
             }

@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::moped::xlate::PhysMem;
+use crate::os::phys::PhysMem;
 
 pub use crate::api::gem5::{Gem5Host, HostOptions, RunState};
 pub use crate::api::gem5::{Op, Port, Request};

@@ -28,8 +28,9 @@
 //! per cycle and feeds answers back whenever they arrive, in any order.
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
+use crate::os::pagetable::{page_of, PAGE_BYTES};
 
-use super::xlate::{page_of, WalkResult, WalkState, WalkStats, Walker, PAGE_BYTES};
+use super::xlate::{WalkResult, WalkState, WalkStats, Walker};
 
 const LINE: u64 = LINE_BYTES as u64;
 
@@ -776,7 +777,8 @@ impl CopyUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::moped::xlate::{AddressSpace, FlatMem, FrameAllocator, PhysMem};
+    use crate::os::pagetable::AddressSpace;
+    use crate::os::phys::{FlatMem, FrameAllocator, PhysMem};
 
     /// One process holding both buffers, its pages mapped, the send buffer filled with a
     /// pattern and the receive buffer's lines with 0xee.

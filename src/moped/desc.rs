@@ -7,9 +7,10 @@
 //! The Reserved bit tells the two apart: only a process's own reservations have it, and
 //! only they answer its stores and polls.
 
-use super::ports::{bad_field, Envelope, Field, Mismatch, Peer, PollStatus, PortError, Tag};
-use super::ports::{PAYLOAD_MASK, PORT_RANKS};
-use super::{DescId, Kind, ProgramId, Rank};
+use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag, PORT_RANKS};
+
+use super::ports::{bad_field, Field, Mismatch, PollStatus, PortError, PAYLOAD_MASK};
+use super::DescId;
 
 /// Status bits, named RVNMAC as in the paper; the byte reads R V N M A C from bit 5 down.
 /// Reserved: a process at this MOPED reserved the entry (forwarded copies lack it).

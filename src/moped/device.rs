@@ -49,6 +49,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use crate::coherence::{MopedDone, MopedKind, MopedReq};
+use crate::envelope::{Kind, Peer, ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 
 use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer};
@@ -57,7 +58,7 @@ use super::matching;
 use super::ports::{
     unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
 };
-use super::{DescId, Kind, MopedId, ProgramId, Rank};
+use super::{DescId, MopedId};
 
 /// A MOPED's sizes and its place in the system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -646,7 +647,7 @@ impl Moped {
 
     fn receiver_of(&self, d: &Descriptor) -> Rank {
         match (d.kind, d.peer) {
-            (Some(Kind::Send), super::ports::Peer::Rank(r)) => r,
+            (Some(Kind::Send), Peer::Rank(r)) => r,
             _ => d.rank,
         }
     }

@@ -15,9 +15,10 @@
 //! overtake one another when their descriptors arrive in posting order. [`reference`] is
 //! that textbook model, kept as the oracle for tests.
 
+use crate::envelope::{Kind, Peer, Tag};
+
 use super::desc::{DescTable, Descriptor, MATCHED, NEEDS_MATCH, RESERVED, VALID};
-use super::ports::{Peer, PortError, Tag};
-use super::Kind;
+use super::ports::PortError;
 
 /// One step of the matching state machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,8 +117,8 @@ pub fn matches(a: &Descriptor, b: &Descriptor) -> bool {
 pub mod reference {
     use std::collections::{BTreeMap, VecDeque};
 
-    use crate::moped::ports::{Envelope, Peer, PortError, Tag};
-    use crate::moped::{Kind, ProgramId, Rank};
+    use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
+    use crate::moped::ports::PortError;
 
     /// A send or receive, named by a caller-chosen `id`.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,9 +228,9 @@ pub mod reference {
 mod tests {
     use super::reference::{Matcher, Post};
     use super::*;
+    use crate::envelope::{Envelope, Rank};
     use crate::moped::desc::{ACTIVE, COMPLETED};
-    use crate::moped::ports::Envelope;
-    use crate::moped::{DescId, Rank};
+    use crate::moped::DescId;
 
     fn env(kind: Kind, peer: Peer, context: u16, tag: Tag) -> Envelope {
         Envelope {

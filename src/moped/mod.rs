@@ -9,7 +9,7 @@
 //! - `ports`: the MMIO data and poll ports and the values that travel through them;
 //! - `desc`: the outstanding descriptor table and its status bits;
 //! - `matching`: MPI matching at the matching MOPED, and a reference model of it;
-//! - `xlate`: the page-table format, the OS's address spaces and the page walker;
+//! - `xlate`: the page walker, reading the tables of `os::pagetable`;
 //! - `copy`: the copy unit with its send and receive lines.
 
 pub mod copy;
@@ -18,12 +18,6 @@ pub mod device;
 pub mod matching;
 pub mod ports;
 pub mod xlate;
-
-/// A parallel program's identifier, conveyed by the port address.
-pub type ProgramId = u8;
-
-/// A process's rank within its program.
-pub type Rank = u16;
 
 /// A MOPED's index: the same as its core's.
 pub type MopedId = u8;
@@ -49,13 +43,6 @@ impl DescId {
             index: bits as u8,
         }
     }
-}
-
-/// Send or receive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    Send,
-    Recv,
 }
 
 #[cfg(test)]

@@ -39,7 +39,9 @@
 //! (program, rank) -> descriptor mapping stored, so a context switch between the store
 //! and the load shows up as [`PollStatus::Retry`].
 
-use super::{DescId, Kind, ProgramId, Rank};
+use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag, PORT_RANKS};
+
+use super::DescId;
 
 /// Where the port windows start unless configured otherwise: high in a 48-bit physical
 /// address space, clear of memory.
@@ -50,9 +52,6 @@ pub const WINDOW_BYTES: u64 = 1 << 16;
 
 /// Bytes of port addresses for all 256 programs.
 pub const PORTS_BYTES: u64 = 256 * WINDOW_BYTES;
-
-/// Ranks a program's window has ports for: ranks are `0..PORT_RANKS`.
-pub const PORT_RANKS: u16 = 1 << 12;
 
 /// Width of every port access.
 pub const ACCESS_BYTES: u8 = 8;
@@ -269,32 +268,8 @@ pub fn unpack_store(value: u64) -> (DescId, u64) {
     )
 }
 
-/// The rank a message must come from (receives) or goes to (sends).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Peer {
-    Rank(Rank),
-    /// MPI_ANY_SOURCE: receives only.
-    Any,
-}
-
-/// A message tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tag {
-    /// Any value but `0xFFFF`, which encodes ANY_TAG.
-    Tag(u16),
-    /// MPI_ANY_TAG: receives only.
-    Any,
-}
-
-/// The matching information of a send or receive: data-port field 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Envelope {
-    pub kind: Kind,
-    pub peer: Peer,
-    pub context: u16,
-    pub tag: Tag,
-}
-
+/// An envelope as data-port field 0 carries it. The envelope itself is shared vocabulary
+/// (`crate::envelope`); its encoding and the checks a port applies are the device's.
 impl Envelope {
     /// The 48-bit payload; an envelope [`Envelope::check`] refuses is an error.
     pub fn encode(&self) -> Result<u64, PortError> {

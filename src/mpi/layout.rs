@@ -9,7 +9,7 @@
 //!              SHM_BASE + (dst * P + src) * QUEUE_STRIDE, shared by the two ranks
 //! ```
 
-use crate::moped::xlate::PAGE_BYTES;
+use crate::os::pagetable::PAGE_BYTES;
 use crate::workload::Workload;
 
 use super::runtime::LIST_ENTRIES;

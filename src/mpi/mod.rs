@@ -25,7 +25,7 @@ use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::error::MopedError;
 use crate::moped::ports::PortMap;
-use crate::moped::xlate::PhysMem;
+use crate::os::phys::PhysMem;
 use crate::os::{MemView, Os, Region};
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;

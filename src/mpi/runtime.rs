@@ -9,10 +9,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::coherence::{AccessKind, Completed};
-use crate::moped::ports::{
-    pack_poll, pack_store, Envelope, Peer, PollStatus, Port, PortMap, Tag, ERROR, REFUSED,
-};
-use crate::moped::{DescId, Kind};
+use crate::envelope::{Envelope, Kind, Peer, Tag};
+use crate::moped::ports::{pack_poll, pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
+use crate::moped::DescId;
 use crate::sim::{Driver, Next, VirtualMemory};
 use crate::workload::{Call, ReqId, Workload, CTX_COLL};
 

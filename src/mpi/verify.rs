@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 use crate::os::ProcId;
 use crate::sim::VirtualMemory;
 

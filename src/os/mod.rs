@@ -1,6 +1,6 @@
 //! The operating system as far as MOPED needs one: processes with their address spaces
-//! (page tables in simulated memory, in the format of `moped::xlate`), physical frames for
-//! them, and the page-fault service MOPED's interrupts ask for.
+//! (page tables in simulated memory, in the format of [`pagetable`]), physical frames for
+//! them ([`phys`]), and the page-fault service MOPED's interrupts ask for.
 //!
 //! Cores run processes and issue virtual addresses, which the OS translates without
 //! timing (a perfect TLB); pages of a region declared lazy are mapped at their first touch,
@@ -8,12 +8,17 @@
 //! Frames are handed out from the upper half of physical memory, so programs that use
 //! physical addresses directly keep the lower half to themselves.
 
+pub mod pagetable;
+pub mod phys;
+
 use std::ops::Range;
 
 use crate::coherence::{home_bank, DirCtrl};
+use crate::envelope::{ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
-use crate::moped::xlate::{AddressSpace, FrameAllocator, PhysMem, XlateError, PAGE_BYTES};
-use crate::moped::{ProgramId, Rank};
+
+use pagetable::{AddressSpace, XlateError, PAGE_BYTES};
+use phys::{FrameAllocator, PhysMem};
 
 /// A process's index in [`Os::procs`].
 pub type ProcId = usize;

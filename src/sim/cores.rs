@@ -13,8 +13,9 @@ use crate::config::SystemConfig;
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{Moped, PortAnswer, PortCtx};
-use crate::moped::xlate::{AddressSpace, PhysMem, PAGE_BYTES};
 use crate::net::Network;
+use crate::os::pagetable::{AddressSpace, PAGE_BYTES};
+use crate::os::phys::PhysMem;
 use crate::os::{Os, OsError, ProcId};
 
 use super::moped_host::{self, DevNet};

@@ -645,8 +645,8 @@ impl Sim {
     /// Creates a process (see [`crate::os::Os::spawn`]).
     pub fn spawn(
         &mut self,
-        program: crate::moped::ProgramId,
-        rank: crate::moped::Rank,
+        program: crate::envelope::ProgramId,
+        rank: crate::envelope::Rank,
         regions: &[crate::os::Region],
     ) -> Result<crate::os::ProcId, crate::os::OsError> {
         let mut mem = MemView {
@@ -731,7 +731,7 @@ struct ReadView<'a> {
     sim: &'a Sim,
 }
 
-impl crate::moped::xlate::PhysMem for ReadView<'_> {
+impl crate::os::phys::PhysMem for ReadView<'_> {
     fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
         self.sim.read_line_coherent(line)
     }

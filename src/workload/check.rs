@@ -17,7 +17,7 @@
 //! for.
 
 use super::{BufRef, Call, ReqId, SweepKind, Workload};
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 

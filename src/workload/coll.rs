@@ -17,7 +17,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{BufId, BufRef, Call, RankProgram, ReqId, SweepKind, Workload, CTX_COLL};
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 use std::collections::BTreeSet;
 
 /// `MPIR_BCAST_TAG`.

@@ -74,7 +74,7 @@ use nom::combinator::{eof, opt, recognize};
 use nom::sequence::{pair, tuple};
 
 use super::{BufId, BufRef, Call, RankProgram, ReqId, Workload, CTX_PT2PT};
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 
 /// Most ranks a schedule may have: ranks stay below `0x7FFF`, the ANY_SOURCE encoding of
 /// MOPED's peer field.

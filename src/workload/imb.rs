@@ -11,7 +11,7 @@
 
 use super::coll::{self, Builder};
 use super::{BufRef, SweepKind, Workload, CTX_PT2PT};
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 
 /// IMB's `N_BARR`: barriers before the timed loop.
 pub const N_BARR: usize = 2;
@@ -61,10 +61,10 @@ pub fn build(
     if two_ranks && p < 2 {
         return Err(format!("{bench:?} needs at least 2 ranks, not {p}"));
     }
-    if p == 0 || p > crate::moped::ports::PORT_RANKS as usize {
+    if p == 0 || p > crate::envelope::PORT_RANKS as usize {
         return Err(format!(
             "{p} ranks: a workload has 1 to {} ranks",
-            crate::moped::ports::PORT_RANKS
+            crate::envelope::PORT_RANKS
         ));
     }
     if iterations == 0 {

@@ -9,7 +9,7 @@
 //! (it is where a backed-off program returns to MOPED). Compute phases are instruction
 //! counts and sweeps over buffers, so computation and message data compete for the caches.
 
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 
 pub mod check;
 pub mod coll;

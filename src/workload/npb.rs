@@ -29,7 +29,7 @@
 
 use super::coll::{self, Builder};
 use super::{BufId, BufRef, SweepKind, Workload, CTX_PT2PT};
-use crate::moped::ports::{Peer, Tag};
+use crate::envelope::{Peer, Tag};
 
 /// Compute sweeps touch one 8-byte word per 64-byte line.
 pub const SWEEP_STRIDE: u64 = 64;

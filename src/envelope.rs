@@ -1,0 +1,58 @@
+//! The vocabulary of MPI messages that every floor shares: who a process is (program ID
+//! and rank) and a message's envelope.
+//!
+//! MPI calls the matching information of a point-to-point message its envelope: source,
+//! destination, tag and communicator (MPI 3.1, section 3.2.3). Here the envelope of a
+//! posted send or receive holds its kind, its peer (the destination of a send, the source
+//! of a receive, or ANY_SOURCE), its context (the communicator's) and its tag (or
+//! ANY_TAG). Workloads write programs in these terms, the OS names processes by program
+//! and rank, the MPI runtime turns calls into them and MOPED matches them, so they sit
+//! below all of those rather than in the device.
+//!
+//! Only the meaning lives here. How an envelope travels through a MOPED port (the 48-bit
+//! field-0 payload with `0x7FFF` for ANY_SOURCE and `0xFFFF` for ANY_TAG, and the checks
+//! a port applies) is the device's interface and stays in `moped::ports`, as do descriptor
+//! IDs and the port map.
+
+/// A parallel program's identifier, conveyed by the port address.
+pub type ProgramId = u8;
+
+/// A process's rank within its program.
+pub type Rank = u16;
+
+/// Ranks a program may have: ranks are `0..PORT_RANKS`, as many as a program's window of
+/// MOPED ports has ports for.
+pub const PORT_RANKS: u16 = 1 << 12;
+
+/// Send or receive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Send,
+    Recv,
+}
+
+/// The rank a message must come from (receives) or goes to (sends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Peer {
+    Rank(Rank),
+    /// MPI_ANY_SOURCE: receives only.
+    Any,
+}
+
+/// A message tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tag {
+    /// Any value but `0xFFFF`, which encodes ANY_TAG.
+    Tag(u16),
+    /// MPI_ANY_TAG: receives only.
+    Any,
+}
+
+/// The matching information of a send or receive: data-port field 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Envelope {
+    pub kind: Kind,
+    pub peer: Peer,
+    pub context: u16,
+    pub tag: Tag,
+}
