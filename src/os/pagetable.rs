@@ -19,14 +19,12 @@
 
 use std::ops::Range;
 
-use crate::mem::{LineAddr, LINE_BYTES};
+use crate::mem::LINE_BYTES;
 
+// The page size and the error type live with the frames (phys); the table format here.
 use super::phys::{FrameAllocator, PhysMem};
+pub use super::phys::{XlateError, PAGE_BYTES, PAGE_SHIFT};
 
-/// Bytes per page.
-pub const PAGE_BYTES: u64 = 4096;
-/// Bits of the page offset.
-pub const PAGE_SHIFT: u32 = 12;
 /// Bits of a virtual address.
 pub const VA_BITS: u32 = 48;
 /// Levels of the radix tree.
@@ -72,27 +70,6 @@ pub fn entry_frame(entry: u64) -> Option<u64> {
 #[inline]
 pub fn is_canonical(va: u64) -> bool {
     va >> VA_BITS == 0
-}
-
-/// Errors of the OS model and the walker's interface.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum XlateError {
-    #[error("frame range {start:#x}..{end:#x} is empty or not page-aligned")]
-    BadFrameRange { start: u64, end: u64 },
-    #[error("out of physical frames")]
-    OutOfFrames,
-    #[error("region {start:#x}..{end:#x} is empty or outside the 48-bit address space")]
-    BadRegion { start: u64, end: u64 },
-    #[error("region {start:#x}..{end:#x} overlaps an existing region")]
-    Overlap { start: u64, end: u64 },
-    #[error("address {0:#x} is outside every region")]
-    NotInRegion(u64),
-    #[error("page of {0:#x} is already mapped")]
-    AlreadyMapped(u64),
-    #[error("the walker is busy with another walk")]
-    WalkerBusy,
-    #[error("the walker did not ask for line {0:#x}")]
-    UnexpectedLine(LineAddr),
 }
 
 /// The OS's view of one process: its page-table root and its valid regions (VMAs). Frames

@@ -11,9 +11,33 @@ use rustc_hash::FxHashMap;
 
 use crate::mem::{line_of, LineAddr, LineData, LINE_BYTES};
 
-use super::pagetable::{XlateError, PAGE_BYTES, PAGE_SHIFT};
-
 const LINE: u64 = LINE_BYTES as u64;
+
+/// Bytes per page.
+pub const PAGE_BYTES: u64 = 4096;
+/// Bits of the page offset.
+pub const PAGE_SHIFT: u32 = 12;
+
+/// Errors of the OS model and the walker's interface.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum XlateError {
+    #[error("frame range {start:#x}..{end:#x} is empty or not page-aligned")]
+    BadFrameRange { start: u64, end: u64 },
+    #[error("out of physical frames")]
+    OutOfFrames,
+    #[error("region {start:#x}..{end:#x} is empty or outside the 48-bit address space")]
+    BadRegion { start: u64, end: u64 },
+    #[error("region {start:#x}..{end:#x} overlaps an existing region")]
+    Overlap { start: u64, end: u64 },
+    #[error("address {0:#x} is outside every region")]
+    NotInRegion(u64),
+    #[error("page of {0:#x} is already mapped")]
+    AlreadyMapped(u64),
+    #[error("the walker is busy with another walk")]
+    WalkerBusy,
+    #[error("the walker did not ask for line {0:#x}")]
+    UnexpectedLine(LineAddr),
+}
 
 /// Physical memory as lines, with helpers for words and byte ranges on top.
 pub trait PhysMem {
