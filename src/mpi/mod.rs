@@ -12,10 +12,15 @@
 //! Every message is checked byte for byte ([`verify`]): the run fails naming the ranks, the
 //! tag and the first differing offset.
 
+mod calls;
 pub mod layout;
+mod moped_path;
 mod ops;
+mod queues;
+mod rank;
 pub mod runtime;
 pub mod shm;
+mod shm_path;
 pub mod verify;
 
 use std::time::Instant;
@@ -30,26 +35,9 @@ use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
 use crate::workload::Workload;
 
-use layout::Layout;
-use runtime::{MpiDriver, NO_BACKOFF};
-
-/// Costs of the runtime's own code, in instructions.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MpiParams {
-    /// Instructions of an MPI call's entry (argument checks, request set-up).
-    pub call_instructions: u64,
-    /// Instructions between two polls of a MOPED descriptor.
-    pub poll_instructions: u64,
-}
-
-impl Default for MpiParams {
-    fn default() -> Self {
-        MpiParams {
-            call_instructions: 100,
-            poll_instructions: 10,
-        }
-    }
-}
+use layout::{Layout, NO_BACKOFF};
+pub use runtime::MpiParams;
+use runtime::MpiDriver;
 
 /// The outcome of one simulated workload.
 #[derive(Debug)]
