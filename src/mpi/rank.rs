@@ -159,6 +159,25 @@ pub struct RankStats {
     pub list_searched: u64,
 }
 
+impl RankStats {
+    /// Adds another rank's counters to these.
+    pub fn add(&mut self, s: &RankStats) {
+        self.instructions += s.instructions;
+        self.sends += s.sends;
+        self.send_bytes += s.send_bytes;
+        self.moped_sends += s.moped_sends;
+        self.moped_recvs += s.moped_recvs;
+        self.eager += s.eager;
+        self.rendezvous += s.rendezvous;
+        self.self_sends += s.self_sends;
+        self.polls += s.polls;
+        self.progress_passes += s.progress_passes;
+        self.refused += s.refused;
+        self.revoked += s.revoked;
+        self.list_searched += s.list_searched;
+    }
+}
+
 /// One rank.
 pub(super) struct Rank {
     pub me: u16,
