@@ -12,13 +12,16 @@
 use crate::os::pagetable::PAGE_BYTES;
 use crate::workload::Workload;
 
-use super::runtime::LIST_ENTRIES;
 use super::shm::QUEUE_STRIDE;
 
 pub const PRIV_BASE: u64 = 0x0800_0000;
 pub const BUF_BASE: u64 = 0x1000_0000;
 pub const FLAG_VA: u64 = 0x3FFF_F000;
 pub const SHM_BASE: u64 = 0x4000_0000;
+/// "No backoff" in the shared backoff word.
+pub const NO_BACKOFF: u64 = u64::MAX;
+/// Posted-receive and unexpected entries each list can hold.
+pub const LIST_ENTRIES: u64 = 2048;
 /// Bytes of unexpected-message buffers per rank.
 pub const TMP_BYTES: u64 = 4 << 20;
 

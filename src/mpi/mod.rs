@@ -12,10 +12,15 @@
 //! Every message is checked byte for byte ([`verify`]): the run fails naming the ranks, the
 //! tag and the first differing offset.
 
+mod calls;
 pub mod layout;
+mod moped_path;
 mod ops;
+mod queues;
+mod rank;
 pub mod runtime;
 pub mod shm;
+mod shm_path;
 pub mod verify;
 
 use std::time::Instant;
@@ -26,31 +31,14 @@ use crate::design::Design;
 use crate::error::MopedError;
 use crate::moped::ports::PortMap;
 use crate::os::phys::PhysMem;
-use crate::os::{MemView, Os, Region};
+use crate::os::{MemView, Os, ProcId, Region};
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
 use crate::workload::Workload;
 
-use layout::Layout;
-use runtime::{MpiDriver, NO_BACKOFF};
-
-/// Costs of the runtime's own code, in instructions.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MpiParams {
-    /// Instructions of an MPI call's entry (argument checks, request set-up).
-    pub call_instructions: u64,
-    /// Instructions between two polls of a MOPED descriptor.
-    pub poll_instructions: u64,
-}
-
-impl Default for MpiParams {
-    fn default() -> Self {
-        MpiParams {
-            call_instructions: 100,
-            poll_instructions: 10,
-        }
-    }
-}
+use layout::{Layout, NO_BACKOFF};
+pub use runtime::MpiParams;
+use runtime::{MpiDriver, RankStats};
 
 /// The outcome of one simulated workload.
 #[derive(Debug)]
@@ -136,8 +124,29 @@ pub fn prepare(
     }
     let layout = Layout::new(w);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
+    let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
+    share_segments(os, mem, &layout, &procs).map_err(os_err)?;
+    seed_buffers(os, mem, w, &layout, &procs, seed).map_err(os_err)?;
+    Ok(MpiDriver::new(
+        w,
+        procs,
+        layout,
+        ports,
+        params,
+        moped,
+        cfg.system.cpi,
+    ))
+}
+
+/// One process per rank, with its buffers (populated), its private runtime region, and
+/// the pages it will share mapped.
+fn spawn_ranks(
+    os: &mut Os,
+    mem: &mut impl PhysMem,
+    layout: &Layout,
+) -> Result<Vec<ProcId>, crate::os::OsError> {
     let mut procs = Vec::new();
-    for r in 0..p {
+    for r in 0..layout.ranks {
         let regions = [
             Region {
                 va: layout::BUF_BASE..layout.buf_end[r],
@@ -156,20 +165,39 @@ pub fn prepare(
                 populate: false,
             },
         ];
-        procs.push(os.spawn(mem, 0, r as u16, &regions).map_err(os_err)?);
+        procs.push(os.spawn(mem, 0, r as u16, &regions)?);
     }
-    os.share(mem, &procs, layout.flag_va, 4096)
-        .map_err(os_err)?;
+    Ok(procs)
+}
+
+/// The backoff word's page, shared by every rank and set to "no backoff", and each
+/// ch3:shm queue, shared by its two ranks.
+fn share_segments(
+    os: &mut Os,
+    mem: &mut impl PhysMem,
+    layout: &Layout,
+    procs: &[ProcId],
+) -> Result<(), crate::os::OsError> {
+    let p = procs.len();
+    os.share(mem, procs, layout.flag_va, 4096)?;
     for s in 0..p {
         for d in (0..p).filter(|&d| d != s) {
             let q = layout.queue(s as u16, d as u16);
-            os.share(mem, &[procs[s], procs[d]], q, shm::QUEUE_BYTES)
-                .map_err(os_err)?;
+            os.share(mem, &[procs[s], procs[d]], q, shm::QUEUE_BYTES)?;
         }
     }
     os.write_virtual(mem, procs[0], layout.flag_va, &NO_BACKOFF.to_le_bytes())
-        .map_err(os_err)?;
-    // Buffers start with seeded bytes, so a receive buffer never already holds its message.
+}
+
+/// Buffers start with seeded bytes, so a receive buffer never already holds its message.
+fn seed_buffers(
+    os: &mut Os,
+    mem: &mut impl PhysMem,
+    w: &Workload,
+    layout: &Layout,
+    procs: &[ProcId],
+    seed: u64,
+) -> Result<(), crate::os::OsError> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     for (r, prog) in w.ranks.iter().enumerate() {
         for (b, buf) in prog.buffers.iter().enumerate() {
@@ -181,19 +209,10 @@ pub fn prepare(
                     x as u8
                 })
                 .collect();
-            os.write_virtual(mem, procs[r], layout.buf_va[r][b], &bytes)
-                .map_err(os_err)?;
+            os.write_virtual(mem, procs[r], layout.buf_va[r][b], &bytes)?;
         }
     }
-    Ok(MpiDriver::new(
-        w,
-        procs,
-        layout,
-        ports,
-        params,
-        moped,
-        cfg.system.cpi,
-    ))
+    Ok(())
 }
 
 /// Fails a finished run in which some message was sent but never received.
@@ -213,7 +232,7 @@ pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedEr
 
 /// The MPI statistics of a run (`system.cpu{i}.instructions`, `mpi.*`).
 pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
-    let mut total = runtime::RankStats::default();
+    let mut total = RankStats::default();
     for r in 0..d.n_ranks() {
         let s = d.rank_stats(r);
         stats.scalar(
@@ -222,21 +241,19 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
             "Instructions executed (compute instructions plus one per access)",
             "Count",
         );
-        total.sends += s.sends;
-        total.send_bytes += s.send_bytes;
-        total.moped_sends += s.moped_sends;
-        total.moped_recvs += s.moped_recvs;
-        total.eager += s.eager;
-        total.rendezvous += s.rendezvous;
-        total.self_sends += s.self_sends;
-        total.polls += s.polls;
-        total.progress_passes += s.progress_passes;
-        total.refused += s.refused;
-        total.revoked += s.revoked;
-        total.list_searched += s.list_searched;
-        total.instructions += s.instructions;
+        total.add(s);
     }
-    let rows: [(&str, u64, &str, &str); 16] = [
+    for (name, v, desc, unit) in mpi_rows(d, &total) {
+        stats.scalar(name, v, desc, unit);
+    }
+}
+
+/// The `mpi.*` statistics: (name, value, description, unit).
+fn mpi_rows(
+    d: &MpiDriver,
+    total: &RankStats,
+) -> [(&'static str, u64, &'static str, &'static str); 16] {
+    [
         (
             "mpi.ranks",
             d.n_ranks() as u64,
@@ -333,8 +350,5 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
             "Posted-receive and unexpected entries compared during searches",
             "Count",
         ),
-    ];
-    for (name, v, desc, unit) in rows {
-        stats.scalar(name, v, desc, unit);
-    }
+    ]
 }

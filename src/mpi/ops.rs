@@ -55,33 +55,46 @@ pub enum Mark {
 /// A loop in progress.
 #[derive(Clone, Debug)]
 pub enum Loop {
-    Copy {
-        src: u64,
-        dst: u64,
-        len: u64,
-        off: u64,
-        /// The size of the load waiting for its value.
-        loaded: Option<u8>,
-    },
-    Sweep {
-        at: u64,
-        bytes: u64,
-        stride: u64,
-        kind: SweepKind,
-        off: u64,
-        loaded: bool,
-        stamp: u64,
-    },
-    Combine {
-        acc: u64,
-        src: u64,
-        len: u64,
-        off: u64,
-        /// Loads done for the current word: 0, 1 (acc) or 2 (acc and src).
-        step: u8,
-        a: u64,
-        size: u8,
-    },
+    Copy(CopyLoop),
+    Sweep(SweepLoop),
+    Combine(CombineLoop),
+}
+
+/// memcpy: a load and a store per word.
+#[derive(Clone, Debug)]
+pub struct CopyLoop {
+    src: u64,
+    dst: u64,
+    len: u64,
+    off: u64,
+    /// The size of the load waiting for its value.
+    loaded: Option<u8>,
+}
+
+/// An array sweep: one access (or a load and a store, for an update) per `stride`.
+#[derive(Clone, Debug)]
+pub struct SweepLoop {
+    at: u64,
+    bytes: u64,
+    stride: u64,
+    kind: SweepKind,
+    off: u64,
+    loaded: bool,
+    /// Mixed into stored values, so each sweep writes values of its own.
+    stamp: u64,
+}
+
+/// `acc[i] += src[i]`: two loads and a store per word.
+#[derive(Clone, Debug)]
+pub struct CombineLoop {
+    acc: u64,
+    src: u64,
+    len: u64,
+    off: u64,
+    /// Loads done for the current word: 0, 1 (acc) or 2 (acc and src).
+    step: u8,
+    a: u64,
+    size: u8,
 }
 
 /// The widest access (8, 4, 2 or 1 bytes) both addresses are aligned to and that fits in
@@ -132,109 +145,139 @@ fn add_lanes(a: u64, b: u64, size: u8) -> u64 {
 }
 
 impl Loop {
+    pub fn copy(src: u64, dst: u64, len: u64) -> Loop {
+        Loop::Copy(CopyLoop {
+            src,
+            dst,
+            len,
+            off: 0,
+            loaded: None,
+        })
+    }
+
+    /// A sweep of `bytes` at `at`; a zero stride is taken as 1.
+    pub fn sweep(at: u64, bytes: u64, stride: u64, kind: SweepKind, stamp: u64) -> Loop {
+        Loop::Sweep(SweepLoop {
+            at,
+            bytes,
+            stride: stride.max(1),
+            kind,
+            off: 0,
+            loaded: false,
+            stamp,
+        })
+    }
+
+    pub fn combine(acc: u64, src: u64, len: u64) -> Loop {
+        Loop::Combine(CombineLoop {
+            acc,
+            src,
+            len,
+            off: 0,
+            step: 0,
+            a: 0,
+            size: 8,
+        })
+    }
+
     /// The loop's next access, given the value of its last load; `None` when finished.
-    /// Accesses counted into `accesses`.
     pub fn next(&mut self, value: Option<u64>) -> Option<Next> {
         match self {
-            Loop::Copy {
-                src,
-                dst,
-                len,
-                off,
-                loaded,
-            } => {
-                if let Some(size) = loaded.take() {
-                    let v = value.expect("a copy's load value");
-                    let a = *dst + *off;
-                    *off += size as u64;
-                    return Some(store(a, size, v));
-                }
-                if *off >= *len {
-                    return None;
-                }
-                let size = word(*src + *off, *dst + *off, *len - *off);
-                *loaded = Some(size);
-                Some(load(*src + *off, size))
-            }
-            Loop::Sweep {
-                at,
-                bytes,
-                stride,
-                kind,
-                off,
-                loaded,
-                stamp,
-            } => {
-                if *loaded {
-                    *loaded = false;
-                    let a = *at + *off;
-                    *off += *stride;
-                    let v = value.expect("a sweep's load value").wrapping_add(1);
-                    return Some(store(a, 8, v));
-                }
-                if *off >= *bytes {
-                    return None;
-                }
-                let a = *at + *off;
-                match kind {
-                    SweepKind::Load => {
-                        *off += *stride;
-                        Some(load(a, 8))
-                    }
-                    SweepKind::Store => {
-                        *off += *stride;
-                        Some(store(a, 8, a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ *stamp))
-                    }
-                    SweepKind::Update => {
-                        *loaded = true;
-                        Some(load(a, 8))
-                    }
-                }
-            }
-            Loop::Combine {
-                acc,
-                src,
-                len,
-                off,
-                step,
-                a,
-                size,
-            } => match *step {
-                0 => {
-                    if *off >= *len {
-                        return None;
-                    }
-                    *size = if (*acc + *off) % 8 == 0 && (*src + *off) % 8 == 0 && *len - *off >= 8
-                    {
-                        8
-                    } else {
-                        4
-                    };
-                    *step = 1;
-                    Some(load(*acc + *off, *size))
-                }
-                1 => {
-                    *a = value.expect("a combine's load value");
-                    *step = 2;
-                    Some(load(*src + *off, *size))
-                }
-                _ => {
-                    let b = value.expect("a combine's load value");
-                    let at = *acc + *off;
-                    *off += *size as u64;
-                    *step = 0;
-                    Some(store(at, *size, add_lanes(*a, b, *size)))
-                }
-            },
+            Loop::Copy(l) => l.next(value),
+            Loop::Sweep(l) => l.next(value),
+            Loop::Combine(l) => l.next(value),
         }
     }
 
     /// Whether the access just returned was a load whose value the loop needs.
     pub fn wants_value(&self) -> bool {
         match self {
-            Loop::Copy { loaded, .. } => loaded.is_some(),
-            Loop::Sweep { loaded, .. } => *loaded,
-            Loop::Combine { step, .. } => *step != 0,
+            Loop::Copy(l) => l.loaded.is_some(),
+            Loop::Sweep(l) => l.loaded,
+            Loop::Combine(l) => l.step != 0,
+        }
+    }
+}
+
+impl CopyLoop {
+    fn next(&mut self, value: Option<u64>) -> Option<Next> {
+        if let Some(size) = self.loaded.take() {
+            let v = value.expect("a copy's load value");
+            let a = self.dst + self.off;
+            self.off += size as u64;
+            return Some(store(a, size, v));
+        }
+        if self.off >= self.len {
+            return None;
+        }
+        let (s, d) = (self.src + self.off, self.dst + self.off);
+        let size = word(s, d, self.len - self.off);
+        self.loaded = Some(size);
+        Some(load(s, size))
+    }
+}
+
+impl SweepLoop {
+    fn next(&mut self, value: Option<u64>) -> Option<Next> {
+        if self.loaded {
+            self.loaded = false;
+            let a = self.at + self.off;
+            self.off += self.stride;
+            let v = value.expect("a sweep's load value").wrapping_add(1);
+            return Some(store(a, 8, v));
+        }
+        if self.off >= self.bytes {
+            return None;
+        }
+        let a = self.at + self.off;
+        match self.kind {
+            SweepKind::Load => {
+                self.off += self.stride;
+                Some(load(a, 8))
+            }
+            SweepKind::Store => {
+                self.off += self.stride;
+                Some(store(
+                    a,
+                    8,
+                    a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.stamp,
+                ))
+            }
+            SweepKind::Update => {
+                self.loaded = true;
+                Some(load(a, 8))
+            }
+        }
+    }
+}
+
+impl CombineLoop {
+    fn next(&mut self, value: Option<u64>) -> Option<Next> {
+        let (acc, src) = (self.acc + self.off, self.src + self.off);
+        match self.step {
+            0 => {
+                if self.off >= self.len {
+                    return None;
+                }
+                self.size = if acc % 8 == 0 && src % 8 == 0 && self.len - self.off >= 8 {
+                    8
+                } else {
+                    4
+                };
+                self.step = 1;
+                Some(load(acc, self.size))
+            }
+            1 => {
+                self.a = value.expect("a combine's load value");
+                self.step = 2;
+                Some(load(src, self.size))
+            }
+            _ => {
+                let b = value.expect("a combine's load value");
+                self.off += self.size as u64;
+                self.step = 0;
+                Some(store(acc, self.size, add_lanes(self.a, b, self.size)))
+            }
         }
     }
 }
@@ -263,13 +306,7 @@ mod tests {
 
     #[test]
     fn a_copy_alternates_loads_and_stores() {
-        let mut l = Loop::Copy {
-            src: 0x1000,
-            dst: 0x2004,
-            len: 12,
-            off: 0,
-            loaded: None,
-        };
+        let mut l = Loop::copy(0x1000, 0x2004, 12);
         let mut got = Vec::new();
         let mut v = None;
         while let Some(n) = l.next(v) {

@@ -50,6 +50,16 @@ struct Check {
     len: u64,
 }
 
+impl Check {
+    /// The message of `n` bytes from `src` with `tag` this receive got, in words.
+    fn message(&self, src: u16, tag: u16, n: usize) -> String {
+        format!(
+            "message from rank {src} to rank {} (tag {tag}, context {}, {n} bytes)",
+            self.dst, self.ctx
+        )
+    }
+}
+
 /// What a posted receive will be checked against.
 #[derive(Clone, Copy, Debug)]
 pub struct Claim(Option<usize>);
@@ -150,48 +160,71 @@ impl Verifier {
 
     fn check(&mut self, mem: &dyn VirtualMemory, c: Check) -> Result<(), String> {
         let got = mem.read(c.proc, c.va, c.len as usize);
-        let what = |src: u16, tag: u16, n: usize| {
-            format!(
-                "message from rank {src} to rank {} (tag {tag}, context {}, {n} bytes)",
-                c.dst, c.ctx
-            )
-        };
         if let (Some(index), Peer::Rank(src), Tag::Tag(tag)) = (c.index, c.src, c.tag) {
-            let list = self.sends.get_mut(&(src, c.dst, c.ctx, tag));
-            let Some(sent) = list
-                .and_then(|l| l.data.get_mut(index))
-                .and_then(Option::take)
-            else {
-                return Err(format!(
-                    "rank {} completed receive {index} from rank {src} (tag {tag}, context {}) \
-                     but no such send was posted",
-                    c.dst, c.ctx
-                ));
-            };
-            if sent.len() > got.len() {
-                return Err(format!(
-                    "{}: the receive buffer holds only {} bytes",
-                    what(src, tag, sent.len()),
-                    got.len()
-                ));
-            }
-            if let Some(off) = (0..sent.len()).find(|&i| got[i] != sent[i]) {
-                return Err(format!(
-                    "{}: byte at offset {off} is {:#04x}, the sender sent {:#04x}",
-                    what(src, tag, sent.len()),
-                    got[off],
-                    sent[off]
-                ));
-            }
-            self.messages += 1;
-            self.bytes += sent.len() as u64;
-            return Ok(());
+            return self.check_claimed(&c, (src, tag, index), &got);
         }
         // A wildcard: the earliest untaken matching send whose bytes the buffer holds;
         // failing that, for the report, the one that differs from them in fewest bytes.
-        let mut best: Option<(Key, usize)> = None;
+        let (key, i) = match self.find_wildcard_send(&c, &got) {
+            Ok(found) => found,
+            Err(nearest) => return Err(self.no_send_holds(&c, &got, nearest)),
+        };
+        let sent = self.sends.get_mut(&key).expect("key").data[i]
+            .take()
+            .expect("found");
+        self.messages += 1;
+        self.bytes += sent.len() as u64;
+        Ok(())
+    }
+
+    /// A receive naming source and tag got the send it claimed, the `index`-th on its
+    /// (source, destination, context, tag).
+    fn check_claimed(
+        &mut self,
+        c: &Check,
+        (src, tag, index): (u16, u16, usize),
+        got: &[u8],
+    ) -> Result<(), String> {
+        let list = self.sends.get_mut(&(src, c.dst, c.ctx, tag));
+        let Some(sent) = list
+            .and_then(|l| l.data.get_mut(index))
+            .and_then(Option::take)
+        else {
+            return Err(format!(
+                "rank {} completed receive {index} from rank {src} (tag {tag}, context {}) \
+                 but no such send was posted",
+                c.dst, c.ctx
+            ));
+        };
+        if sent.len() > got.len() {
+            return Err(format!(
+                "{}: the receive buffer holds only {} bytes",
+                c.message(src, tag, sent.len()),
+                got.len()
+            ));
+        }
+        if let Some(off) = (0..sent.len()).find(|&i| got[i] != sent[i]) {
+            return Err(format!(
+                "{}: byte at offset {off} is {:#04x}, the sender sent {:#04x}",
+                c.message(src, tag, sent.len()),
+                got[off],
+                sent[off]
+            ));
+        }
+        self.messages += 1;
+        self.bytes += sent.len() as u64;
+        Ok(())
+    }
+
+    /// The earliest untaken send matching wildcard receive `c` whose bytes it holds, or
+    /// else the nearest such send (fewest differing bytes), if any.
+    fn find_wildcard_send(
+        &self,
+        c: &Check,
+        got: &[u8],
+    ) -> Result<(Key, usize), Option<(Key, usize)>> {
         let mut nearest: Option<(usize, Key, usize)> = None;
-        'search: for (key, list) in &self.sends {
+        for (key, list) in &self.sends {
             let &(s, d, ctx, t) = key;
             let src_ok = matches!(c.src, Peer::Any) || c.src == Peer::Rank(s);
             let tag_ok = matches!(c.tag, Tag::Any) || c.tag == Tag::Tag(t);
@@ -201,8 +234,7 @@ impl Verifier {
             for (i, sent) in list.data.iter().enumerate().skip(list.claimed) {
                 let Some(sent) = sent else { continue };
                 if sent.len() <= got.len() && got[..sent.len()] == sent[..] {
-                    best = Some((*key, i));
-                    break 'search;
+                    return Ok((*key, i));
                 }
                 let held = sent.len().min(got.len());
                 let diff = (0..held).filter(|&k| got[k] != sent[k]).count() + sent.len() - held;
@@ -211,46 +243,39 @@ impl Verifier {
                 }
             }
         }
-        match best {
-            Some((key, i)) => {
-                let sent = self.sends.get_mut(&key).expect("key").data[i]
-                    .take()
-                    .expect("found");
-                self.messages += 1;
-                self.bytes += sent.len() as u64;
-                Ok(())
+        Err(nearest.map(|(_, key, i)| (key, i)))
+    }
+
+    /// The failure of a wildcard receive whose bytes no send holds, naming the nearest.
+    fn no_send_holds(&self, c: &Check, got: &[u8], nearest: Option<(Key, usize)>) -> String {
+        let near = nearest.map_or(String::new(), |(key, i)| {
+            let (src, _, _, tag) = key;
+            let sent = self.sends[&key].data[i].as_deref().unwrap_or_default();
+            let at = (0..sent.len()).find(|&k| got.get(k) != Some(&sent[k]));
+            match at.filter(|&k| k < got.len()) {
+                Some(off) => format!(
+                    "; the nearest, the {}, differs first at offset {off}: {:#04x} \
+                     here, the sender sent {:#04x}",
+                    c.message(src, tag, sent.len()),
+                    got[off],
+                    sent[off]
+                ),
+                None => format!(
+                    "; the nearest, the {}, does not fit the buffer",
+                    c.message(src, tag, sent.len())
+                ),
             }
-            None => {
-                let near = nearest.map_or(String::new(), |(_, key, i)| {
-                    let (src, _, _, tag) = key;
-                    let sent = self.sends[&key].data[i].as_deref().unwrap_or_default();
-                    let at = (0..sent.len()).find(|&k| got.get(k) != Some(&sent[k]));
-                    match at.filter(|&k| k < got.len()) {
-                        Some(off) => format!(
-                            "; the nearest, the {}, differs first at offset {off}: {:#04x} \
-                             here, the sender sent {:#04x}",
-                            what(src, tag, sent.len()),
-                            got[off],
-                            sent[off]
-                        ),
-                        None => format!(
-                            "; the nearest, the {}, does not fit the buffer",
-                            what(src, tag, sent.len())
-                        ),
-                    }
-                });
-                Err(format!(
-                    "rank {} completed a receive from {:?} (tag {:?}, context {}) whose {} \
-                     bytes equal no send posted to it (first bytes {:02x?}){near}",
-                    c.dst,
-                    c.src,
-                    c.tag,
-                    c.ctx,
-                    got.len(),
-                    &got[..got.len().min(16)]
-                ))
-            }
-        }
+        });
+        format!(
+            "rank {} completed a receive from {:?} (tag {:?}, context {}) whose {} \
+             bytes equal no send posted to it (first bytes {:02x?}){near}",
+            c.dst,
+            c.src,
+            c.tag,
+            c.ctx,
+            got.len(),
+            &got[..got.len().min(16)]
+        )
     }
 
     /// Sends whose bytes no receive has been checked against.

@@ -179,6 +179,44 @@ const CG_NNZ_TOTAL: u64 = 78148;
 /// partners and then with the transpose rank, and two 8-byte sum-reductions), then
 /// exchanges the 16-byte norms. All exchanges are Irecv + Send + Wait.
 fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
+    let npcols = cg_grid(p)?;
+    let nprows = npcols;
+    let rows = CG_NA / nprows as u64;
+    // Mop/s formula (cg.f): 2*niter*na*(3 + nz1 + 25*(5 + nz1) + 3), nz1 =
+    // nonzer*(nonzer+1). Per rank and outer iteration: 2*na*(5 + nz1)/P per CG step,
+    // of which 2*na*nz1/P is the matrix-vector product (NONZER*(NONZER+1) nonzeros per
+    // row, a multiply and an add each) and 2*na/P per vector operation; the 3 + 3
+    // outside the loop are 6 vector operations, and the residual's product another
+    // 2*na*nz1/P.
+    let nz1 = CG_NONZER * (CG_NONZER + 1);
+    let sizes = CgSizes {
+        rows,
+        seg: rows * DBL,
+        spmv_ops: 2 * CG_NA * nz1 / p as u64,
+        vec_op: 2 * CG_NA / p as u64,
+    };
+    let st: Vec<CgRank> = (0..p)
+        .map(|me| CgRank::new(b, me, p, npcols, rows))
+        .collect();
+
+    b.barrier_all();
+    for _ in 0..iterations {
+        for (me, s) in st.iter().enumerate() {
+            let mut k = CgKernels {
+                b,
+                me,
+                s,
+                sz: &sizes,
+            };
+            k.conj_grad();
+            k.norms();
+        }
+    }
+    Ok(())
+}
+
+/// The square grid's columns for `p` ranks, or why CG cannot run on `p`.
+fn cg_grid(p: usize) -> Result<usize, String> {
     // setparams: P must be a power of two; cols = rows (square) or 2*rows.
     if !p.is_power_of_two() {
         return Err(format!(
@@ -196,43 +234,50 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
             "this CG skeleton needs NA = {CG_NA} divisible by the grid's {npcols} columns"
         ));
     }
-    let nprows = npcols;
-    let rows = CG_NA / nprows as u64;
-    let l2npcols = npcols.trailing_zeros() as usize;
-    // Vectors are declared (na/num_proc_rows + 2) long (cg.f); rows are 8 B doubles.
-    let vec_bytes = (CG_NA / nprows as u64 + 2) * DBL;
-    let seg = rows * DBL;
-    // Mop/s formula (cg.f): 2*niter*na*(3 + nz1 + 25*(5 + nz1) + 3), nz1 =
-    // nonzer*(nonzer+1). Per rank and outer iteration: 2*na*(5 + nz1)/P per CG step,
-    // of which 2*na*nz1/P is the matrix-vector product (NONZER*(NONZER+1) nonzeros per
-    // row, a multiply and an add each) and 2*na/P per vector operation; the 3 + 3
-    // outside the loop are 6 vector operations, and the residual's product another
-    // 2*na*nz1/P.
-    let nz1 = CG_NONZER * (CG_NONZER + 1);
-    let spmv_ops = 2 * CG_NA * nz1 / p as u64;
-    let vec_op = 2 * CG_NA / p as u64;
+    Ok(npcols)
+}
 
-    struct R {
-        a: BufRef,
-        colidx: BufRef,
-        rowstr: BufRef,
-        nnz: u64,
-        x: BufRef,
-        z: BufRef,
-        pv: BufRef,
-        q: BufRef,
-        r: BufRef,
-        w: BufRef,
-        sum: BufRef,
-        rho: BufRef,
-        d: BufRef,
-        norm1: BufRef,
-        norm2: BufRef,
-        partners: Vec<usize>,
-        exch: usize,
-    }
-    let mut st = Vec::with_capacity(p);
-    for me in 0..p {
+/// Sizes and operation counts every CG rank shares.
+struct CgSizes {
+    /// Rows of the rank's block.
+    rows: u64,
+    /// Bytes of a row segment of a vector.
+    seg: u64,
+    /// Instructions of a sparse matrix-vector product.
+    spmv_ops: u64,
+    /// Instructions of a vector operation.
+    vec_op: u64,
+}
+
+/// One rank's CG arrays and partners.
+struct CgRank {
+    a: BufRef,
+    colidx: BufRef,
+    rowstr: BufRef,
+    nnz: u64,
+    x: BufRef,
+    z: BufRef,
+    pv: BufRef,
+    q: BufRef,
+    r: BufRef,
+    w: BufRef,
+    sum: BufRef,
+    rho: BufRef,
+    d: BufRef,
+    norm1: BufRef,
+    norm2: BufRef,
+    /// The row partners of the sum-reductions (`reduce_exch_proc`).
+    partners: Vec<usize>,
+    /// The transpose rank.
+    exch: usize,
+}
+
+impl CgRank {
+    fn new(b: &mut Builder, me: usize, p: usize, npcols: usize, rows: u64) -> CgRank {
+        let nprows = npcols;
+        let l2npcols = npcols.trailing_zeros() as usize;
+        // Vectors are declared (na/num_proc_rows + 2) long (cg.f); rows are 8 B doubles.
+        let vec_bytes = (CG_NA / nprows as u64 + 2) * DBL;
         let nnz = if p == 16 {
             CG_NNZ_16[me]
         } else {
@@ -251,7 +296,7 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
         }
         let exch = (me % nprows) * nprows + me / nprows;
         let mut v = |name: &str, bytes: u64| whole(b.buffer(me, name, bytes));
-        st.push(R {
+        CgRank {
             a: v("cg.a", nnz * DBL),
             colidx: v("cg.colidx", nnz * 4),
             rowstr: v("cg.rowstr", (rows + 1) * 4),
@@ -269,12 +314,91 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
             norm2: v("cg.norm_temp2", 2 * DBL),
             partners,
             exch,
-        });
+        }
     }
-    // A sum-reduction over the row partners (equivalent to an allreduce, cg.f):
-    // receive the partner's partial sum, send ours, add.
-    let sum_reduce = |b: &mut Builder, me: usize, s: &R, send: BufRef, into: BufRef, bytes: u64| {
-        for (i, &partner) in s.partners.iter().enumerate() {
+}
+
+/// CG's steps (cg.f) run by rank `me` on its arrays `s`.
+struct CgKernels<'a> {
+    b: &'a mut Builder,
+    me: usize,
+    s: &'a CgRank,
+    sz: &'a CgSizes,
+}
+
+impl CgKernels<'_> {
+    /// conj_grad: 25 CG steps, then the residual ||x - A.z||.
+    fn conj_grad(&mut self) {
+        let (me, s, seg, vec_op) = (self.me, self.s, self.sz.seg, self.sz.vec_op);
+        // q = z = w = 0, r = p = x; rho = r.r (2 vector operations).
+        self.b.compute(me, 2 * vec_op);
+        load(self.b, me, s.x, seg);
+        for v in [s.q, s.z, s.r, s.pv, s.w] {
+            store(self.b, me, v, seg);
+        }
+        load(self.b, me, s.r, seg);
+        pack(self.b, me, s.sum, DBL);
+        self.sum_reduce(s.sum, s.rho, DBL);
+        for _ in 0..CG_CGITMAX {
+            self.cg_step();
+        }
+        // ||x - A.z||: the product into r, then a sum-reduction (2 operations).
+        self.spmv_exchange(s.z, s.r);
+        self.b.compute(me, 2 * vec_op);
+        load(self.b, me, s.x, seg);
+        load(self.b, me, s.r, seg);
+        pack(self.b, me, s.sum, DBL);
+        self.sum_reduce(s.sum, s.d, DBL);
+    }
+
+    /// One CG step of conj_grad.
+    fn cg_step(&mut self) {
+        let (me, s, seg, vec_op) = (self.me, self.s, self.sz.seg, self.sz.vec_op);
+        // q = A.p, summed across the row and transposed.
+        self.spmv_exchange(s.pv, s.q);
+        store(self.b, me, s.w, seg);
+        // d = p.q
+        self.b.compute(me, vec_op);
+        load(self.b, me, s.pv, seg);
+        load(self.b, me, s.q, seg);
+        pack(self.b, me, s.sum, DBL);
+        self.sum_reduce(s.sum, s.d, DBL);
+        // z = z + alpha*p, r = r - alpha*q
+        self.b.compute(me, 2 * vec_op);
+        load(self.b, me, s.pv, seg);
+        load(self.b, me, s.q, seg);
+        update(self.b, me, s.z, seg);
+        update(self.b, me, s.r, seg);
+        // rho = r.r
+        self.b.compute(me, vec_op);
+        load(self.b, me, s.r, seg);
+        pack(self.b, me, s.sum, DBL);
+        self.sum_reduce(s.sum, s.rho, DBL);
+        // p = r + beta*p
+        self.b.compute(me, vec_op);
+        load(self.b, me, s.r, seg);
+        update(self.b, me, s.pv, seg);
+    }
+
+    /// The main loop after conj_grad: x.z and z.z exchanged as a 2-double vector, then
+    /// x = z/||z||.
+    fn norms(&mut self) {
+        let (me, s, seg, vec_op) = (self.me, self.s, self.sz.seg, self.sz.vec_op);
+        self.b.compute(me, vec_op);
+        load(self.b, me, s.x, seg);
+        load(self.b, me, s.z, seg);
+        pack(self.b, me, s.norm1, 2 * DBL);
+        self.sum_reduce(s.norm1, s.norm2, 2 * DBL);
+        self.b.compute(me, vec_op);
+        load(self.b, me, s.z, seg);
+        store(self.b, me, s.x, seg);
+    }
+
+    /// A sum-reduction over the row partners (equivalent to an allreduce, cg.f):
+    /// receive the partner's partial sum, send ours, add.
+    fn sum_reduce(&mut self, send: BufRef, into: BufRef, bytes: u64) {
+        let (b, me) = (&mut *self.b, self.me);
+        for (i, &partner) in self.s.partners.iter().enumerate() {
             let tag = i as u16 + 1;
             let rr = p2p_recv(b, me, partner, tag, into, bytes);
             b.send(me, partner, tag, CTX_PT2PT, send, bytes);
@@ -282,11 +406,14 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
             unpack(b, me, into, bytes);
             b.sweep(me, send, bytes, PACK_STRIDE, SweepKind::Update);
         }
-    };
-    // The product's row segments summed across the row (i = l2npcols down to 1),
-    // then exchanged with the transpose rank; the result lands in `dst`.
-    let spmv_exchange = |b: &mut Builder, me: usize, s: &R, vecin: BufRef, dst: BufRef| {
-        b.compute(me, spmv_ops);
+    }
+
+    /// The product's row segments summed across the row (i = l2npcols down to 1),
+    /// then exchanged with the transpose rank; the result lands in `dst`.
+    fn spmv_exchange(&mut self, vecin: BufRef, dst: BufRef) {
+        let (b, me, s) = (&mut *self.b, self.me, self.s);
+        let (rows, seg) = (self.sz.rows, self.sz.seg);
+        b.compute(me, self.sz.spmv_ops);
         load(b, me, s.a, s.nnz * DBL);
         load(b, me, s.colidx, s.nnz * 4);
         load(b, me, s.rowstr, (rows + 1) * 4);
@@ -307,65 +434,7 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
             b.send(me, s.exch, 1, CTX_PT2PT, s.w, seg);
             b.wait(me, rr);
         }
-    };
-
-    b.barrier_all();
-    for _ in 0..iterations {
-        for (me, s) in st.iter().enumerate() {
-            // conj_grad: q = z = w = 0, r = p = x; rho = r.r (2 vector operations).
-            b.compute(me, 2 * vec_op);
-            load(b, me, s.x, seg);
-            for v in [s.q, s.z, s.r, s.pv, s.w] {
-                store(b, me, v, seg);
-            }
-            load(b, me, s.r, seg);
-            pack(b, me, s.sum, DBL);
-            sum_reduce(b, me, s, s.sum, s.rho, DBL);
-            for _ in 0..CG_CGITMAX {
-                // q = A.p, summed across the row and transposed.
-                spmv_exchange(b, me, s, s.pv, s.q);
-                store(b, me, s.w, seg);
-                // d = p.q
-                b.compute(me, vec_op);
-                load(b, me, s.pv, seg);
-                load(b, me, s.q, seg);
-                pack(b, me, s.sum, DBL);
-                sum_reduce(b, me, s, s.sum, s.d, DBL);
-                // z = z + alpha*p, r = r - alpha*q
-                b.compute(me, 2 * vec_op);
-                load(b, me, s.pv, seg);
-                load(b, me, s.q, seg);
-                update(b, me, s.z, seg);
-                update(b, me, s.r, seg);
-                // rho = r.r
-                b.compute(me, vec_op);
-                load(b, me, s.r, seg);
-                pack(b, me, s.sum, DBL);
-                sum_reduce(b, me, s, s.sum, s.rho, DBL);
-                // p = r + beta*p
-                b.compute(me, vec_op);
-                load(b, me, s.r, seg);
-                update(b, me, s.pv, seg);
-            }
-            // ||x - A.z||: the product into r, then a sum-reduction (2 operations).
-            spmv_exchange(b, me, s, s.z, s.r);
-            b.compute(me, 2 * vec_op);
-            load(b, me, s.x, seg);
-            load(b, me, s.r, seg);
-            pack(b, me, s.sum, DBL);
-            sum_reduce(b, me, s, s.sum, s.d, DBL);
-            // Main loop: x.z and z.z exchanged as a 2-double vector, then x = z/||z||.
-            b.compute(me, vec_op);
-            load(b, me, s.x, seg);
-            load(b, me, s.z, seg);
-            pack(b, me, s.norm1, 2 * DBL);
-            sum_reduce(b, me, s, s.norm1, s.norm2, 2 * DBL);
-            b.compute(me, vec_op);
-            load(b, me, s.z, seg);
-            store(b, me, s.x, seg);
-        }
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -464,275 +533,326 @@ fn mg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
              runs on at most 1024 ranks and this skeleton on at most those with points"
         ));
     }
-    // globals.h: nm = 2 + 2^lm, nv, nm2 = 2*nm*nm, nr; lm and ndim from setparams.
-    let log_p = p.trailing_zeros();
-    let lm = MG_LOG2_SIZE - log_p / 3;
-    let ndim1 = lm;
-    let ndim3 = MG_LOG2_SIZE - log_p.div_ceil(3);
-    let ndim2 = MG_LOG2_SIZE - (log_p + 1) / 3;
-    let nm = 2 + (1u64 << lm);
-    let nv = (2 + (1u64 << ndim1)) * (2 + (1u64 << ndim2)) * (2 + (1u64 << ndim3));
-    let nm2 = 2 * nm * nm;
-    let nr = (8 * (nv + nm * nm + 5 * nm + 14 * MG_LT as u64 - 7 * lm as u64)) / 7;
+    let sizes = MgSizes::new(p);
     // Mop/s formula (mg.f): 58 * nit * nx*ny*nz. Per rank and iteration 58*32^3/P,
     // spread over the kernels in proportion to the interior points they update.
     let ops_iter = 58u64 * (1 << (3 * MG_LOG2_SIZE)) / p as u64;
-
-    struct R {
-        u: BufId,
-        v: BufId,
-        r: BufId,
-        buff: BufId,
-        rnmu: BufRef,
-        s: BufRef,
-        max: BufRef,
-        ssum: BufRef,
-        lv: Vec<MgLevel>,
-        rate: f64,
-    }
     let mut st = Vec::with_capacity(p);
     for (me, lv) in levels.into_iter().enumerate() {
+        st.push(MgRank::new(b, me, lv, &sizes, ops_iter));
+    }
+    let nm2 = sizes.nm2;
+
+    b.barrier_all();
+    for (me, s) in st.iter().enumerate() {
+        MgKernels { b, me, s, nm2 }.resid(MG_LT);
+    }
+    mg_norm2u3(b, &st);
+    for _ in 0..iterations {
+        for (me, s) in st.iter().enumerate() {
+            MgKernels { b, me, s, nm2 }.iteration();
+        }
+    }
+    mg_norm2u3(b, &st);
+    Ok(())
+}
+
+/// The sizes of MG's arrays in doubles (globals.h): nv for v, nr for u and r (every
+/// level), nm2 for each of the four exchange buffers.
+struct MgSizes {
+    nv: u64,
+    nr: u64,
+    nm2: u64,
+}
+
+impl MgSizes {
+    /// globals.h: nm = 2 + 2^lm, nv, nm2 = 2*nm*nm, nr; lm and ndim from setparams.
+    fn new(p: usize) -> MgSizes {
+        let log_p = p.trailing_zeros();
+        let lm = MG_LOG2_SIZE - log_p / 3;
+        let ndim1 = lm;
+        let ndim3 = MG_LOG2_SIZE - log_p.div_ceil(3);
+        let ndim2 = MG_LOG2_SIZE - (log_p + 1) / 3;
+        let nm = 2 + (1u64 << lm);
+        let nv = (2 + (1u64 << ndim1)) * (2 + (1u64 << ndim2)) * (2 + (1u64 << ndim3));
+        let nm2 = 2 * nm * nm;
+        let nr = (8 * (nv + nm * nm + 5 * nm + 14 * MG_LT as u64 - 7 * lm as u64)) / 7;
+        MgSizes { nv, nr, nm2 }
+    }
+}
+
+/// One rank's MG arrays and grid levels.
+struct MgRank {
+    u: BufId,
+    v: BufId,
+    r: BufId,
+    buff: BufId,
+    rnmu: BufRef,
+    s: BufRef,
+    max: BufRef,
+    ssum: BufRef,
+    lv: Vec<MgLevel>,
+    /// Instructions per interior point updated.
+    rate: f64,
+}
+
+impl MgRank {
+    fn new(b: &mut Builder, me: usize, lv: Vec<MgLevel>, sz: &MgSizes, ops_iter: u64) -> MgRank {
         let need: u64 = (1..=MG_LT).map(|k| lv[k].points()).sum();
-        debug_assert!(need <= nr, "levels need {need} doubles, nr = {nr}");
+        debug_assert!(need <= sz.nr, "levels need {need} doubles, nr = {}", sz.nr);
         // Kernel calls per iteration by level: level lt: interp, resid, psinv, resid;
         // 2..lt-1: rprj3, interp, resid, psinv; level 1: rprj3, psinv.
         let weight: u64 = (1..=MG_LT)
             .map(|k| if k == 1 { 2 } else { 4 } * lv[k].interior())
             .sum();
         let rate = ops_iter as f64 / weight as f64;
-        st.push(R {
-            u: b.buffer(me, "mg.u", nr * DBL),
-            v: b.buffer(me, "mg.v", nv * DBL),
-            r: b.buffer(me, "mg.r", nr * DBL),
-            buff: b.buffer(me, "mg.buff", 4 * nm2 * DBL),
+        MgRank {
+            u: b.buffer(me, "mg.u", sz.nr * DBL),
+            v: b.buffer(me, "mg.v", sz.nv * DBL),
+            r: b.buffer(me, "mg.r", sz.nr * DBL),
+            buff: b.buffer(me, "mg.buff", 4 * sz.nm2 * DBL),
             rnmu: whole(b.buffer(me, "mg.rnmu", DBL)),
             s: whole(b.buffer(me, "mg.s", DBL)),
             max: whole(b.buffer(me, "mg.rnmu_max", DBL)),
             ssum: whole(b.buffer(me, "mg.s_sum", DBL)),
             lv,
             rate,
-        });
+        }
     }
-    let level_ref = |buf: BufId, l: &MgLevel| (BufRef::new(buf, l.ir * DBL), l.points() * DBL);
-    // `buff(., id)` for id 1..=4 (globals.h): give3 packs into 2+dir, ready receives
-    // into 3+dir.
-    let buff = |s: &R, id: u64| BufRef::new(s.buff, (id - 1) * nm2 * DBL);
-    let msg_type = |axis: usize, dir: isize| (100 * (dir + 2 + 10 * (axis as isize + 1))) as u16;
+}
 
-    // A face of the level's array: (first word, words, word stride). Axis 1 faces are
-    // one word per row; axis 2 faces are rows strung along planes, approximated by one
-    // run of as many words; axis 3 faces are planes. `thick` = 2 for comm3_ex's
-    // two-plane faces, `inner` = true for comm3's faces without the ghost rim.
-    let face =
-        |l: &MgLevel, axis: usize, at_index: u64, thick: u64, inner: bool| -> (u64, u64, u64) {
-            let [n1, n2, n3] = l.m;
-            let e = if inner { 2 } else { 0 };
-            match axis {
-                0 => (
-                    (n2 + 1) * n1 + (at_index - 1),
-                    thick * (n2 - e) * (n3 - e),
-                    n1,
-                ),
-                1 => ((n2 + (at_index - 1)) * n1, thick * n1 * (n3 - e), 1),
-                _ => ((at_index - 1) * n2 * n1, thick * n1 * n2, 1),
+/// A level of an array: where it starts and its bytes.
+fn mg_level_ref(buf: BufId, l: &MgLevel) -> (BufRef, u64) {
+    (BufRef::new(buf, l.ir * DBL), l.points() * DBL)
+}
+
+/// comm3's message tag for `axis` and direction `dir` (mg.f `msg_type`).
+fn mg_msg_type(axis: usize, dir: isize) -> u16 {
+    (100 * (dir + 2 + 10 * (axis as isize + 1))) as u16
+}
+
+/// A face of the level's array: (first word, words, word stride). Axis 1 faces are
+/// one word per row; axis 2 faces are rows strung along planes, approximated by one
+/// run of as many words; axis 3 faces are planes. `thick` = 2 for comm3_ex's
+/// two-plane faces, `inner` = true for comm3's faces without the ghost rim.
+fn mg_face(l: &MgLevel, axis: usize, at_index: u64, thick: u64, inner: bool) -> (u64, u64, u64) {
+    let [n1, n2, n3] = l.m;
+    let e = if inner { 2 } else { 0 };
+    match axis {
+        0 => (
+            (n2 + 1) * n1 + (at_index - 1),
+            thick * (n2 - e) * (n3 - e),
+            n1,
+        ),
+        1 => ((n2 + (at_index - 1)) * n1, thick * n1 * (n3 - e), 1),
+        _ => ((at_index - 1) * n2 * n1, thick * n1 * n2, 1),
+    }
+}
+
+/// norm2u3 on every rank: the residual's norms, two 1-double allreduces.
+fn mg_norm2u3(b: &mut Builder, st: &[MgRank]) {
+    for (me, s) in st.iter().enumerate() {
+        let (r, n) = mg_level_ref(s.r, &s.lv[MG_LT]);
+        load(b, me, r, n);
+        pack(b, me, s.rnmu, DBL);
+        pack(b, me, s.s, DBL);
+    }
+    let send: Vec<BufRef> = st.iter().map(|s| s.rnmu).collect();
+    let recv: Vec<BufRef> = st.iter().map(|s| s.max).collect();
+    coll::allreduce(b, &send, &recv, 1, DBL);
+    let send: Vec<BufRef> = st.iter().map(|s| s.s).collect();
+    let recv: Vec<BufRef> = st.iter().map(|s| s.ssum).collect();
+    coll::allreduce(b, &send, &recv, 1, DBL);
+}
+
+/// MG's kernels (mg.f) run by rank `me` on its arrays `s`.
+struct MgKernels<'a> {
+    b: &'a mut Builder,
+    me: usize,
+    s: &'a MgRank,
+    /// Doubles in each exchange buffer.
+    nm2: u64,
+}
+
+impl MgKernels<'_> {
+    /// One timed iteration: mg3P's V-cycle, then the main loop's residual.
+    fn iteration(&mut self) {
+        // mg3P: down the V ...
+        for k in (2..=MG_LT).rev() {
+            self.rprj3(k);
+        }
+        self.zero3(1);
+        self.psinv(1);
+        // ... and up.
+        for k in 2..MG_LT {
+            self.zero3(k);
+            self.interp(k);
+            self.resid(k);
+            self.psinv(k);
+        }
+        self.interp(MG_LT);
+        self.resid(MG_LT);
+        self.psinv(MG_LT);
+        // The main loop's residual.
+        self.resid(MG_LT);
+    }
+
+    /// The compute of a kernel updating level `k`.
+    fn work(&mut self, k: usize) {
+        let s = self.s;
+        self.b
+            .compute(self.me, (s.rate * s.lv[k].interior() as f64).round() as u64);
+    }
+
+    /// resid(u_k, v, r_k): r = v - A u (v is r itself below the finest level).
+    fn resid(&mut self, k: usize) {
+        let (me, s) = (self.me, self.s);
+        let l = s.lv[k];
+        self.work(k);
+        let (u, n) = mg_level_ref(s.u, &l);
+        let (r, _) = mg_level_ref(s.r, &l);
+        load(self.b, me, u, n);
+        if k == MG_LT {
+            load(self.b, me, whole(s.v), n);
+            store(self.b, me, r, n);
+        } else {
+            update(self.b, me, r, n);
+        }
+        self.comm3(s.r, k);
+    }
+
+    /// psinv(r_k, u_k): u = u + C r.
+    fn psinv(&mut self, k: usize) {
+        let (me, s) = (self.me, self.s);
+        let l = s.lv[k];
+        self.work(k);
+        let (u, n) = mg_level_ref(s.u, &l);
+        let (r, _) = mg_level_ref(s.r, &l);
+        load(self.b, me, r, n);
+        update(self.b, me, u, n);
+        self.comm3(s.u, k);
+    }
+
+    /// rprj3(r_k -> r_{k-1}): restriction.
+    fn rprj3(&mut self, k: usize) {
+        let (me, s) = (self.me, self.s);
+        let (fine, n) = mg_level_ref(s.r, &s.lv[k]);
+        let (coarse, m) = mg_level_ref(s.r, &s.lv[k - 1]);
+        self.work(k - 1);
+        load(self.b, me, fine, n);
+        store(self.b, me, coarse, m);
+        self.comm3(s.r, k - 1);
+    }
+
+    /// interp(u_{k-1} -> u_k): prolongation, then comm3_ex.
+    fn interp(&mut self, k: usize) {
+        let (me, s) = (self.me, self.s);
+        let (coarse, m) = mg_level_ref(s.u, &s.lv[k - 1]);
+        let (fine, n) = mg_level_ref(s.u, &s.lv[k]);
+        self.work(k);
+        load(self.b, me, coarse, m);
+        update(self.b, me, fine, n);
+        self.comm3_ex(s.u, k);
+    }
+
+    fn zero3(&mut self, k: usize) {
+        let (u, n) = mg_level_ref(self.s.u, &self.s.lv[k]);
+        store(self.b, self.me, u, n);
+    }
+
+    /// comm3: the ghost faces of level `k` of `arr` exchanged along each axis (a rank
+    /// without points on the level only zeroes it).
+    fn comm3(&mut self, arr: BufId, k: usize) {
+        let l = self.s.lv[k];
+        if l.dead {
+            let (r, n) = mg_level_ref(arr, &l);
+            store(self.b, self.me, r, n);
+            return;
+        }
+        for axis in 0..3 {
+            let rm = self.ready(&l, axis, -1);
+            let rp = self.ready(&l, axis, 1);
+            self.give(arr, &l, axis, 1, false);
+            self.give(arr, &l, axis, -1, false);
+            self.take(arr, &l, axis, -1, false, rm);
+            self.take(arr, &l, axis, 1, false, rp);
+        }
+    }
+
+    /// comm3_ex: level `k`'s two-plane faces to and from the ranks idle on the coarser
+    /// level.
+    fn comm3_ex(&mut self, arr: BufId, k: usize) {
+        let l = self.s.lv[k];
+        for axis in 0..3 {
+            if l.take_ex[axis] {
+                let rm = self.ready(&l, axis, -1);
+                let rp = self.ready(&l, axis, 1);
+                self.take(arr, &l, axis, -1, true, rm);
+                self.take(arr, &l, axis, 1, true, rp);
             }
-        };
-    let face_sweep =
-        |b: &mut Builder, me: usize, arr: BufId, l: &MgLevel, f: (u64, u64, u64), kind| {
-            let (first, words, stride) = f;
-            let span = ((words - 1) * stride + 1).min(l.points());
-            let first = first.min(l.points() - span);
-            let at = BufRef::new(arr, (l.ir + first) * DBL);
-            b.sweep(
-                me,
-                at,
-                span.div_ceil(stride) * stride * DBL,
-                stride * DBL,
-                kind,
-            );
-        };
-    // ready(axis, dir): zero the receive buffer, post the receive from nbr(axis, -dir).
-    let ready = |b: &mut Builder, me: usize, s: &R, l: &MgLevel, axis: usize, dir: isize| {
-        let id = (3 + dir) as u64;
-        store(b, me, buff(s, id), nm2 * DBL);
+            if l.give_ex[axis] {
+                self.give(arr, &l, axis, 1, true);
+                self.give(arr, &l, axis, -1, true);
+            }
+        }
+    }
+
+    /// `buff(., id)` for id 1..=4 (globals.h): give3 packs into 2+dir, ready receives
+    /// into 3+dir.
+    fn buff(&self, id: u64) -> BufRef {
+        BufRef::new(self.s.buff, (id - 1) * self.nm2 * DBL)
+    }
+
+    /// ready(axis, dir): zero the receive buffer, post the receive from nbr(axis, -dir).
+    fn ready(&mut self, l: &MgLevel, axis: usize, dir: isize) -> u32 {
+        let (me, bytes) = (self.me, self.nm2 * DBL);
+        let buf = self.buff((3 + dir) as u64);
+        store(self.b, me, buf, bytes);
         let from = l.nbr[axis][if dir < 0 { 1 } else { 0 }];
-        p2p_recv(b, me, from, msg_type(axis, dir), buff(s, id), nm2 * DBL)
-    };
-    // give: pack the face, blocking send to nbr(axis, dir).
-    let give = |b: &mut Builder,
-                me: usize,
-                s: &R,
-                arr: BufId,
-                l: &MgLevel,
-                axis: usize,
-                dir: isize,
-                ex: bool| {
+        p2p_recv(self.b, me, from, mg_msg_type(axis, dir), buf, bytes)
+    }
+
+    /// give: pack the face, blocking send to nbr(axis, dir).
+    fn give(&mut self, arr: BufId, l: &MgLevel, axis: usize, dir: isize, ex: bool) {
         let n = l.m[axis];
         let (idx, thick) = match (dir < 0, ex) {
             (true, _) => (2, 1),
             (false, false) => (n - 1, 1),
             (false, true) => (n - 1, 2),
         };
-        let f = face(l, axis, idx, thick, !ex);
-        face_sweep(b, me, arr, l, f, SweepKind::Load);
-        let id = (2 + dir) as u64;
-        pack(b, me, buff(s, id), f.1 * DBL);
+        let f = mg_face(l, axis, idx, thick, !ex);
+        self.face_sweep(arr, l, f, SweepKind::Load);
+        let buf = self.buff((2 + dir) as u64);
+        pack(self.b, self.me, buf, f.1 * DBL);
         let to = l.nbr[axis][if dir < 0 { 0 } else { 1 }];
-        b.send(
-            me,
-            to,
-            msg_type(axis, dir),
-            CTX_PT2PT,
-            buff(s, id),
-            f.1 * DBL,
-        );
-    };
-    // take: wait for the receive, unpack into the ghost face.
-    let take = |b: &mut Builder,
-                me: usize,
-                s: &R,
-                arr: BufId,
-                l: &MgLevel,
-                axis: usize,
-                dir: isize,
-                ex: bool,
-                req| {
-        b.wait(me, req);
+        let tag = mg_msg_type(axis, dir);
+        self.b.send(self.me, to, tag, CTX_PT2PT, buf, f.1 * DBL);
+    }
+
+    /// take: wait for the receive `req`, unpack into the ghost face.
+    fn take(&mut self, arr: BufId, l: &MgLevel, axis: usize, dir: isize, ex: bool, req: u32) {
+        self.b.wait(self.me, req);
         let n = l.m[axis];
         let (idx, thick) = match (dir < 0, ex) {
             (true, _) => (n, 1),
             (false, false) => (1, 1),
             (false, true) => (1, 2),
         };
-        let f = face(l, axis, idx, thick, !ex);
-        unpack(b, me, buff(s, (3 + dir) as u64), f.1 * DBL);
-        face_sweep(b, me, arr, l, f, SweepKind::Store);
-    };
-    let comm3 = |b: &mut Builder, me: usize, s: &R, arr: BufId, k: usize| {
-        let l = s.lv[k];
-        if l.dead {
-            let (r, n) = level_ref(arr, &l);
-            store(b, me, r, n);
-            return;
-        }
-        for axis in 0..3 {
-            let rm = ready(b, me, s, &l, axis, -1);
-            let rp = ready(b, me, s, &l, axis, 1);
-            give(b, me, s, arr, &l, axis, 1, false);
-            give(b, me, s, arr, &l, axis, -1, false);
-            take(b, me, s, arr, &l, axis, -1, false, rm);
-            take(b, me, s, arr, &l, axis, 1, false, rp);
-        }
-    };
-    let comm3_ex = |b: &mut Builder, me: usize, s: &R, arr: BufId, k: usize| {
-        let l = s.lv[k];
-        for axis in 0..3 {
-            if l.take_ex[axis] {
-                let rm = ready(b, me, s, &l, axis, -1);
-                let rp = ready(b, me, s, &l, axis, 1);
-                take(b, me, s, arr, &l, axis, -1, true, rm);
-                take(b, me, s, arr, &l, axis, 1, true, rp);
-            }
-            if l.give_ex[axis] {
-                give(b, me, s, arr, &l, axis, 1, true);
-                give(b, me, s, arr, &l, axis, -1, true);
-            }
-        }
-    };
-    let work = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        b.compute(me, (s.rate * s.lv[k].interior() as f64).round() as u64);
-    };
-    // resid(u_k, v, r_k): r = v - A u (v is r itself below the finest level).
-    let resid = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        let l = s.lv[k];
-        work(b, me, s, k);
-        let (u, n) = level_ref(s.u, &l);
-        let (r, _) = level_ref(s.r, &l);
-        load(b, me, u, n);
-        if k == MG_LT {
-            load(b, me, whole(s.v), n);
-            store(b, me, r, n);
-        } else {
-            update(b, me, r, n);
-        }
-        comm3(b, me, s, s.r, k);
-    };
-    // psinv(r_k, u_k): u = u + C r.
-    let psinv = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        let l = s.lv[k];
-        work(b, me, s, k);
-        let (u, n) = level_ref(s.u, &l);
-        let (r, _) = level_ref(s.r, &l);
-        load(b, me, r, n);
-        update(b, me, u, n);
-        comm3(b, me, s, s.u, k);
-    };
-    // rprj3(r_k -> r_{k-1}): restriction.
-    let rprj3 = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        let (fine, n) = level_ref(s.r, &s.lv[k]);
-        let (coarse, m) = level_ref(s.r, &s.lv[k - 1]);
-        work(b, me, s, k - 1);
-        load(b, me, fine, n);
-        store(b, me, coarse, m);
-        comm3(b, me, s, s.r, k - 1);
-    };
-    // interp(u_{k-1} -> u_k): prolongation, then comm3_ex.
-    let interp = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        let (coarse, m) = level_ref(s.u, &s.lv[k - 1]);
-        let (fine, n) = level_ref(s.u, &s.lv[k]);
-        work(b, me, s, k);
-        load(b, me, coarse, m);
-        update(b, me, fine, n);
-        comm3_ex(b, me, s, s.u, k);
-    };
-    let zero3 = |b: &mut Builder, me: usize, s: &R, k: usize| {
-        let (u, n) = level_ref(s.u, &s.lv[k]);
-        store(b, me, u, n);
-    };
-    let norm2u3 = |b: &mut Builder, st: &[R]| {
-        for (me, s) in st.iter().enumerate() {
-            let (r, n) = level_ref(s.r, &s.lv[MG_LT]);
-            load(b, me, r, n);
-            pack(b, me, s.rnmu, DBL);
-            pack(b, me, s.s, DBL);
-        }
-        let send: Vec<BufRef> = st.iter().map(|s| s.rnmu).collect();
-        let recv: Vec<BufRef> = st.iter().map(|s| s.max).collect();
-        coll::allreduce(b, &send, &recv, 1, DBL);
-        let send: Vec<BufRef> = st.iter().map(|s| s.s).collect();
-        let recv: Vec<BufRef> = st.iter().map(|s| s.ssum).collect();
-        coll::allreduce(b, &send, &recv, 1, DBL);
-    };
+        let f = mg_face(l, axis, idx, thick, !ex);
+        let buf = self.buff((3 + dir) as u64);
+        unpack(self.b, self.me, buf, f.1 * DBL);
+        self.face_sweep(arr, l, f, SweepKind::Store);
+    }
 
-    b.barrier_all();
-    for (me, s) in st.iter().enumerate() {
-        resid(b, me, s, MG_LT);
+    /// Sweeps face `f` of level `l` of `arr`, clipped to the level.
+    fn face_sweep(&mut self, arr: BufId, l: &MgLevel, f: (u64, u64, u64), kind: SweepKind) {
+        let (first, words, stride) = f;
+        let span = ((words - 1) * stride + 1).min(l.points());
+        let first = first.min(l.points() - span);
+        let at = BufRef::new(arr, (l.ir + first) * DBL);
+        let bytes = span.div_ceil(stride) * stride * DBL;
+        self.b.sweep(self.me, at, bytes, stride * DBL, kind);
     }
-    norm2u3(b, &st);
-    for _ in 0..iterations {
-        for (me, s) in st.iter().enumerate() {
-            // mg3P: down the V ...
-            for k in (2..=MG_LT).rev() {
-                rprj3(b, me, s, k);
-            }
-            zero3(b, me, s, 1);
-            psinv(b, me, s, 1);
-            // ... and up.
-            for k in 2..MG_LT {
-                zero3(b, me, s, k);
-                interp(b, me, s, k);
-                resid(b, me, s, k);
-                psinv(b, me, s, k);
-            }
-            interp(b, me, s, MG_LT);
-            resid(b, me, s, MG_LT);
-            psinv(b, me, s, MG_LT);
-            // The main loop's residual.
-            resid(b, me, s, MG_LT);
-        }
-    }
-    norm2u3(b, &st);
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -762,30 +882,43 @@ fn ft(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
              this skeleton does not model; it runs 1 to {FT_NZ} ranks"
         ));
     }
-    let slab = FT_N / p as u64 * 16;
-    let block = slab / p as u64;
-    // Mop/s formula (ft.f): 1e-6*N*(14.8157 + 7.19641*ln N + (5.23518 + 7.21113*ln N)
-    // * niter). The N log N terms are the FFTs (three 1-D passes each, split evenly);
-    // the linear ones the set-up (index map and initial conditions) and, per iteration,
-    // evolve and checksum.
-    let n = FT_N as f64;
-    let per_rank = |x: f64| (x / p as f64).round() as u64;
-    let setup_ops = per_rank(14.8157 * n);
-    let fwd_pass_ops = per_rank(7.19641 * n * n.ln() / 3.0);
-    let evolve_ops = per_rank(5.23518 * n);
-    let inv_pass_ops = per_rank(7.21113 * n * n.ln() / 3.0);
-
-    struct R {
-        u0: BufRef,
-        u1: BufRef,
-        u2: BufRef,
-        twiddle: BufRef,
-        scratch: BufRef,
-        chk: BufRef,
-        allchk: BufRef,
+    let ft = Ft::new(p);
+    let st: Vec<FtRank> = (0..p).map(|me| FtRank::new(b, me, ft.slab)).collect();
+    b.barrier_all();
+    ft.setup_and_forward(b, &st);
+    for _ in 0..iterations {
+        ft.iteration(b, &st);
     }
-    let st: Vec<R> = (0..p)
-        .map(|me| R {
+    Ok(())
+}
+
+/// FT's sizes and operation counts on `p` ranks.
+struct Ft {
+    p: usize,
+    /// Bytes of each rank's slab of the array.
+    slab: u64,
+    /// Bytes each rank sends each other rank in a transpose.
+    block: u64,
+    setup_ops: u64,
+    fwd_pass_ops: u64,
+    evolve_ops: u64,
+    inv_pass_ops: u64,
+}
+
+/// One rank's FT arrays.
+struct FtRank {
+    u0: BufRef,
+    u1: BufRef,
+    u2: BufRef,
+    twiddle: BufRef,
+    scratch: BufRef,
+    chk: BufRef,
+    allchk: BufRef,
+}
+
+impl FtRank {
+    fn new(b: &mut Builder, me: usize, slab: u64) -> FtRank {
+        FtRank {
             u0: whole(b.buffer(me, "ft.u0", slab)),
             u1: whole(b.buffer(me, "ft.u1", slab)),
             u2: whole(b.buffer(me, "ft.u2", slab)),
@@ -793,61 +926,95 @@ fn ft(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
             scratch: whole(b.buffer(me, "ft.scratch", FT_SCRATCH)),
             chk: whole(b.buffer(me, "ft.chk", 16)),
             allchk: whole(b.buffer(me, "ft.allchk", 16)),
-        })
-        .collect();
-    // cffts1/2/3: blocks of the array through the scratch buffer and back.
-    let pass = |b: &mut Builder, me: usize, s: &R, x: BufRef, ops: u64| {
-        b.compute(me, ops);
-        load(b, me, x, slab);
-        update(b, me, s.scratch, FT_SCRATCH);
-        store(b, me, x, slab);
-    };
-    // transpose_xy_z / transpose_x_yz: local transpose xin -> xout, alltoall
-    // xout -> xin, finish xin -> xout.
-    let transpose = |b: &mut Builder, st: &[R], xin: fn(&R) -> BufRef, xout: fn(&R) -> BufRef| {
-        for (me, s) in st.iter().enumerate() {
-            load(b, me, xin(s), slab);
-            store(b, me, xout(s), slab);
         }
-        if p > 1 {
+    }
+}
+
+impl Ft {
+    fn new(p: usize) -> Ft {
+        let slab = FT_N / p as u64 * 16;
+        // Mop/s formula (ft.f): 1e-6*N*(14.8157 + 7.19641*ln N + (5.23518 + 7.21113*ln N)
+        // * niter). The N log N terms are the FFTs (three 1-D passes each, split evenly);
+        // the linear ones the set-up (index map and initial conditions) and, per iteration,
+        // evolve and checksum.
+        let n = FT_N as f64;
+        let per_rank = |x: f64| (x / p as f64).round() as u64;
+        Ft {
+            p,
+            slab,
+            block: slab / p as u64,
+            setup_ops: per_rank(14.8157 * n),
+            fwd_pass_ops: per_rank(7.19641 * n * n.ln() / 3.0),
+            evolve_ops: per_rank(5.23518 * n),
+            inv_pass_ops: per_rank(7.21113 * n * n.ln() / 3.0),
+        }
+    }
+
+    /// cffts1/2/3: blocks of the array through the scratch buffer and back.
+    fn pass(&self, b: &mut Builder, me: usize, s: &FtRank, x: BufRef, ops: u64) {
+        b.compute(me, ops);
+        load(b, me, x, self.slab);
+        update(b, me, s.scratch, FT_SCRATCH);
+        store(b, me, x, self.slab);
+    }
+
+    /// transpose_xy_z / transpose_x_yz: local transpose xin -> xout, alltoall
+    /// xout -> xin, finish xin -> xout.
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        st: &[FtRank],
+        xin: fn(&FtRank) -> BufRef,
+        xout: fn(&FtRank) -> BufRef,
+    ) {
+        for (me, s) in st.iter().enumerate() {
+            load(b, me, xin(s), self.slab);
+            store(b, me, xout(s), self.slab);
+        }
+        if self.p > 1 {
             let send: Vec<BufRef> = st.iter().map(xout).collect();
             let recv: Vec<BufRef> = st.iter().map(xin).collect();
-            coll::alltoall(b, &send, &recv, block);
+            coll::alltoall(b, &send, &recv, self.block);
         }
         for (me, s) in st.iter().enumerate() {
-            load(b, me, xin(s), slab);
-            store(b, me, xout(s), slab);
+            load(b, me, xin(s), self.slab);
+            store(b, me, xout(s), self.slab);
         }
-    };
+    }
 
-    b.barrier_all();
-    for (me, s) in st.iter().enumerate() {
-        // compute_indexmap, compute_initial_conditions.
-        b.compute(me, setup_ops);
-        store(b, me, s.twiddle, slab / 2);
-        store(b, me, s.u1, slab);
-        // fft(1, u1, u0): cffts1, cffts2 on u1.
-        pass(b, me, s, s.u1, fwd_pass_ops);
-        pass(b, me, s, s.u1, fwd_pass_ops);
+    /// The set-up and the forward FFT before the iterations.
+    fn setup_and_forward(&self, b: &mut Builder, st: &[FtRank]) {
+        for (me, s) in st.iter().enumerate() {
+            // compute_indexmap, compute_initial_conditions.
+            b.compute(me, self.setup_ops);
+            store(b, me, s.twiddle, self.slab / 2);
+            store(b, me, s.u1, self.slab);
+            // fft(1, u1, u0): cffts1, cffts2 on u1.
+            self.pass(b, me, s, s.u1, self.fwd_pass_ops);
+            self.pass(b, me, s, s.u1, self.fwd_pass_ops);
+        }
+        self.transpose(b, st, |s| s.u1, |s| s.u0);
+        for (me, s) in st.iter().enumerate() {
+            self.pass(b, me, s, s.u0, self.fwd_pass_ops);
+        }
     }
-    transpose(b, &st, |s| s.u1, |s| s.u0);
-    for (me, s) in st.iter().enumerate() {
-        pass(b, me, s, s.u0, fwd_pass_ops);
-    }
-    for _ in 0..iterations {
+
+    /// One iteration: evolve, the inverse FFT, and the checksum reduced to rank 0.
+    fn iteration(&self, b: &mut Builder, st: &[FtRank]) {
+        let (p, slab) = (self.p, self.slab);
         for (me, s) in st.iter().enumerate() {
             // evolve: u0 = u0*twiddle, u1 = u0.
-            b.compute(me, evolve_ops);
+            b.compute(me, self.evolve_ops);
             load(b, me, s.twiddle, slab / 2);
             update(b, me, s.u0, slab);
             store(b, me, s.u1, slab);
             // fft(-1, u1, u2): cffts1 on layout 3, transpose, cffts2, cffts1.
-            pass(b, me, s, s.u1, inv_pass_ops);
+            self.pass(b, me, s, s.u1, self.inv_pass_ops);
         }
-        transpose(b, &st, |s| s.u1, |s| s.u2);
+        self.transpose(b, st, |s| s.u1, |s| s.u2);
         for (me, s) in st.iter().enumerate() {
-            pass(b, me, s, s.u2, inv_pass_ops);
-            pass(b, me, s, s.u2, inv_pass_ops);
+            self.pass(b, me, s, s.u2, self.inv_pass_ops);
+            self.pass(b, me, s, s.u2, self.inv_pass_ops);
             // checksum: 1024 scattered points of u2, about 1024/P of them here.
             let points = (1024 / p as u64).max(1);
             let stride = (slab / points) / DBL * DBL;
@@ -857,7 +1024,6 @@ fn ft(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
         let send: Vec<BufRef> = st.iter().map(|s| s.chk).collect();
         coll::reduce(b, &send, st[0].allchk, 1, 16, 0);
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -1007,6 +1173,43 @@ struct AdiRank {
 /// back); SP sends 22 x bs doubles forward and 10 x bs back, with bs the cell's
 /// face points off the grid's boundary, and computes `txinvr` after copy_faces.
 fn adi(b: &mut Builder, p: usize, iterations: u32, kind: Adi) -> Result<(), String> {
+    let nc = adi_cells(p, kind)?;
+    // header.h: maxcells = sqrt(compiled ranks), MAX_CELL_DIM = problem_size/maxcells + 1.
+    let mcd = (ADI_GRID / nc + 1) as u64;
+    // Mop/s formulas (bt.f, sp.f) per time step, divided among the ranks.
+    let n = ADI_GRID as f64;
+    let step_ops = match kind {
+        Adi::Bt => 3478.8 * n.powi(3) - 17655.7 * n.powi(2) + 28023.7 * n,
+        Adi::Sp => 881.174 * n.powi(3) - 4683.91 * n.powi(2) + 11484.5 * n - 19272.4,
+    } / p as f64;
+    // Split (ours): a quarter to compute_rhs (with SP's txinvr and add), a quarter to
+    // each line solve, spread evenly over its forward and backward cell steps.
+    let step = AdiStep {
+        kind,
+        mcd,
+        rhs_ops: (step_ops / 4.0).round() as u64,
+        cell_ops: (step_ops / 4.0 / (2 * nc) as f64).round() as u64,
+    };
+    let mut ranks = Vec::with_capacity(p);
+    for me in 0..p {
+        let cells = make_set(me, nc);
+        ranks.push(match kind {
+            Adi::Bt => AdiRank::bt(b, me, cells, mcd),
+            Adi::Sp => AdiRank::sp(b, me, cells, mcd),
+        });
+    }
+
+    b.barrier_all();
+    for _ in 0..iterations {
+        for (me, r) in ranks.iter().enumerate() {
+            step.run(b, me, r);
+        }
+    }
+    Ok(())
+}
+
+/// The cells per rank in each direction (sqrt(P)), or why BT or SP cannot run on `p`.
+fn adi_cells(p: usize, kind: Adi) -> Result<usize, String> {
     let name = if kind == Adi::Bt { "BT" } else { "SP" };
     let Some(nc) = is_square(p) else {
         return Err(format!(
@@ -1019,182 +1222,113 @@ fn adi(b: &mut Builder, p: usize, iterations: u32, kind: Adi) -> Result<(), Stri
              (setparams allows at most 16)"
         ));
     }
-    // header.h: maxcells = sqrt(compiled ranks), MAX_CELL_DIM = problem_size/maxcells + 1.
-    let mcd = (ADI_GRID / nc + 1) as u64;
-    let cells_ = nc as u64;
-    // Mop/s formulas (bt.f, sp.f) per time step, divided among the ranks.
-    let n = ADI_GRID as f64;
-    let step_ops = match kind {
-        Adi::Bt => 3478.8 * n.powi(3) - 17655.7 * n.powi(2) + 28023.7 * n,
-        Adi::Sp => 881.174 * n.powi(3) - 4683.91 * n.powi(2) + 11484.5 * n - 19272.4,
-    } / p as f64;
-    // Split (ours): a quarter to compute_rhs (with SP's txinvr and add), a quarter to
-    // each line solve, spread evenly over its forward and backward cell steps.
-    let rhs_ops = (step_ops / 4.0).round() as u64;
-    let cell_ops = (step_ops / 4.0 / (2 * nc) as f64).round() as u64;
+    Ok(nc)
+}
 
-    let mut ranks = Vec::with_capacity(p);
-    for me in 0..p {
-        let cells = make_set(me, nc);
-        let r = match kind {
-            Adi::Bt => {
-                let m = mcd;
-                let buf_size = m * m * (cells_ - 1) * 60 + 1;
-                let aux = ["bt.us", "bt.vs", "bt.ws", "bt.qs", "bt.rho_i", "bt.square"]
-                    .iter()
-                    .map(|a| CellArr::new(b, me, a, (m + 2).pow(3), nc))
-                    .collect();
-                AdiRank {
-                    u: CellArr::new(b, me, "bt.u", 5 * (m + 4).pow(3), nc),
-                    rhs: CellArr::new(b, me, "bt.rhs", 5 * (m + 1).pow(3), nc),
-                    lhs: CellArr::new(b, me, "bt.lhsc", 25 * (m + 1).pow(3), nc),
-                    forcing: CellArr::new(b, me, "bt.forcing", 5 * m.pow(3), nc),
-                    aux,
-                    backsub: Some(CellArr::new(
-                        b,
-                        me,
-                        "bt.backsub_info",
-                        5 * (m + 1).pow(2),
-                        nc,
-                    )),
-                    in_buffer: whole(b.buffer(me, "bt.in_buffer", buf_size * DBL)),
-                    out_buffer: whole(b.buffer(me, "bt.out_buffer", buf_size * DBL)),
-                    cells,
-                }
-            }
-            Adi::Sp => {
-                let (m, mp) = (mcd, mcd / 2 * 2 + 1);
-                let buf_size = m * m * (cells_ - 1) * 60 * 2 + 1;
-                let aux = [
-                    "sp.us",
-                    "sp.vs",
-                    "sp.ws",
-                    "sp.qs",
-                    "sp.ainv",
-                    "sp.rho_i",
-                    "sp.speed",
-                    "sp.square",
-                ]
-                .iter()
-                .map(|a| CellArr::new(b, me, a, (m + 2).pow(3), nc))
-                .collect();
-                AdiRank {
-                    u: CellArr::new(b, me, "sp.u", (mp + 4) * (mp + 4) * (m + 4) * 5, nc),
-                    rhs: CellArr::new(b, me, "sp.rhs", mp * mp * m * 5, nc),
-                    lhs: CellArr::new(b, me, "sp.lhs", mp * mp * m * 15, nc),
-                    forcing: CellArr::new(b, me, "sp.forcing", mp * mp * m * 5, nc),
-                    aux,
-                    backsub: None,
-                    in_buffer: whole(b.buffer(me, "sp.in_buffer", buf_size * DBL)),
-                    out_buffer: whole(b.buffer(me, "sp.out_buffer", buf_size * DBL)),
-                    cells,
-                }
-            }
-        };
-        ranks.push(r);
-    }
-
-    b.barrier_all();
-    for _ in 0..iterations {
-        for (me, r) in ranks.iter().enumerate() {
-            copy_faces(b, me, r, rhs_ops);
-            if kind == Adi::Sp {
-                // txinvr: block-diagonal inversion of rhs.
-                for a in &r.aux {
-                    let (x, n) = a.all(nc);
-                    load(b, me, x, n);
-                }
-                let (x, n) = r.rhs.all(nc);
-                update(b, me, x, n);
-            }
-            for dir in 0..3 {
-                match kind {
-                    Adi::Bt => bt_solve(b, me, r, dir, mcd, cell_ops),
-                    Adi::Sp => sp_solve(b, me, r, dir, cell_ops),
-                }
-            }
-            // add: u = u + rhs.
-            let (x, n) = r.rhs.all(nc);
-            load(b, me, x, n);
-            let (x, n) = r.u.all(nc);
-            update(b, me, x, n);
+impl AdiRank {
+    /// BT's arrays (header.h) for cells of at most `m` points a side.
+    fn bt(b: &mut Builder, me: usize, cells: Cells, m: u64) -> AdiRank {
+        let nc = cells.n;
+        let buf_size = m * m * (nc as u64 - 1) * 60 + 1;
+        let aux = ["bt.us", "bt.vs", "bt.ws", "bt.qs", "bt.rho_i", "bt.square"]
+            .iter()
+            .map(|a| CellArr::new(b, me, a, (m + 2).pow(3), nc))
+            .collect();
+        AdiRank {
+            u: CellArr::new(b, me, "bt.u", 5 * (m + 4).pow(3), nc),
+            rhs: CellArr::new(b, me, "bt.rhs", 5 * (m + 1).pow(3), nc),
+            lhs: CellArr::new(b, me, "bt.lhsc", 25 * (m + 1).pow(3), nc),
+            forcing: CellArr::new(b, me, "bt.forcing", 5 * m.pow(3), nc),
+            aux,
+            backsub: Some(CellArr::new(
+                b,
+                me,
+                "bt.backsub_info",
+                5 * (m + 1).pow(2),
+                nc,
+            )),
+            in_buffer: whole(b.buffer(me, "bt.in_buffer", buf_size * DBL)),
+            out_buffer: whole(b.buffer(me, "bt.out_buffer", buf_size * DBL)),
+            cells,
         }
     }
-    Ok(())
+
+    /// SP's arrays (header.h) for cells of at most `m` points a side.
+    fn sp(b: &mut Builder, me: usize, cells: Cells, m: u64) -> AdiRank {
+        let nc = cells.n;
+        let mp = m / 2 * 2 + 1;
+        let buf_size = m * m * (nc as u64 - 1) * 60 * 2 + 1;
+        let aux = [
+            "sp.us",
+            "sp.vs",
+            "sp.ws",
+            "sp.qs",
+            "sp.ainv",
+            "sp.rho_i",
+            "sp.speed",
+            "sp.square",
+        ]
+        .iter()
+        .map(|a| CellArr::new(b, me, a, (m + 2).pow(3), nc))
+        .collect();
+        AdiRank {
+            u: CellArr::new(b, me, "sp.u", (mp + 4) * (mp + 4) * (m + 4) * 5, nc),
+            rhs: CellArr::new(b, me, "sp.rhs", mp * mp * m * 5, nc),
+            lhs: CellArr::new(b, me, "sp.lhs", mp * mp * m * 15, nc),
+            forcing: CellArr::new(b, me, "sp.forcing", mp * mp * m * 5, nc),
+            aux,
+            backsub: None,
+            in_buffer: whole(b.buffer(me, "sp.in_buffer", buf_size * DBL)),
+            out_buffer: whole(b.buffer(me, "sp.out_buffer", buf_size * DBL)),
+            cells,
+        }
+    }
+}
+
+/// One time step of BT or SP and what it costs.
+struct AdiStep {
+    kind: Adi,
+    /// MAX_CELL_DIM.
+    mcd: u64,
+    /// Instructions of compute_rhs.
+    rhs_ops: u64,
+    /// Instructions of one cell step of a line solve.
+    cell_ops: u64,
+}
+
+impl AdiStep {
+    /// The time step of rank `me`.
+    fn run(&self, b: &mut Builder, me: usize, r: &AdiRank) {
+        let nc = r.cells.n;
+        copy_faces(b, me, r, self.rhs_ops);
+        if self.kind == Adi::Sp {
+            // txinvr: block-diagonal inversion of rhs.
+            for a in &r.aux {
+                let (x, n) = a.all(nc);
+                load(b, me, x, n);
+            }
+            let (x, n) = r.rhs.all(nc);
+            update(b, me, x, n);
+        }
+        for dir in 0..3 {
+            match self.kind {
+                Adi::Bt => bt_solve(b, me, r, dir, self.mcd, self.cell_ops),
+                Adi::Sp => sp_solve(b, me, r, dir, self.cell_ops),
+            }
+        }
+        // add: u = u + rhs.
+        let (x, n) = r.rhs.all(nc);
+        load(b, me, x, n);
+        let (x, n) = r.u.all(nc);
+        update(b, me, x, n);
+    }
 }
 
 /// copy_faces: pack the six face buffers from u, exchange, unpack, compute_rhs.
 fn copy_faces(b: &mut Builder, me: usize, r: &AdiRank, rhs_ops: u64) {
-    let c = &r.cells;
-    let nc = c.n;
+    let nc = r.cells.n;
     if nc > 1 {
-        // compute_buffer_size(5): faces two points deep, 5 variables, summed over the
-        // cells that have a neighbour that way. Order in the buffers: west, east,
-        // south, north, bottom, top.
-        let face = |d: usize, far: bool| -> u64 {
-            (0..nc)
-                .filter(|&k| c.coord[k][d] != if far { nc } else { 1 })
-                .map(|k| {
-                    let s = c.size[k];
-                    let (a, bb) = match d {
-                        0 => (s[1], s[2]),
-                        1 => (s[0], s[2]),
-                        _ => (s[0], s[1]),
-                    };
-                    (a * bb * 5 * 2) as u64
-                })
-                .sum::<u64>()
-                * DBL
-        };
-        let (west, east) = (face(0, false), face(0, true));
-        let (south, north) = (face(1, false), face(1, true));
-        let (bottom, top) = (face(2, false), face(2, true));
-        let mut off = 0;
-        let mut next = |len: u64| {
-            let o = off;
-            off += len;
-            o
-        };
-        let (o_w, o_e, o_s, o_n, o_b, o_t) = (
-            next(west),
-            next(east),
-            next(south),
-            next(north),
-            next(bottom),
-            next(top),
-        );
-        let total = off;
-        let (u, ub) = r.u.all(nc);
-        load(b, me, u, ub);
-        pack(b, me, r.out_buffer, total);
-        // (offset, size, partner, tag): receives of east, west, north, south, top,
-        // bottom data, then the matching sends.
-        let recvs = [
-            (o_e, east, c.succ[0], WEST),
-            (o_w, west, c.pred[0], EAST),
-            (o_n, north, c.succ[1], SOUTH),
-            (o_s, south, c.pred[1], NORTH),
-            (o_t, top, c.succ[2], BOTTOM),
-            (o_b, bottom, c.pred[2], TOP),
-        ];
-        let sends = [
-            (o_e, east, c.succ[0], EAST),
-            (o_w, west, c.pred[0], WEST),
-            (o_n, north, c.succ[1], NORTH),
-            (o_s, south, c.pred[1], SOUTH),
-            (o_t, top, c.succ[2], TOP),
-            (o_b, bottom, c.pred[2], BOTTOM),
-        ];
-        let mut reqs = Vec::with_capacity(12);
-        for (o, len, from, tag) in recvs {
-            reqs.push(p2p_recv(b, me, from, tag, at(r.in_buffer, o), len));
-        }
-        for (o, len, to, tag) in sends {
-            reqs.push(b.isend(me, to, tag, CTX_PT2PT, at(r.out_buffer, o), len));
-        }
-        b.waitall(me, reqs);
-        unpack(b, me, r.in_buffer, total);
-        update(b, me, u, ub);
+        exchange_faces(b, me, r);
     }
     // compute_rhs.
     b.compute(me, rhs_ops);
@@ -1208,6 +1342,70 @@ fn copy_faces(b: &mut Builder, me: usize, r: &AdiRank, rhs_ops: u64) {
     load(b, me, x, n);
     let (x, n) = r.rhs.all(nc);
     store(b, me, x, n);
+}
+
+/// compute_buffer_size(5): bytes of the faces across direction `d` (the near ones, or
+/// the `far` ones), two points deep, 5 variables, summed over the cells that have a
+/// neighbour that way.
+fn face_bytes(c: &Cells, d: usize, far: bool) -> u64 {
+    let nc = c.n;
+    (0..nc)
+        .filter(|&k| c.coord[k][d] != if far { nc } else { 1 })
+        .map(|k| {
+            let s = c.size[k];
+            let (a, bb) = match d {
+                0 => (s[1], s[2]),
+                1 => (s[0], s[2]),
+                _ => (s[0], s[1]),
+            };
+            (a * bb * 5 * 2) as u64
+        })
+        .sum::<u64>()
+        * DBL
+}
+
+/// The six face exchanges of copy_faces, packed from u and unpacked into it.
+fn exchange_faces(b: &mut Builder, me: usize, r: &AdiRank) {
+    let c = &r.cells;
+    // Order in the buffers: west, east, south, north, bottom, top.
+    let (west, east) = (face_bytes(c, 0, false), face_bytes(c, 0, true));
+    let (south, north) = (face_bytes(c, 1, false), face_bytes(c, 1, true));
+    let (bottom, top) = (face_bytes(c, 2, false), face_bytes(c, 2, true));
+    let (o_w, o_e, o_s) = (0, west, west + east);
+    let (o_n, o_b) = (o_s + south, o_s + south + north);
+    let o_t = o_b + bottom;
+    let total = o_t + top;
+    let (u, ub) = r.u.all(c.n);
+    load(b, me, u, ub);
+    pack(b, me, r.out_buffer, total);
+    // (offset, size, partner, tag): receives of east, west, north, south, top,
+    // bottom data, then the matching sends.
+    let recvs = [
+        (o_e, east, c.succ[0], WEST),
+        (o_w, west, c.pred[0], EAST),
+        (o_n, north, c.succ[1], SOUTH),
+        (o_s, south, c.pred[1], NORTH),
+        (o_t, top, c.succ[2], BOTTOM),
+        (o_b, bottom, c.pred[2], TOP),
+    ];
+    let sends = [
+        (o_e, east, c.succ[0], EAST),
+        (o_w, west, c.pred[0], WEST),
+        (o_n, north, c.succ[1], NORTH),
+        (o_s, south, c.pred[1], SOUTH),
+        (o_t, top, c.succ[2], TOP),
+        (o_b, bottom, c.pred[2], BOTTOM),
+    ];
+    let mut reqs = Vec::with_capacity(12);
+    for (o, len, from, tag) in recvs {
+        reqs.push(p2p_recv(b, me, from, tag, at(r.in_buffer, o), len));
+    }
+    for (o, len, to, tag) in sends {
+        reqs.push(b.isend(me, to, tag, CTX_PT2PT, at(r.out_buffer, o), len));
+    }
+    b.waitall(me, reqs);
+    unpack(b, me, r.in_buffer, total);
+    update(b, me, u, ub);
 }
 
 /// Tags of BT's line solve along `dir` for cell `c` (x_solve.f, y_solve.f,
@@ -1284,58 +1482,85 @@ fn bt_solve(b: &mut Builder, me: usize, r: &AdiRank, dir: usize, mcd: u64, cell_
 /// lhsx/y/z built while the receive is outstanding and n/p-invr or tzetar after the
 /// back substitution.
 fn sp_solve(b: &mut Builder, me: usize, r: &AdiRank, dir: usize, cell_ops: u64) {
-    /// SP's solve messages use DEFAULT_TAG = 0 (mpinpb.h).
-    const DEFAULT_TAG: u16 = 0;
+    let send = sp_forward(b, me, r, dir, cell_ops);
+    let send = sp_backward(b, me, r, dir, cell_ops, send);
+    debug_assert!(send.is_none());
+}
+
+/// SP's solve messages use DEFAULT_TAG = 0 (mpinpb.h).
+const SP_DEFAULT_TAG: u16 = 0;
+
+/// Points of the face of `cell` across `dir` that are off the grid boundary.
+fn sp_face_points(c: &Cells, cell: usize, dir: usize) -> u64 {
+    let (a, bb) = match dir {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    let side = |d: usize| (c.size[cell][d] - c.start[cell][d] - c.end[cell][d]) as u64;
+    side(a) * side(bb)
+}
+
+/// lhsx/y/z for `cell`: half the cell step's work.
+fn sp_lhs_build(b: &mut Builder, me: usize, r: &AdiRank, cell: usize, cell_ops: u64) {
+    b.compute(me, cell_ops / 2);
+    load(b, me, r.u.cell(cell), r.u.per_cell);
+    for a in &r.aux {
+        load(b, me, a.cell(cell), a.per_cell);
+    }
+    store(b, me, r.lhs.cell(cell), r.lhs.per_cell);
+}
+
+/// SP's forward elimination along `dir`; returns the last send still outstanding.
+fn sp_forward(b: &mut Builder, me: usize, r: &AdiRank, dir: usize, cell_ops: u64) -> Option<u32> {
     let c = &r.cells;
     let nc = c.n;
-    // Points of the cell's face across `dir` that are off the grid boundary.
-    let bs = |cell: usize| -> u64 {
-        let (a, bb) = match dir {
-            0 => (1, 2),
-            1 => (0, 2),
-            _ => (0, 1),
-        };
-        let side = |d: usize| (c.size[cell][d] - c.start[cell][d] - c.end[cell][d]) as u64;
-        side(a) * side(bb)
-    };
-    let lhs_build = |b: &mut Builder, cell: usize| {
-        b.compute(me, cell_ops / 2);
-        load(b, me, r.u.cell(cell), r.u.per_cell);
-        for a in &r.aux {
-            load(b, me, a.cell(cell), a.per_cell);
-        }
-        store(b, me, r.lhs.cell(cell), r.lhs.per_cell);
-    };
-    let invr = |b: &mut Builder, cell: usize| {
-        update(b, me, r.rhs.cell(cell), r.rhs.per_cell);
-    };
     let mut send: Option<u32> = None;
     for stage in 0..nc {
         let cell = c.slice[dir][stage];
-        let len = 22 * bs(cell) * DBL;
+        let len = 22 * sp_face_points(c, cell, dir) * DBL;
         if stage > 0 {
-            let rr = p2p_recv(b, me, c.pred[dir], DEFAULT_TAG, r.in_buffer, len);
-            lhs_build(b, cell);
+            let rr = p2p_recv(b, me, c.pred[dir], SP_DEFAULT_TAG, r.in_buffer, len);
+            sp_lhs_build(b, me, r, cell, cell_ops);
             let mut reqs = vec![rr];
             reqs.extend(send.take());
             b.waitall(me, reqs);
             unpack(b, me, r.in_buffer, len);
         } else {
-            lhs_build(b, cell);
+            sp_lhs_build(b, me, r, cell, cell_ops);
         }
         b.compute(me, cell_ops - cell_ops / 2);
         update(b, me, r.lhs.cell(cell), r.lhs.per_cell);
         update(b, me, r.rhs.cell(cell), r.rhs.per_cell);
         if stage + 1 < nc {
             pack(b, me, r.out_buffer, len);
-            send = Some(b.isend(me, c.succ[dir], DEFAULT_TAG, CTX_PT2PT, r.out_buffer, len));
+            let to = c.succ[dir];
+            send = Some(b.isend(me, to, SP_DEFAULT_TAG, CTX_PT2PT, r.out_buffer, len));
         }
     }
-    for stage in (0..nc).rev() {
+    send
+}
+
+/// SP's back substitution along `dir`, after the forward send `send`; returns the last
+/// send still outstanding.
+fn sp_backward(
+    b: &mut Builder,
+    me: usize,
+    r: &AdiRank,
+    dir: usize,
+    cell_ops: u64,
+    mut send: Option<u32>,
+) -> Option<u32> {
+    let c = &r.cells;
+    // n/p-invr or tzetar on a cell's rhs.
+    let invr = |b: &mut Builder, cell: usize| {
+        update(b, me, r.rhs.cell(cell), r.rhs.per_cell);
+    };
+    for stage in (0..c.n).rev() {
         let cell = c.slice[dir][stage];
-        let len = 10 * bs(cell) * DBL;
-        if stage + 1 < nc {
-            let rr = p2p_recv(b, me, c.succ[dir], DEFAULT_TAG, r.in_buffer, len);
+        let len = 10 * sp_face_points(c, cell, dir) * DBL;
+        if stage + 1 < c.n {
+            let rr = p2p_recv(b, me, c.succ[dir], SP_DEFAULT_TAG, r.in_buffer, len);
             invr(b, c.slice[dir][stage + 1]);
             let mut reqs = vec![rr];
             reqs.extend(send.take());
@@ -1347,13 +1572,14 @@ fn sp_solve(b: &mut Builder, me: usize, r: &AdiRank, dir: usize, cell_ops: u64) 
         update(b, me, r.rhs.cell(cell), r.rhs.per_cell);
         if stage > 0 {
             pack(b, me, r.out_buffer, len);
-            send = Some(b.isend(me, c.pred[dir], DEFAULT_TAG, CTX_PT2PT, r.out_buffer, len));
+            let to = c.pred[dir];
+            send = Some(b.isend(me, to, SP_DEFAULT_TAG, CTX_PT2PT, r.out_buffer, len));
         }
         if stage == 0 {
             invr(b, cell);
         }
     }
-    debug_assert!(send.is_none());
+    send
 }
 
 #[cfg(test)]

@@ -1,0 +1,120 @@
+//! The CMP model's state and actions.
+
+use crate::coherence::{CacheCtrl, DirCtrl, MopedKind, Msg, NodeId, Violation};
+
+use super::super::report::FailureKind;
+
+/// A core's outstanding (missed) request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Pending {
+    pub store: bool,
+    pub addr: u8,
+    pub value: u8,
+}
+
+/// The controllers, the network and the ghost values of one reachable state.
+#[derive(Clone)]
+pub(super) struct State {
+    pub caches: Vec<CacheCtrl>,
+    pub dir: DirCtrl,
+    /// In-flight messages, sorted (a canonical multiset).
+    pub net: Vec<Msg>,
+    pub pending: Vec<Option<Pending>>,
+    /// Each core's MOPED's outstanding request.
+    pub moped: Vec<Option<MopedPending>>,
+    /// Last value written to byte 0 of each address.
+    pub ghost: Vec<u8>,
+}
+
+/// A MOPED's outstanding request. A read may return any value the line held while it was
+/// outstanding (a copy is taken at some instant): `seen` has bit `v` set for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct MopedPending {
+    pub kind: MopedKind,
+    pub addr: u8,
+    pub value: u8,
+    pub seen: u8,
+}
+
+/// One step of the model; addresses and cores are indices into the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Action {
+    Load {
+        core: u8,
+        addr: u8,
+    },
+    Store {
+        core: u8,
+        addr: u8,
+        value: u8,
+    },
+    Evict {
+        core: u8,
+        addr: u8,
+    },
+    /// Deliver `net[index]`.
+    Deliver {
+        index: u16,
+    },
+    /// A core's MOPED reads, owns or fills a line; owns and fills store `value`.
+    Moped {
+        core: u8,
+        addr: u8,
+        kind: MopedKind,
+        value: u8,
+    },
+}
+
+/// A cell that fired during a step: machine 0 = an L2 controller (with its node), 1 = the
+/// directory; `cell` indexes `state * events + event`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Fired {
+    pub node: NodeId,
+    pub dir: bool,
+    pub cell: usize,
+}
+
+/// A broken property: which one, and what was seen.
+pub(super) struct Fault {
+    pub kind: FailureKind,
+    pub detail: String,
+}
+
+impl Fault {
+    pub fn new(kind: FailureKind, detail: String) -> Fault {
+        Fault { kind, detail }
+    }
+
+    pub fn moped(detail: String) -> Fault {
+        Fault::new(FailureKind::Moped, detail)
+    }
+
+    pub fn mismatch(detail: String) -> Fault {
+        Fault::new(FailureKind::CompletionMismatch, detail)
+    }
+}
+
+impl From<Violation> for Fault {
+    fn from(v: Violation) -> Fault {
+        Fault::new(FailureKind::InvalidTransition, v.to_string())
+    }
+}
+
+/// A message as traces and failures show it.
+pub(super) fn msg_text(m: &Msg) -> String {
+    let mut s = format!("{}({}->{} addr {:#x}", m.ty.name(), m.src, m.dst, m.addr);
+    if m.requestor != m.src && m.requestor != m.dst {
+        s.push_str(&format!(" req {}", m.requestor));
+    }
+    if m.acks != 0 {
+        s.push_str(&format!(" acks {}", m.acks));
+    }
+    if m.ty.carries_data() {
+        s.push_str(&format!(" data {}", m.data[0]));
+        if m.dirty {
+            s.push_str(" dirty");
+        }
+    }
+    s.push(')');
+    s
+}

@@ -1,0 +1,255 @@
+//! One rank of the runtime: its program, the work it has queued, the decisions in progress
+//! and its requests, and the state of both paths.
+//!
+//! A rank runs its calls in program order. Work that does not depend on loaded values is
+//! queued as [`Micro`]s (stores, copies, sweeps); decisions that do (a flag polled, a
+//! packet header read, a queue entry compared, a port answer) are [`Task`]s on a stack,
+//! each issuing one load and acting on its value when the core steps again.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::envelope::{Kind, Peer, Tag};
+use crate::moped::DescId;
+use crate::sim::Next;
+use crate::workload::{Call, ReqId};
+
+use super::layout::Layout;
+use super::ops::{Loop, Micro};
+use super::queues::{Arena, Queues};
+use super::shm::PktHeader;
+use super::verify::Claim;
+
+/// Where a request goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Path {
+    /// Not posted yet.
+    New,
+    /// Posted to MOPED.
+    Moped(DescId),
+    /// On the shared-memory path.
+    Shm,
+}
+
+/// A send or receive request.
+#[derive(Clone, Debug)]
+pub(super) struct Req {
+    pub kind: Kind,
+    /// Destination (sends) or source (receives).
+    pub peer: Peer,
+    pub tag: Tag,
+    pub ctx: u16,
+    pub va: u64,
+    pub bytes: u64,
+    pub path: Path,
+    pub done: bool,
+    pub claim: Option<Claim>,
+    /// Posting order, for draining MOPED descriptors in order.
+    pub seq: u64,
+}
+
+impl Req {
+    /// A request with no buffer yet, not posted.
+    pub fn new(kind: Kind, peer: Peer, tag: Tag, ctx: u16) -> Req {
+        Req {
+            kind,
+            peer,
+            tag,
+            ctx,
+            va: 0,
+            bytes: 0,
+            path: Path::New,
+            done: false,
+            claim: None,
+            seq: 0,
+        }
+    }
+}
+
+/// A packet waiting to be written into a ch3:shm queue.
+#[derive(Clone, Debug)]
+pub(super) struct OutPkt {
+    pub header: Option<[u64; 4]>,
+    pub data: u64,
+    pub len: u64,
+    pub sent: u64,
+    /// The send request that completes once the data is written.
+    pub completes: Option<ReqId>,
+}
+
+/// A rendezvous payload arriving from one source.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stream {
+    pub rreq: ReqId,
+    pub total: u64,
+    pub got: u64,
+}
+
+/// A decision in progress.
+#[derive(Clone, Debug)]
+pub(super) enum Task {
+    /// Take the next call of the program.
+    NextCall,
+    /// Post a send or receive: check the backoff word, then MOPED or shared memory.
+    Post { req: ReqId, step: u8 },
+    /// Reserve a descriptor and store its fields.
+    MopedPost { req: ReqId, step: u8 },
+    /// Poll a MOPED descriptor until it is not pending.
+    MopedPoll { req: ReqId, step: u8, drain: bool },
+    /// Resolve every outstanding MOPED descriptor (before switching to shared memory).
+    Drain { reqs: Vec<ReqId>, i: usize },
+    /// Wait for requests, in order.
+    Wait { reqs: Vec<ReqId>, i: usize },
+    /// One pass of the shared-memory progress engine.
+    Progress { i: usize },
+    /// Write pending packets into the queue to `dst`.
+    Push { dst: u16, step: u8, tail: u64 },
+    /// Look at the queue from `src` and handle one packet.
+    Poll {
+        src: u16,
+        step: u8,
+        head: u64,
+        nb: u64,
+        w: [u64; 4],
+    },
+    /// Search a list for a matching entry; the result is left in `found`.
+    Search {
+        posted: bool,
+        key: u64,
+        i: usize,
+        step: u8,
+    },
+    /// After a search: act on an incoming packet.
+    Incoming {
+        src: u16,
+        head: u64,
+        nb: u64,
+        hdr: PktHeader,
+    },
+    /// After a search: act on a receive being posted.
+    RecvPosted { req: ReqId },
+    /// After a search: a send to the rank itself.
+    SelfSend { req: ReqId },
+    /// The dissemination barrier, round `k`.
+    Barrier { k: u32, step: u8 },
+}
+
+/// What a task does at a step.
+pub(super) enum Step {
+    /// Issue this access or wait; a load's value goes back to the task.
+    Issue(Next),
+    /// Look at the stack again (the task changed it).
+    Again,
+}
+
+/// Counters of one rank.
+#[derive(Clone, Debug, Default)]
+pub struct RankStats {
+    pub instructions: u64,
+    pub sends: u64,
+    pub send_bytes: u64,
+    pub moped_sends: u64,
+    pub moped_recvs: u64,
+    pub eager: u64,
+    pub rendezvous: u64,
+    pub self_sends: u64,
+    pub polls: u64,
+    pub progress_passes: u64,
+    pub refused: u64,
+    pub revoked: u64,
+    pub list_searched: u64,
+}
+
+impl RankStats {
+    /// Adds another rank's counters to these.
+    pub fn add(&mut self, s: &RankStats) {
+        self.instructions += s.instructions;
+        self.sends += s.sends;
+        self.send_bytes += s.send_bytes;
+        self.moped_sends += s.moped_sends;
+        self.moped_recvs += s.moped_recvs;
+        self.eager += s.eager;
+        self.rendezvous += s.rendezvous;
+        self.self_sends += s.self_sends;
+        self.polls += s.polls;
+        self.progress_passes += s.progress_passes;
+        self.refused += s.refused;
+        self.revoked += s.revoked;
+        self.list_searched += s.list_searched;
+    }
+}
+
+/// One rank.
+pub(super) struct Rank {
+    pub me: u16,
+    pub calls: Vec<Call>,
+    pub pc: usize,
+    pub ops: VecDeque<Micro>,
+    pub looping: Option<Loop>,
+    pub stack: Vec<Task>,
+    pub loaded: Option<u64>,
+    pub waiting: bool,
+    pub reqs: BTreeMap<ReqId, Req>,
+    pub seq: u64,
+    /// The shared-memory path for the rest of this barrier epoch.
+    pub software: bool,
+    pub epoch: u64,
+    /// The posted-receive and unexpected queues.
+    pub queues: Queues,
+    /// Per destination, the packets waiting for room in its ch3:shm queue.
+    pub outgoing: Vec<VecDeque<OutPkt>>,
+    /// Per source, the rendezvous payload arriving from it.
+    pub incoming: Vec<Option<Stream>>,
+    /// Unexpected eager messages' buffers.
+    pub tmp: Arena,
+    /// Sweeps started, so each writes values of its own.
+    pub stamp: u64,
+    pub finished: bool,
+    pub stats: RankStats,
+}
+
+impl Rank {
+    /// Rank `me` of `p` running `calls`; `moped` says whether the design has MOPED.
+    pub fn new(me: u16, p: usize, calls: Vec<Call>, layout: &Layout, moped: bool) -> Rank {
+        Rank {
+            me,
+            calls,
+            pc: 0,
+            ops: VecDeque::new(),
+            looping: None,
+            stack: vec![Task::NextCall],
+            loaded: None,
+            waiting: false,
+            reqs: BTreeMap::new(),
+            seq: 0,
+            software: !moped,
+            epoch: 0,
+            queues: Queues::new(),
+            outgoing: vec![VecDeque::new(); p],
+            incoming: vec![None; p],
+            tmp: Arena::new(layout.tmp_base, layout.tmp_bytes),
+            stamp: 0,
+            finished: false,
+            stats: RankStats::default(),
+        }
+    }
+
+    /// The call being run and the task on top of the stack, for a stuck run's report.
+    pub fn describe(&self) -> String {
+        format!(
+            "\n  rank {}: call {} of {} ({:?}), task {:?}",
+            self.me,
+            self.pc,
+            self.calls.len(),
+            self.calls.get(self.pc.saturating_sub(1)),
+            self.stack.last()
+        )
+    }
+}
+
+/// MPI_ERR_TRUNCATE: a message longer than the receive that matched it.
+pub(super) fn truncated(me: u16, src: u16, tag: u16, sent: u64, room: u64) -> String {
+    format!(
+        "rank {me}: message from rank {src} (tag {tag}) has {sent} bytes but the receive \
+         holds {room} (MPI_ERR_TRUNCATE)"
+    )
+}
