@@ -1,14 +1,25 @@
 //! moped: a simulator of MOPED, a device that moves MPI message data through a chip
 //! multiprocessor's cache-coherence protocol instead of through the cores.
 //!
-//! Layout: `envelope` (ranks, tags and envelopes: the MPI vocabulary every floor shares),
-//! `protocol` (the table DSL), `coherence` (controllers executing the tables), `mem`,
-//! `net`, `engine`, `os` (address spaces, page tables, physical memory), `moped` (the
-//! device), `core` (program-driven cores), `sim` (the timing simulator),
-//! `tester` (random tester), `checker` (exhaustive checker), `stats`, `config`, `run`
-//! (entry points), `analysis` (Figure 10's reductions, claim checks and report), `cli`,
-//! `python` (PyO3 bindings, behind the `python` feature) and `ffi` (the C ABI for gem5,
-//! behind the `ffi` feature).
+//! The modules, floor by floor (each uses only those on the floors below it):
+//!
+//! - vocabulary: `envelope` (ranks, program IDs, peers, tags, envelopes), `design` (the
+//!   paper's four designs, spelled once);
+//! - machinery: `engine` (time, event queue), `mem` (cache arrays, backing store with real
+//!   bytes), `protocol` (the table language), `textparse` (positioned errors of every
+//!   text reader), `config` (the system configuration), `stats` (the registry and gem5's
+//!   stats.txt);
+//! - the memory system: `net` (on-chip network), `coherence` (the controllers executing
+//!   the tables);
+//! - what stands on it: `os` (processes, page tables, physical memory), `moped` (the
+//!   device), `core` (program-driven cores), `workload` (MPI programs: IMB, NPB, GOAL);
+//! - simulation: `sim` (the timing simulator), `tester` (random tester), `checker`
+//!   (exhaustive checker), `error` (the crate-wide error), `mpi` (the MPICH-like runtime),
+//!   `gem5` (SLICC generation and the host gem5 drives), `analysis` (Figure 10's
+//!   reductions, claims and report, the gem5 comparison), `bench` (host speed);
+//! - the front door: `api`, which the doors call: `cli` (the command line), `python` (PyO3
+//!   bindings, behind the `python` feature) and `ffi` (the C ABI for gem5, behind the
+//!   `ffi` feature). They only parse, convert and print.
 
 pub mod analysis;
 pub mod api;
