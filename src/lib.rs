@@ -32,5 +32,5 @@ pub mod run;
 pub mod sim;
 pub mod stats;
 pub mod tester;
-mod textparse;
+pub mod textparse;
 pub mod workload;
