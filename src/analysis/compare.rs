@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::sources::{MetricSource, Source, METRIC_SOURCES};
+use super::write::csv_text;
 use crate::stats::gem5::{Dump, StatsFile};
 use crate::stats::gem5_config::read_config;
 use crate::stats::JSON_FORMAT;
@@ -442,14 +443,6 @@ fn csv_num(v: Option<f64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl Comparison {
     fn side_line(name: &str, s: &Side) -> String {
         format!("{name}: {} (dump {} of {})", s.stats, s.dump, s.dumps)
@@ -521,28 +514,34 @@ impl Comparison {
 
     /// CSV: one row per metric, numbers in full precision, empty where absent.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "metric,label,embedded,gem5,difference,relative_pct,within,tolerance_pct,\
-             embedded_source,gem5_source\r\n",
-        );
-        for r in &self.rows {
-            let within = r.within.map(|w| w.to_string()).unwrap_or_default();
-            let _ = write!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{}\r\n",
-                csv_field(&r.metric),
-                csv_field(&r.label),
+        let header = [
+            "metric",
+            "label",
+            "embedded",
+            "gem5",
+            "difference",
+            "relative_pct",
+            "within",
+            "tolerance_pct",
+            "embedded_source",
+            "gem5_source",
+        ];
+        let rows = self.rows.iter().map(|r| {
+            vec![
+                r.metric.clone(),
+                r.label.clone(),
                 csv_num(r.embedded),
                 csv_num(r.gem5),
                 csv_num(r.difference),
                 csv_num(r.relative_pct),
-                within,
-                self.tolerance_pct,
-                csv_field(&r.embedded_source),
-                csv_field(&r.gem5_source)
-            );
-        }
-        out
+                r.within.map(|w| w.to_string()).unwrap_or_default(),
+                self.tolerance_pct.to_string(),
+                r.embedded_source.clone(),
+                r.gem5_source.clone(),
+            ]
+        });
+        let header = header.iter().map(|h| h.to_string()).collect();
+        csv_text(std::iter::once(header).chain(rows), csv::Terminator::CRLF)
     }
 
     /// JSON: both runs, the tolerance and the rows (non-finite numbers as null).
@@ -588,6 +587,91 @@ mod tests {
         assert_eq!((x.difference, x.relative_pct, x.within), (None, None, None));
     }
 
+    /// The writer as it was written by hand, to check the csv crate's against.
+    fn csv_by_hand(c: &Comparison) -> String {
+        fn csv_field(s: &str) -> String {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        }
+        let mut out = String::from(
+            "metric,label,embedded,gem5,difference,relative_pct,within,tolerance_pct,\
+             embedded_source,gem5_source\r\n",
+        );
+        for r in &c.rows {
+            let within = r.within.map(|w| w.to_string()).unwrap_or_default();
+            let _ = write!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{}\r\n",
+                csv_field(&r.metric),
+                csv_field(&r.label),
+                csv_num(r.embedded),
+                csv_num(r.gem5),
+                csv_num(r.difference),
+                csv_num(r.relative_pct),
+                within,
+                c.tolerance_pct,
+                csv_field(&r.embedded_source),
+                csv_field(&r.gem5_source)
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn csv_same_as_by_hand() {
+        let side = Side {
+            dir: "d".into(),
+            stats: "d/stats.txt".into(),
+            dump: 1,
+            dumps: 1,
+        };
+        let m = &METRIC_SOURCES[0];
+        let odd = [
+            "a,b",
+            "say \"hi\"",
+            "one\ntwo",
+            "cr\rlf\r\n",
+            "",
+            " x ",
+            "é∑",
+            "#",
+        ];
+        let values = [
+            Some(1.0),
+            None,
+            Some(f64::NAN),
+            Some(1e-300),
+            Some(-0.0),
+            Some(133991.5),
+        ];
+        let mut rows = Vec::new();
+        for (i, e) in values.iter().enumerate() {
+            for g in values {
+                let mut r = row(
+                    m,
+                    (*e, odd[i % 8].into()),
+                    (g, odd[(i + 3) % 8].into()),
+                    2.5,
+                );
+                r.label = odd[(i + 5) % 8].to_string();
+                r.metric = odd[(i + 6) % 8].to_string();
+                rows.push(r);
+            }
+        }
+        for tolerance_pct in [2.5, 10.0, 1e-7] {
+            let c = Comparison {
+                embedded: side.clone(),
+                gem5: side.clone(),
+                tolerance_pct,
+                rows: rows.clone(),
+            };
+            assert_eq!(c.to_csv(), csv_by_hand(&c));
+        }
+    }
+
     #[test]
     fn printed_numbers() {
         assert_eq!(num(Some(133991.0)), "133991");
@@ -597,7 +681,8 @@ mod tests {
         assert_eq!(num(Some(f64::NAN)), "nan");
         assert_eq!(pct(Some(4.166_87)), "+4.17 %");
         assert_eq!(pct(Some(-1.538_46)), "-1.54 %");
-        assert_eq!(csv_field("a, b"), "\"a, b\"");
+        let row = vec!["a, b".to_string(), "c".to_string()];
+        assert_eq!(csv_text([row], csv::Terminator::CRLF), "\"a, b\",c\r\n");
     }
 
     #[test]
