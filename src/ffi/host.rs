@@ -15,8 +15,8 @@ use crate::moped::xlate::PhysMem;
 use crate::mpi::runtime::MpiDriver;
 use crate::mpi::MpiParams;
 use crate::os::Os;
-use crate::sim::cores::{self, CoreState, Ev, Tlb};
-use crate::sim::moped_host::{self, DevNet};
+use crate::sim::platform::{CoreState, DevNet, Ev, Tlb};
+use crate::sim::{cores, moped_host};
 use crate::sim::{Driver, SimError};
 use crate::stats::{StatValue, StatsRegistry};
 
