@@ -47,5 +47,5 @@ mod python;
 pub mod sim;
 pub mod stats;
 pub mod tester;
-mod textparse;
+pub mod textparse;
 pub mod workload;

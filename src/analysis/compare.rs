@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::sources::{MetricSource, Source, METRIC_SOURCES};
+use super::write::csv_text;
 use crate::stats::gem5::{Dump, StatsFile};
 use crate::stats::gem5_config::read_config;
 use crate::stats::JSON_FORMAT;
@@ -442,14 +443,6 @@ fn csv_num(v: Option<f64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl Comparison {
     fn side_line(name: &str, s: &Side) -> String {
         format!("{name}: {} (dump {} of {})", s.stats, s.dump, s.dumps)
@@ -521,28 +514,34 @@ impl Comparison {
 
     /// CSV: one row per metric, numbers in full precision, empty where absent.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "metric,label,embedded,gem5,difference,relative_pct,within,tolerance_pct,\
-             embedded_source,gem5_source\r\n",
-        );
-        for r in &self.rows {
-            let within = r.within.map(|w| w.to_string()).unwrap_or_default();
-            let _ = write!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{}\r\n",
-                csv_field(&r.metric),
-                csv_field(&r.label),
+        let header = [
+            "metric",
+            "label",
+            "embedded",
+            "gem5",
+            "difference",
+            "relative_pct",
+            "within",
+            "tolerance_pct",
+            "embedded_source",
+            "gem5_source",
+        ];
+        let rows = self.rows.iter().map(|r| {
+            vec![
+                r.metric.clone(),
+                r.label.clone(),
                 csv_num(r.embedded),
                 csv_num(r.gem5),
                 csv_num(r.difference),
                 csv_num(r.relative_pct),
-                within,
-                self.tolerance_pct,
-                csv_field(&r.embedded_source),
-                csv_field(&r.gem5_source)
-            );
-        }
-        out
+                r.within.map(|w| w.to_string()).unwrap_or_default(),
+                self.tolerance_pct.to_string(),
+                r.embedded_source.clone(),
+                r.gem5_source.clone(),
+            ]
+        });
+        let header = header.iter().map(|h| h.to_string()).collect();
+        csv_text(std::iter::once(header).chain(rows), csv::Terminator::CRLF)
     }
 
     /// JSON: both runs, the tolerance and the rows (non-finite numbers as null).
@@ -588,6 +587,54 @@ mod tests {
         assert_eq!((x.difference, x.relative_pct, x.within), (None, None, None));
     }
 
+    /// moped compare's CSV as the hand-written writer before the csv crate wrote it: quotes
+    /// only around fields with a comma, a quote or a line break, CRLF after every row.
+    #[test]
+    fn csv_fixture() {
+        let side = Side {
+            dir: "d".into(),
+            stats: "d/stats.txt".into(),
+            dump: 1,
+            dumps: 1,
+        };
+        let m = &METRIC_SOURCES[0];
+        let mut rows = vec![
+            row(
+                m,
+                (Some(1.0), "a,b".into()),
+                (Some(2.0), "say \"hi\"".into()),
+                2.5,
+            ),
+            row(m, (None, "gone".into()), (Some(1.0), String::new()), 2.5),
+            row(
+                m,
+                (Some(f64::NAN), "é".into()),
+                (Some(5.0), " x ".into()),
+                2.5,
+            ),
+        ];
+        rows[0].label = "one\ntwo".into();
+        rows[1].label = "plain".into();
+        rows[2].label = "é".into();
+        for r in &mut rows {
+            r.metric = "x".into();
+        }
+        let c = Comparison {
+            embedded: side.clone(),
+            gem5: side,
+            tolerance_pct: 2.5,
+            rows,
+        };
+        let want = concat!(
+            "metric,label,embedded,gem5,difference,relative_pct,within,tolerance_pct,",
+            "embedded_source,gem5_source\r\n",
+            "x,\"one\ntwo\",1,2,1,50,false,2.5,\"a,b\",\"say \"\"hi\"\"\"\r\n",
+            "x,plain,,1,,,,2.5,gone,\r\n",
+            "x,é,NaN,5,NaN,NaN,false,2.5,é, x \r\n",
+        );
+        assert_eq!(c.to_csv(), want);
+    }
+
     #[test]
     fn printed_numbers() {
         assert_eq!(num(Some(133991.0)), "133991");
@@ -597,7 +644,8 @@ mod tests {
         assert_eq!(num(Some(f64::NAN)), "nan");
         assert_eq!(pct(Some(4.166_87)), "+4.17 %");
         assert_eq!(pct(Some(-1.538_46)), "-1.54 %");
-        assert_eq!(csv_field("a, b"), "\"a, b\"");
+        let row = vec!["a, b".to_string(), "c".to_string()];
+        assert_eq!(csv_text([row], csv::Terminator::CRLF), "\"a, b\",c\r\n");
     }
 
     #[test]

@@ -30,6 +30,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
+use crate::textparse::line_col;
+
 /// The only network topology implemented.
 pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
 
@@ -348,19 +350,6 @@ impl Default for SystemConfig {
             watchdog: WatchdogSection::default(),
         }
     }
-}
-
-/// 1-based (line, column in characters) of byte offset `pos` in `text`.
-fn line_col(text: &str, pos: usize) -> (u32, u32) {
-    let mut pos = pos.min(text.len());
-    while !text.is_char_boundary(pos) {
-        pos -= 1;
-    }
-    let before = &text[..pos];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    let col = text[line_start..pos].chars().count() + 1;
-    (line as u32, col as u32)
 }
 
 /// Make a deserializer message one line, and drop the backticks serde puts

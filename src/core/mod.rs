@@ -54,6 +54,7 @@ use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
 use crate::moped::DescId;
 use crate::sim::{Driver, Next};
+use crate::textparse::PosError;
 
 /// One operation of a core's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,14 +119,19 @@ pub struct Program {
     pub processes: Vec<ProcessSpec>,
 }
 
-/// A program file error with its position.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
-pub struct ProgramError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
+/// A program file error with its position. A type of its own, not an alias of
+/// [`PosError`] as the other readers' errors are, so that an error enum can tell a program's
+/// error from a protocol's by type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(transparent)]
+pub struct ProgramError(#[from] pub PosError);
+
+impl std::ops::Deref for ProgramError {
+    type Target = PosError;
+
+    fn deref(&self) -> &PosError {
+        &self.0
+    }
 }
 
 #[derive(Deserialize)]
@@ -150,18 +156,6 @@ struct CoreSpec {
     #[serde(default)]
     offset_per_core: u64,
     ops: toml::Spanned<String>,
-}
-
-fn line_col(text: &str, byte: usize) -> (u32, u32) {
-    let before = &text[..byte.min(text.len())];
-    let line = before.matches('\n').count() as u32 + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0) as u32
-        + 1;
-    (line, col)
 }
 
 fn number(i: &str) -> IResult<&str, u64> {
@@ -364,25 +358,13 @@ impl Program {
     /// Reads a program file for a system of `n_cores` cores.
     pub fn from_file(path: &Path, n_cores: usize) -> Result<Program, ProgramError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ProgramError {
-            file: file.clone(),
-            line: 1,
-            col: 1,
-            msg: format!("cannot read: {e}"),
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PosError::new(&file, (1, 1), format!("cannot read: {e}")))?;
         Self::from_toml_str(&text, &file, n_cores)
     }
 
     pub fn from_toml_str(text: &str, file: &str, n_cores: usize) -> Result<Program, ProgramError> {
-        let err = |byte: usize, msg: String| {
-            let (line, col) = line_col(text, byte);
-            ProgramError {
-                file: file.to_string(),
-                line,
-                col,
-                msg,
-            }
-        };
+        let err = |byte: usize, msg: String| ProgramError(PosError::at(file, text, byte, msg));
         let spec: FileSpec = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start).unwrap_or(0);
             err(at, e.message().to_string())

@@ -16,8 +16,8 @@ use crate::mpi::runtime::MpiDriver;
 use crate::mpi::MpiParams;
 use crate::os::phys::PhysMem;
 use crate::os::Os;
-use crate::sim::cores::{self, CoreState, Ev, Tlb};
-use crate::sim::moped_host::{self, DevNet};
+use crate::sim::platform::{CoreState, DevNet, Ev, Tlb};
+use crate::sim::{cores, moped_host};
 use crate::sim::{Driver, SimError};
 use crate::stats::{StatValue, StatsRegistry};
 

@@ -18,8 +18,8 @@ use crate::moped::device::Moped;
 use crate::net::Network;
 use crate::os::phys::PhysMem;
 use crate::os::{Os, ProcId};
-use crate::sim::cores::{self, CoreState, Devices, Ev, Platform, Tlb};
-use crate::sim::moped_host::DevNet;
+use crate::sim::cores;
+use crate::sim::platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
 use crate::sim::{Driver, SimError, VirtualMemory};
 
 /// Which sequencer a request goes to (`enum MopedG5Port`).

@@ -97,17 +97,16 @@ fn union_states(designs: &[&Machine]) -> Result<Vec<(String, Permission, String)
         for s in m.states() {
             match out.iter().find(|o| o.0 == s.name) {
                 Some(o) if o.1 != s.permission => {
-                    return Err(ProtocolError {
-                        file: m.file().to_string(),
-                        line: s.line,
-                        col: s.col,
-                        msg: format!(
+                    return Err(ProtocolError::new(
+                        m.file(),
+                        (s.line, s.col),
+                        format!(
                             "state `{}` has permission {} here but {} in another design; one gem5 build holds every design",
                             s.name,
                             s.permission.dsl_name(),
                             o.1.dsl_name()
                         ),
-                    })
+                    ))
                 }
                 Some(_) => {}
                 None => out.push((s.name.clone(), s.permission, s.desc.clone())),
@@ -202,44 +201,39 @@ fn check_actions(events: &[SliccEvent], host: Host, machine: &str) -> Result<(),
             };
             for a in actions {
                 if !defined.contains(&a.as_str()) {
-                    let (line, col) = host
-                        .text
-                        .find("action(")
-                        .map(|i| line_col(host.text, i))
-                        .unwrap_or((1, 1));
-                    return Err(ProtocolError {
-                        file: host.file.to_string(),
-                        line,
-                        col,
-                        msg: format!(
+                    // At the first action definition, or the file's start without one.
+                    let at = host.text.find("action(").unwrap_or(0);
+                    return Err(ProtocolError::at(
+                        host.file,
+                        host.text,
+                        at,
+                        format!(
                             "machine {machine}: action `{a}` (event {}) has no SLICC definition in this file",
                             ev.name
                         ),
-                    });
+                    ));
                 }
             }
         }
     }
     for (_, pop) in host.pops {
         if !defined.contains(pop) {
-            return Err(ProtocolError {
-                file: host.file.to_string(),
-                line: 1,
-                col: 1,
-                msg: format!("machine {machine}: the pop action `{pop}` has no SLICC definition in this file"),
-            });
+            return Err(ProtocolError::new(
+                host.file,
+                (1, 1),
+                format!("machine {machine}: the pop action `{pop}` has no SLICC definition in this file"),
+            ));
         }
     }
     if !defined.contains(&host.stall_action) {
-        return Err(ProtocolError {
-            file: host.file.to_string(),
-            line: 1,
-            col: 1,
-            msg: format!(
+        return Err(ProtocolError::new(
+            host.file,
+            (1, 1),
+            format!(
                 "machine {machine}: the stall action `{}` has no SLICC definition in this file",
                 host.stall_action
             ),
-        });
+        ));
     }
     Ok(())
 }
@@ -260,13 +254,6 @@ fn defined_actions(text: &str) -> Vec<&str> {
             Some(&rest[..end])
         })
         .collect()
-}
-
-fn line_col(text: &str, at: usize) -> (u32, u32) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() as u32 + 1;
-    let col = (at - before.rfind('\n').map_or(0, |i| i + 1)) as u32 + 1;
-    (line, col)
 }
 
 fn slicc_permission(p: Permission) -> &'static str {

@@ -159,14 +159,7 @@ pub struct OverlayInfo {
 }
 
 /// A loading error: `file:line:col: msg`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
-pub struct ProtocolError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
-}
+pub type ProtocolError = crate::textparse::PosError;
 
 /// A loaded, complete protocol table for one controller machine.
 #[derive(Clone, Debug)]

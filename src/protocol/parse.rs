@@ -1,14 +1,15 @@
 //! The nom-based parser and the table builder behind [`parse_machine`] and
 //! [`apply_overlay`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use nom::bytes::complete::take_while;
 use nom::character::complete::{char as nchar, satisfy};
 use nom::combinator::recognize;
-use nom::error::{ErrorKind, ParseError};
 use nom::sequence::pair;
-use nom::IResult;
+
+use crate::textparse::{LineIndex, PErr, PResult};
 
 use super::{
     ActionId, Cell, EventDecl, EventId, Machine, OverlayInfo, Permission, ProtocolError, StateDecl,
@@ -18,32 +19,10 @@ use super::{
 /// Largest table (states x events) a machine may have.
 const MAX_CELLS: usize = 1 << 24;
 
-/// Parse error carrying the input at the offending token and a message.
-#[derive(Debug)]
-pub(crate) struct PErr<'a> {
-    input: &'a str,
-    msg: String,
-}
-
-impl<'a> ParseError<&'a str> for PErr<'a> {
-    fn from_error_kind(input: &'a str, kind: ErrorKind) -> Self {
-        PErr {
-            input,
-            msg: format!("unexpected input ({kind:?})"),
-        }
-    }
-
-    fn append(_input: &'a str, _kind: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-type PResult<'a, T> = IResult<&'a str, T, PErr<'a>>;
-
 fn ferr(at: &str, msg: impl Into<String>) -> nom::Err<PErr<'_>> {
     nom::Err::Failure(PErr {
-        input: at,
-        msg: msg.into(),
+        at,
+        msg: Cow::Owned(msg.into()),
     })
 }
 
@@ -190,40 +169,6 @@ fn opt_desc_close<'a>(i: &'a str, after: &str) -> PResult<'a, String> {
     }
 }
 
-/// Maps byte offsets to 1-based (line, column-in-characters).
-struct LineIndex<'a> {
-    src: &'a str,
-    starts: Vec<usize>,
-    ascii: bool,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(src: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(src.match_indices('\n').map(|(k, _)| k + 1));
-        LineIndex {
-            src,
-            starts,
-            ascii: src.is_ascii(),
-        }
-    }
-
-    fn pos(&self, off: usize) -> (u32, u32) {
-        let line = self.starts.partition_point(|&s| s <= off);
-        let start = self.starts[line - 1];
-        let col = if self.ascii {
-            off - start
-        } else {
-            self.src[start..off].chars().count()
-        };
-        (to_u32(line), to_u32(col + 1))
-    }
-}
-
-fn to_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// `None`: stay in the same state.
@@ -333,7 +278,7 @@ impl<'a> Builder<'a> {
         match self.file_body(self.src, base_name) {
             Ok(_) => Ok(()),
             Err(nom::Err::Failure(e)) | Err(nom::Err::Error(e)) => {
-                Err(self.error_at(e.input, e.msg))
+                Err(self.error_at(e.at, e.msg.into_owned()))
             }
             Err(nom::Err::Incomplete(_)) => Err(self.error_at("", "unexpected end of file".into())),
         }
@@ -588,10 +533,7 @@ impl<'a> Builder<'a> {
             };
             match idx.get(name) {
                 Some(&id) => Ok(id),
-                None => Err(nom::Err::Failure(PErr {
-                    input: at,
-                    msg: format!("unknown {what} '{name}'"),
-                })),
+                None => Err(ferr(at, format!("unknown {what} '{name}'"))),
             }
         };
         let (_, at) = tok(i)?;

@@ -4,91 +4,23 @@
 //! tables behind a per-core software TLB, and MOPED port accesses answered by the core's
 //! own MOPED. The embedded simulator ([`Sim`](super::Sim)) and the gem5 host
 //! (`crate::ffi`) both run this code and the MOPED hosting of `moped_host`; they differ
-//! only where a [`Platform`] meets its memory system.
+//! only where a [`Platform`] meets its memory system. [`handle`] runs every kind of event,
+//! the MOPEDs' included, so this module stands above `moped_host`.
 
-use std::collections::VecDeque;
-
-use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel, MopedReq};
-use crate::config::SystemConfig;
-use crate::engine::EventQueue;
+use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
 use crate::mem::{line_of, LineAddr, LineData};
-use crate::moped::device::{Moped, PortAnswer, PortCtx};
-use crate::net::Network;
+use crate::moped::device::{PortAnswer, PortCtx};
 use crate::os::pagetable::{AddressSpace, PAGE_BYTES};
 use crate::os::phys::PhysMem;
-use crate::os::{Os, OsError, ProcId};
+use crate::os::ProcId;
 
-use super::moped_host::{self, DevNet};
-use super::{Driver, Next, SimError, VirtualMemory};
+use super::moped_host;
+use super::platform::{schedule_step, CoreState, Ev, Platform};
+use super::{Driver, Next, SimError};
 
-/// Translations each core keeps (direct-mapped by virtual page).
-pub(crate) const TLB_ENTRIES: usize = 64;
-
-/// An event of a simulated system.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Ev {
-    /// Deliver the coherence message in slab slot `n` (the embedded simulator's).
-    Deliver(u32),
-    /// A core asks its driver for the next access.
-    Step(u16),
-    /// A core retries its blocked load.
-    RetryLoad(u16),
-    /// A core retries draining its store buffer.
-    RetryStore(u16),
-    /// A hit completes (the completion waits in the core's slot).
-    HitDone(u16, bool),
-    /// Periodic watchdog check.
-    Watchdog,
-    /// Deliver the MOPED message in device slab slot `n`.
-    DevDeliver(u32),
-    /// A MOPED's tick.
-    MopedTick(u16),
-    /// The OS finished MOPED `m`'s page fault for active slot `s`: (m, s, mapped).
-    FaultDone(u16, u16, bool),
-}
-
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CoreState {
-    /// The blocking load in progress (issued or waiting to issue).
-    pub load: Option<CoreReq>,
-    pub load_issued_at: u64,
-    pub load_outstanding: bool,
-    pub store_buffer: VecDeque<CoreReq>,
-    pub store_issued_at: u64,
-    pub store_outstanding: bool,
-    /// Completions of hits waiting for their latency, per path.
-    pub hit_load: Option<Completed>,
-    pub hit_store: Option<Completed>,
-    pub waiting_for_completion: bool,
-    pub stepping: bool,
-    pub done: bool,
-    pub last_progress: u64,
-    pub stalled_load: bool,
-    pub stalled_store: bool,
-    pub next_id: u64,
-    pub accesses: u64,
-    pub finish_cycle: u64,
-    /// The process this core runs (its accesses are virtual).
-    pub proc: Option<ProcId>,
-    /// The core is in the OS (a MOPED page fault) until this cycle.
-    pub busy_until: u64,
-}
-
-impl CoreState {
-    /// The access this core waits for, if one is outstanding or stalled, with the cycle it
-    /// was issued at (the load first: it blocks the core).
-    pub fn pending(&self) -> Option<(CoreReq, u64)> {
-        self.load
-            .filter(|_| self.load_outstanding || self.stalled_load)
-            .map(|r| (r, self.load_issued_at))
-            .or_else(|| {
-                self.store_buffer
-                    .front()
-                    .filter(|_| self.store_outstanding || self.stalled_store)
-                    .map(|r| (*r, self.store_issued_at))
-            })
-    }
-}
+/// Where the gem5 host, which completes the accesses Ruby answers, finds it beside the rest
+/// of the cores' functions.
+pub(crate) use super::platform::finish_access;
 
 /// Cycle at which the last core finished.
 pub(crate) fn cycles(cores: &[CoreState]) -> u64 {
@@ -151,107 +83,6 @@ pub(crate) fn read_process(
     out
 }
 
-/// Per-core software TLBs: pages are never unmapped or moved, so a translation stays valid;
-/// a miss walks the process's tables (mapping a lazy page at its first touch).
-#[derive(Clone, Debug)]
-pub(crate) struct Tlb {
-    /// [`TLB_ENTRIES`] per core: (process, virtual page, frame).
-    entries: Vec<(ProcId, u64, u64)>,
-}
-
-impl Tlb {
-    pub fn new(cores: usize) -> Tlb {
-        Tlb {
-            entries: vec![(usize::MAX, u64::MAX, 0); cores * TLB_ENTRIES],
-        }
-    }
-
-    /// The physical address of `addr` for core `c` running `proc`.
-    pub fn translate(
-        &mut self,
-        os: &mut Os,
-        mem: &mut impl PhysMem,
-        c: usize,
-        proc: ProcId,
-        addr: u64,
-    ) -> Result<u64, OsError> {
-        let vpage = addr >> 12;
-        let slot = c * TLB_ENTRIES + (vpage as usize % TLB_ENTRIES);
-        let (tp, tv, frame) = self.entries[slot];
-        if tp == proc && tv == vpage {
-            return Ok(frame | (addr & 0xFFF));
-        }
-        let pa = os.translate(mem, proc, addr)?;
-        self.entries[slot] = (proc, vpage, pa & !0xFFF);
-        Ok(pa)
-    }
-}
-
-/// The MOPEDs and what carries their messages, borrowed together.
-pub(crate) struct Devices<'a> {
-    pub mopeds: &'a mut [Moped],
-    pub dev: &'a mut DevNet,
-    pub net: &'a mut Network,
-    pub q: &'a mut EventQueue<Ev>,
-}
-
-/// A simulated system as the cores and the MOPEDs see it. The implementor owns the state;
-/// the functions of this module and of `moped_host` run the cores and the devices on it.
-pub(crate) trait Platform: VirtualMemory + Sized {
-    /// Physical memory as the OS writes it (page tables, fresh frames).
-    type Mem<'a>: PhysMem
-    where
-        Self: 'a;
-
-    fn cfg(&self) -> &SystemConfig;
-    /// The design's name, for error messages.
-    fn design(&self) -> &str;
-    fn cores(&self) -> &[CoreState];
-    fn cores_mut(&mut self) -> &mut [CoreState];
-    fn queue(&mut self) -> &mut EventQueue<Ev>;
-    fn os(&self) -> &Os;
-    /// The OS, the TLBs and the memory the OS writes, borrowed together.
-    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, Self::Mem<'_>);
-    fn dev(&self) -> &DevNet;
-    fn mopeds(&self) -> &[Moped];
-    fn devices(&mut self) -> Devices<'_>;
-
-    /// Issues core `c`'s load or store (a physical address, not a port) into the memory
-    /// system. The platform marks it outstanding, stalled or pending as a hit in the core,
-    /// and later calls [`finish_access`].
-    fn memory_access<D: Driver + ?Sized>(
-        &mut self,
-        c: usize,
-        req: CoreReq,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError>;
-
-    /// Delivers a coherence message ([`Ev::Deliver`]).
-    fn deliver<D: Driver + ?Sized>(
-        &mut self,
-        slot: u32,
-        now: u64,
-        driver: &mut D,
-    ) -> Result<(), SimError>;
-
-    /// The periodic watchdog check ([`Ev::Watchdog`]).
-    fn watchdog(&mut self, now: u64) -> Result<(), SimError>;
-
-    /// Hands MOPED `m` what its memory system has for it at the start of its tick.
-    fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError>;
-
-    /// MOPED `m`'s line request (answered later through [`Moped::line_done`]).
-    fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError>;
-
-    /// MOPED `m`'s copy-unit write into a granted line (answered through
-    /// [`Moped::write_done`]).
-    fn line_write(&mut self, m: usize, addr: LineAddr, data: LineData, mask: u64, now: u64);
-
-    /// Whether MOPED `m` has a line request its memory system has not answered.
-    fn lines_waiting(&self, m: usize) -> bool;
-}
-
 /// Runs one event.
 pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
     p: &mut P,
@@ -282,14 +113,6 @@ pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
             Ok(())
         }
         Ev::Watchdog => p.watchdog(now),
-    }
-}
-
-pub(crate) fn schedule_step<P: Platform>(p: &mut P, c: usize, at: u64) {
-    let core = &mut p.cores_mut()[c];
-    if !core.stepping {
-        core.stepping = true;
-        p.queue().schedule(at, Ev::Step(c as u16));
     }
 }
 
@@ -537,49 +360,4 @@ fn hit_done<P: Platform, D: Driver + ?Sized>(
         });
     };
     finish_access(p, c, &comp, now, driver)
-}
-
-/// Core `c`'s access finished: the load returns or the store leaves the buffer, the driver
-/// hears of it, and what waited on it moves on.
-pub(crate) fn finish_access<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    comp: &Completed,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    let core = &mut p.cores_mut()[c];
-    core.last_progress = now;
-    match comp.req.kind {
-        AccessKind::Load => {
-            core.load = None;
-            core.load_outstanding = false;
-        }
-        AccessKind::Store => {
-            core.store_buffer.pop_front();
-            core.store_outstanding = false;
-            core.store_issued_at = now;
-        }
-    }
-    driver
-        .completed(c, comp, now)
-        .map_err(|detail| SimError::Check { cycle: now, detail })?;
-    let core = &mut p.cores_mut()[c];
-    let retry_store = comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty();
-    let retry_load = std::mem::take(&mut core.stalled_load);
-    let step = core.waiting_for_completion || comp.req.kind == AccessKind::Load;
-    if step {
-        core.waiting_for_completion = false;
-    }
-    let done = core.done;
-    if retry_store {
-        p.queue().schedule(now + 1, Ev::RetryStore(c as u16));
-    }
-    if retry_load {
-        p.queue().schedule(now + 1, Ev::RetryLoad(c as u16));
-    }
-    if step && !done {
-        schedule_step(p, c, now + 1);
-    }
-    Ok(())
 }

@@ -2,8 +2,11 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
+// Sibling modules form a DAG: platform <- moped_host <- cores <- memory.
 pub(crate) mod cores;
+mod memory;
 pub(crate) mod moped_host;
+pub(crate) mod platform;
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -20,8 +23,8 @@ use crate::net::{MsgClass, Network};
 use crate::os::{MemView, Os, ProcId};
 use crate::stats::StatsRegistry;
 
-use cores::{CoreState, Devices, Ev, Platform, Tlb};
-use moped_host::{DevNet, MopedHost};
+use moped_host::MopedHost;
+use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
 
 /// What a driver wants a core to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,18 +6,16 @@
 
 use std::collections::VecDeque;
 
-use crate::coherence::{CoreOutcome, MopedDone, MopedReq, Protocol};
+use crate::coherence::{Completed, CoreOutcome, HitLevel, MopedDone, MopedReq, Protocol};
 use crate::config::SystemConfig;
 use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams, MopedStats};
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
-use crate::net::{MsgClass, Network};
-use crate::os::MemView;
+use crate::net::Network;
 use crate::stats::StatsRegistry;
 
-use super::cores::{self, finish_access, Ev, Platform};
+use super::platform::{finish_access, DevNet, Ev, Platform};
 use super::{violation_at, Driver, Sim, SimError};
-use crate::coherence::{Completed, HitLevel};
 
 /// The MOPEDs of a system running `protocol`: one per core, or none if the protocol has no
 /// MOPED events.
@@ -62,69 +60,6 @@ pub(crate) fn network(cfg: &SystemConfig) -> Network {
         &names,
         crate::coherence::MsgType::VNETS + 1,
     )
-}
-
-/// What any host keeps beside its MOPEDs: the port window, the messages between MOPEDs in
-/// flight, and when each MOPED ticks next.
-pub(crate) struct DevNet {
-    ports: PortMap,
-    /// Whether MOPEDs exist (a port access without them is an error).
-    present: bool,
-    /// Messages between MOPEDs in flight: (destination, message); `Ev::DevDeliver` names a
-    /// slot.
-    slab: Vec<(MopedId, DevMsg)>,
-    free: Vec<u32>,
-    /// Network class of each message kind.
-    classes: Vec<MsgClass>,
-    /// The OS's count of pages mapped when the MOPEDs last dropped their kept
-    /// page-table lines.
-    maps_seen: u64,
-    /// Cycle of each MOPED's scheduled tick.
-    tick_at: Vec<Option<u64>>,
-    /// Port loads answered by another MOPED (the process moved).
-    pub forwarded_loads: u64,
-    pub dev_messages: u64,
-}
-
-impl DevNet {
-    /// `n` MOPEDs (0 for a design without them) whose messages cross `net`.
-    pub(crate) fn new(cfg: &SystemConfig, net: &mut Network, n: usize) -> DevNet {
-        let vnet = crate::coherence::MsgType::VNETS;
-        let first = crate::coherence::MsgType::NAMES.len();
-        let header = cfg.network.header_bytes;
-        // Only a system with MOPEDs has their message classes (and statistics).
-        let kinds = if n > 0 {
-            DevMsg::PAYLOAD_BYTES.len()
-        } else {
-            0
-        };
-        let classes = DevMsg::PAYLOAD_BYTES[..kinds]
-            .iter()
-            .enumerate()
-            .map(|(k, payload)| net.class(first + k, vnet, header + payload))
-            .collect();
-        DevNet {
-            ports: PortMap::new(cfg.moped.port_base).unwrap_or_default(),
-            present: n > 0,
-            slab: Vec::new(),
-            free: Vec::new(),
-            classes,
-            maps_seen: 0,
-            tick_at: vec![None; n],
-            forwarded_loads: 0,
-            dev_messages: 0,
-        }
-    }
-
-    /// True if `addr` is a MOPED port address (the MMIO window), MOPEDs or not.
-    #[inline]
-    pub(crate) fn is_port(&self, addr: u64) -> bool {
-        self.ports.contains(addr)
-    }
-
-    pub(crate) fn present(&self) -> bool {
-        self.present
-    }
 }
 
 /// Schedules MOPED `m`'s tick for the next cycle, unless one is due sooner.
@@ -638,158 +573,5 @@ impl Sim {
             "MOPED line requests the L2 stalled (retried)",
             "Count",
         );
-    }
-}
-
-impl Sim {
-    /// Creates a process (see [`crate::os::Os::spawn`]).
-    pub fn spawn(
-        &mut self,
-        program: crate::envelope::ProgramId,
-        rank: crate::envelope::Rank,
-        regions: &[crate::os::Region],
-    ) -> Result<crate::os::ProcId, crate::os::OsError> {
-        let mut mem = MemView {
-            dirs: &mut self.dirs,
-        };
-        self.os.spawn(&mut mem, program, rank, regions)
-    }
-
-    /// Maps `[va, va + bytes)` of the processes to shared frames (see [`crate::os::Os::share`]).
-    pub fn share(
-        &mut self,
-        procs: &[crate::os::ProcId],
-        va: u64,
-        bytes: u64,
-    ) -> Result<(), crate::os::OsError> {
-        let mut mem = MemView {
-            dirs: &mut self.dirs,
-        };
-        self.os.share(&mut mem, procs, va, bytes)
-    }
-
-    /// Runs process `proc` on core `core` from the start (drivers switch later with
-    /// [`super::Next::Switch`]).
-    pub fn place(&mut self, core: usize, proc: Option<crate::os::ProcId>) {
-        self.cores[core].proc = proc;
-    }
-
-    /// Writes bytes at a process's virtual address straight into memory, mapping lazy pages:
-    /// for setting up buffers before a run, while no cache holds them.
-    pub fn write_virtual(
-        &mut self,
-        proc: crate::os::ProcId,
-        va: u64,
-        bytes: &[u8],
-    ) -> Result<(), crate::os::OsError> {
-        let mut mem = MemView {
-            dirs: &mut self.dirs,
-        };
-        self.os.write_virtual(&mut mem, proc, va, bytes)
-    }
-
-    /// The current value of a line: a cache's modified copy if one has it, else memory.
-    /// Exact when the system is quiescent (after a run).
-    pub fn read_line_coherent(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
-        for c in &self.caches {
-            if let Some(l) = c.line_copy(line) {
-                if l.dirty {
-                    return l.data;
-                }
-            }
-        }
-        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
-            .mem
-            .read(line)
-    }
-
-    /// Reads bytes at a process's virtual address as the program would see them after a
-    /// run; unmapped pages read as zero.
-    pub fn read_virtual(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
-        let view = ReadView { sim: self };
-        let space = &self.os.procs[proc].space;
-        // One walk and one coherent read per line, not per byte.
-        let mut line: Option<(u64, Option<crate::mem::LineData>)> = None;
-        (0..len as u64)
-            .map(|i| {
-                let a = va + i;
-                let vline = crate::mem::line_of(a);
-                if line.map(|l| l.0) != Some(vline) {
-                    let data = space
-                        .translate(&view, vline)
-                        .map(|pa| self.read_line_coherent(pa));
-                    line = Some((vline, data));
-                }
-                line.and_then(|l| l.1).map_or(0, |d| d[(a % 64) as usize])
-            })
-            .collect()
-    }
-}
-
-/// Memory as page walks see it at rest (page tables are never cached).
-struct ReadView<'a> {
-    sim: &'a Sim,
-}
-
-impl crate::os::phys::PhysMem for ReadView<'_> {
-    fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
-        self.sim.read_line_coherent(line)
-    }
-
-    fn write_line(&mut self, _line: crate::mem::LineAddr, _data: &crate::mem::LineData) {
-        unreachable!("a read-only view")
-    }
-}
-
-impl Sim {
-    /// A line's current value at any moment of a run: a cache's modified copy, else a
-    /// writeback in progress (its TBE, then its data message in flight), else memory.
-    /// `live` marks the message slots in flight.
-    fn read_line_current(&self, line: crate::mem::LineAddr, live: &[bool]) -> crate::mem::LineData {
-        for c in &self.caches {
-            if let Some(l) = c.line_copy(line) {
-                if l.dirty {
-                    return l.data;
-                }
-            }
-        }
-        for c in &self.caches {
-            if let Some(t) = c
-                .tbes()
-                .iter()
-                .find(|t| t.addr == line && t.state.is_some() && t.dirty)
-            {
-                return t.data;
-            }
-        }
-        if let Some(m) = self
-            .wire_slab()
-            .iter()
-            .zip(live)
-            .find(|(m, &l)| l && m.addr == line && m.dirty)
-        {
-            return m.0.data;
-        }
-        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
-            .mem
-            .read(line)
-    }
-}
-
-impl super::VirtualMemory for Sim {
-    fn read(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
-        let Some(p) = self.os.procs.get(proc) else {
-            return vec![0; len];
-        };
-        let live = self.wire_live();
-        let stores: Vec<_> = cores::buffered_stores(&self.cores, proc).collect();
-        cores::read_process(
-            &p.space,
-            &ReadView { sim: self },
-            |pa| self.read_line_current(pa, &live),
-            &stores,
-            va,
-            len,
-        )
     }
 }

@@ -23,7 +23,7 @@
 //! read as a unit only in files written without units.
 
 use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use nom::branch::alt;
@@ -34,31 +34,14 @@ use nom::sequence::{pair, tuple};
 use rustc_hash::FxHashMap;
 
 use super::StatValue;
+use crate::textparse::{FileError, PErr, PResult, PosError};
 
 const BEGIN_LINE: &str = "---------- Begin Simulation Statistics ----------";
 const END_LINE: &str = "---------- End Simulation Statistics   ----------";
 
 /// An error reading a `stats.txt`: `file:line:col: what was expected` (line and column from
-/// 1), or `file: msg` when the file could not be read at all (line 0).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatsError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
-}
-
-impl fmt::Display for StatsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.msg)
-        } else {
-            write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.msg)
-        }
-    }
-}
-
-impl std::error::Error for StatsError {}
+/// 1), or `file: msg` when the file could not be read at all.
+pub type StatsError = FileError;
 
 /// One printed value with its optional pdf and cdf columns, in percent as printed (`12.50%`
 /// is 12.5).
@@ -339,24 +322,15 @@ impl StatsFile {
     /// Reads the file at `path`; unreadable files and invalid UTF-8 are errors naming it.
     pub fn read(path: &Path) -> Result<StatsFile, StatsError> {
         let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| StatsError {
-            file: file.clone(),
-            line: 0,
-            col: 0,
-            msg: format!("cannot read: {e}"),
-        })?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| StatsError::unreadable(&file, format!("cannot read: {e}")))?;
         match std::str::from_utf8(&bytes) {
             Ok(text) => StatsFile::parse(text, &file),
             Err(e) => {
-                let good = String::from_utf8_lossy(&bytes[..e.valid_up_to()]);
-                let line = good.matches('\n').count() + 1;
-                let col = good.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-                Err(StatsError {
-                    file,
-                    line: to_u32(line),
-                    col: to_u32(col),
-                    msg: "expected UTF-8 text, found an invalid byte".to_string(),
-                })
+                // Point at the first bad byte: the valid prefix gives its line and column.
+                let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("");
+                let msg = "expected UTF-8 text, found an invalid byte";
+                Err(PosError::at(file, good, good.len(), msg).into())
             }
         }
     }
@@ -371,11 +345,8 @@ impl StatsFile {
             lineno = lineno.saturating_add(1);
             let line = raw.strip_suffix('\r').unwrap_or(raw);
             last = line;
-            let err = |at: &str, msg: String| StatsError {
-                file: file.to_string(),
-                line: lineno,
-                col: col_of(line, at),
-                msg,
+            let err = |at: &str, msg: String| -> StatsError {
+                PosError::new(file, (lineno, col_of(line, at)), msg).into()
             };
             let parsed = match parse_line(line) {
                 Ok((_, l)) => l,
@@ -431,15 +402,12 @@ impl StatsFile {
             }
         }
         if let Some(d) = open {
-            return Err(StatsError {
-                file: file.to_string(),
-                line: lineno,
-                col: to_u32(last.chars().count() + 1),
-                msg: format!(
-                    "expected `{END_LINE}` closing the dump begun on line {}, found end of file",
-                    d.begin_line
-                ),
-            });
+            let msg = format!(
+                "expected `{END_LINE}` closing the dump begun on line {}, found end of file",
+                d.begin_line
+            );
+            let col = to_u32(last.chars().count() + 1);
+            return Err(PosError::new(file, (lineno, col), msg).into());
         }
         Ok(StatsFile {
             file: file.to_string(),
@@ -502,8 +470,6 @@ fn col_of(line: &str, at: &str) -> u32 {
 
 // ---------------------------------------------------------------------------------------
 // Lines (nom)
-
-use crate::textparse::{PErr, PResult};
 
 fn fail<'a, T>(at: &'a str, what: &str) -> PResult<'a, T> {
     Err(nom::Err::Failure(PErr {

@@ -9,29 +9,13 @@
 //! parameters per object path, with values as `config.ini` would spell them.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// An error reading gem5's configuration: `file:line:col: msg`, or `file: msg` (line 0).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigFileError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
-}
+use crate::textparse::{FileError, PosError};
 
-impl fmt::Display for ConfigFileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.msg)
-        } else {
-            write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.msg)
-        }
-    }
-}
-
-impl std::error::Error for ConfigFileError {}
+/// An error reading gem5's configuration: `file:line:col: msg`, or `file: msg` when the file
+/// could not be read at all.
+pub type ConfigFileError = FileError;
 
 /// The parameters of every object of one configuration file.
 #[derive(Clone, Debug, Default)]
@@ -52,11 +36,8 @@ impl Gem5Config {
         let mut section: Option<String> = None;
         for (n, raw) in text.split('\n').enumerate() {
             let line = raw.strip_suffix('\r').unwrap_or(raw);
-            let err = |col: usize, msg: &str| ConfigFileError {
-                file: file.to_string(),
-                line: to_u32(n + 1),
-                col: to_u32(col),
-                msg: msg.to_string(),
+            let err = |col: usize, msg: &str| -> ConfigFileError {
+                PosError::new(file, (to_u32(n + 1), to_u32(col)), msg).into()
             };
             let body = line.trim_start();
             let indent = line.chars().count() - body.chars().count();
@@ -98,11 +79,9 @@ impl Gem5Config {
 
     /// Reads `config.json` text; `file` names it in errors.
     pub fn parse_json(text: &str, file: &str) -> Result<Gem5Config, ConfigFileError> {
-        let root: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigFileError {
-            file: file.to_string(),
-            line: to_u32(e.line()),
-            col: to_u32(e.column()),
-            msg: format!("expected gem5's config.json (JSON): {e}"),
+        let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let at = (to_u32(e.line()), to_u32(e.column()));
+            PosError::new(file, at, format!("expected gem5's config.json (JSON): {e}"))
         })?;
         let mut cfg = Gem5Config {
             file: file.to_string(),
@@ -240,11 +219,8 @@ fn json_word(v: &serde_json::Value) -> Option<String> {
 /// `config.json`. `Ok(None)` when it has neither.
 pub fn read_config(dir: &Path) -> Result<Option<Gem5Config>, ConfigFileError> {
     let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| ConfigFileError {
-            file: p.display().to_string(),
-            line: 0,
-            col: 0,
-            msg: format!("cannot read: {e}"),
+        std::fs::read_to_string(p).map_err(|e| {
+            ConfigFileError::unreadable(p.display().to_string(), format!("cannot read: {e}"))
         })
     };
     let ini = dir.join("config.ini");

@@ -222,18 +222,14 @@ impl StatsRegistry {
     /// stat, fields quoted per RFC 4180 when they contain `,`, `"` or a line
     /// break. Rows end with CRLF as the RFC asks.
     pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
-        write!(w, "name,value,unit,description\r\n")?;
+        let mut out = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .from_writer(w);
+        out.write_record(["name", "value", "unit", "description"])?;
         for s in &self.stats {
-            write!(
-                w,
-                "{},{},{},{}\r\n",
-                csv_field(&s.name),
-                csv_field(&s.value.csv_text()),
-                csv_field(&s.unit),
-                csv_field(&s.desc)
-            )?;
+            out.write_record([s.name.as_str(), &s.value.csv_text(), &s.unit, &s.desc])?;
         }
-        Ok(())
+        out.flush()
     }
 
     /// Write `stats.txt`, `stats.json` and `stats.csv` into `dir` (created if
@@ -291,14 +287,6 @@ fn insert_tree(
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// Read back a `stats.txt` written by [`StatsRegistry::write_stats_txt`] (or gem5): the
 /// values of its last dump, `oneline` vectors' elements as `name::i`, each with its
 /// description and unit. Errors name `stats.txt:line:col`; [`gem5::StatsFile`] reads
@@ -319,80 +307,25 @@ pub fn parse_stats_txt(text: &str) -> Result<Vec<ParsedStat>, String> {
         .collect())
 }
 
-/// Split CSV text into records of fields (RFC 4180: quoted fields may hold
-/// commas, doubled quotes and line breaks; records end with CRLF or LF).
-fn csv_records(text: &str) -> Result<Vec<Vec<String>>, String> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut chars = text.chars().peekable();
-    let mut line = 1usize;
-    let mut at_field_start = true;
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        match c {
-            '"' if at_field_start => {
-                at_field_start = false;
-                loop {
-                    match chars.next() {
-                        Some('"') if chars.peek() == Some(&'"') => {
-                            chars.next();
-                            field.push('"');
-                        }
-                        Some('"') => break,
-                        Some(ch) => {
-                            if ch == '\n' {
-                                line += 1;
-                            }
-                            field.push(ch);
-                        }
-                        None => return Err(format!("line {line}: unterminated quoted field")),
-                    }
-                }
-                match chars.peek() {
-                    None | Some(',') | Some('\r') | Some('\n') => {}
-                    Some(ch) => {
-                        return Err(format!("line {line}: unexpected {ch:?} after quoted field"))
-                    }
-                }
-            }
-            ',' => {
-                record.push(std::mem::take(&mut field));
-                at_field_start = true;
-            }
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                at_field_start = true;
-                any = false;
-                line += 1;
-            }
-            _ => {
-                at_field_start = false;
-                field.push(c);
-            }
-        }
-    }
-    if any {
-        record.push(field);
-        records.push(record);
-    }
-    Ok(records)
-}
-
 /// Read back a `stats.csv` written by [`StatsRegistry::write_csv`].
 pub fn parse_stats_csv(text: &str) -> Result<Vec<ParsedStat>, String> {
-    let records = csv_records(text)?;
-    let mut it = records.into_iter();
-    match it.next() {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(false)
+        // Rows of the wrong length are reported below, with their number.
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut records = rd.records().map(|r| {
+        r.map(|r| r.iter().map(str::to_string).collect::<Vec<String>>())
+            .map_err(|e| e.to_string())
+    });
+    match records.next().transpose()? {
         Some(h) if h == ["name", "value", "unit", "description"] => {}
         Some(h) => return Err(format!("unexpected CSV header {h:?}")),
         None => return Err("empty CSV".to_string()),
     }
     let mut out = Vec::new();
-    for (i, rec) in it.enumerate() {
+    for (i, rec) in records.enumerate() {
+        let rec = rec?;
         if rec.len() == 1 && rec[0].is_empty() {
             continue;
         }
@@ -530,17 +463,98 @@ mod tests {
         assert_eq!(lines[5], END_LINE);
     }
 
+    fn awkward() -> StatsRegistry {
+        let mut r = sample();
+        r.scalar("q", 1, "say \"hi\", then \"\"", "a,b");
+        r.scalar("e", 0, "", "");
+        r.scalar("u", 2, "héllo, wörld ∑", "Count/Second");
+        r.scalar("line", 3, "one\ntwo\r\nthree\rfour", "Count");
+        r.scalar("lead", 4, " spaced ,", " ");
+        r.scalar("hash", 5, "#not a comment", "#");
+        for (i, v) in [
+            0.1,
+            1e-300,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            -0.0,
+            5e-324,
+            2.5,
+            1.0,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            r.float(format!("f{i}"), v, "float", "Ratio");
+        }
+        r
+    }
+
+    /// `stats.csv` as the hand-written writer before the csv crate wrote it: quotes only
+    /// around fields with a comma, a quote or a line break, CRLF after every row.
     #[test]
-    fn csv_quoting() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        let recs = csv_records("a,\"b,\"\"c\"\"\nd\",e\r\nx,y,z\n").unwrap();
-        assert_eq!(
-            recs,
-            vec![vec!["a", "b,\"c\"\nd", "e"], vec!["x", "y", "z"]]
+    fn csv_fixture() {
+        let mut out = Vec::new();
+        awkward().write_csv(&mut out).unwrap();
+        let want = concat!(
+            "name,value,unit,description\r\n",
+            "sim_cycles,123456,Cycle,Number of cycles simulated\r\n",
+            "sim_seconds,0.000123456,Second,Simulated seconds\r\n",
+            "system.cpu0.l1d,7,Count,Leaf that is also a prefix\r\n",
+            "system.cpu0.l1d.hits,1000,Count,L1D hits\r\n",
+            "system.cpu0.l1d.misses,24,Count,L1D misses\r\n",
+            "system.cpu0.l1d.miss_rate,0.0234375,Ratio,\"Miss rate, \"\"demand\"\" accesses\"\r\n",
+            "system.network.bw,3.0,Byte/Cycle,Bandwidth\r\n",
+            "system.tiny,1e-9,Unspecified,\"tiny, with comma\"\r\n",
+            "system.big,18446744073709551615,Count,Largest counter\r\n",
+            "q,1,\"a,b\",\"say \"\"hi\"\", then \"\"\"\"\"\r\n",
+            "e,0,Unspecified,\r\n",
+            "u,2,Count/Second,\"héllo, wörld ∑\"\r\n",
+            "line,3,Count,one two  three four\r\n",
+            "lead,4,Unspecified,\" spaced ,\"\r\n",
+            "hash,5,#,#not a comment\r\n",
+            "f0,0.1,Ratio,float\r\n",
+            "f1,1e-300,Ratio,float\r\n",
+            "f2,1e300,Ratio,float\r\n",
+            "f3,NaN,Ratio,float\r\n",
+            "f4,inf,Ratio,float\r\n",
+            "f5,-0.0,Ratio,float\r\n",
+            "f6,5e-324,Ratio,float\r\n",
+            "f7,2.5,Ratio,float\r\n",
+            "f8,1.0,Ratio,float\r\n"
         );
-        assert!(csv_records("\"open").is_err());
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let mut out = Vec::new();
+        StatsRegistry::new().write_csv(&mut out).unwrap();
+        assert_eq!(out, b"name,value,unit,description\r\n");
+    }
+
+    #[test]
+    fn csv_round_trip() {
+        let r = awkward();
+        let mut out = Vec::new();
+        r.write_csv(&mut out).unwrap();
+        let back = parse_stats_csv(&String::from_utf8(out).unwrap()).unwrap();
+        assert_eq!(back.len(), r.len());
+        for (p, s) in back.iter().zip(r.stats()) {
+            assert_eq!((&p.0, &p.2, &p.3), (&s.name, &s.desc, &s.unit));
+            match (&p.1, &s.value) {
+                (StatValue::Float(a), StatValue::Float(b)) if b.is_nan() => assert!(a.is_nan()),
+                (a, b) => assert_eq!(a, b),
+            }
+        }
+        let err = |t: &str| parse_stats_csv(t).unwrap_err();
+        assert_eq!(err(""), "empty CSV");
+        assert_eq!(err("a,b\n"), "unexpected CSV header [\"a\", \"b\"]");
+        let head = "name,value,unit,description\r\n";
+        assert_eq!(
+            err(&format!("{head}x,1,Count\r\n")),
+            "record 2: 3 fields, expected 4"
+        );
+        assert_eq!(
+            err(&format!("{head}x,1,Count,d\r\ny,one,Count,d\r\n")),
+            "record 3: bad value \"one\""
+        );
     }
 
     #[test]

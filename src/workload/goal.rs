@@ -75,6 +75,7 @@ use nom::sequence::{pair, tuple};
 
 use super::{BufId, BufRef, Call, RankProgram, ReqId, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag};
+use crate::textparse::{line_col, PErr, PResult, PosError};
 
 /// Most ranks a schedule may have: ranks stay below `0x7FFF`, the ANY_SOURCE encoding of
 /// MOPED's peer field.
@@ -87,14 +88,7 @@ pub const RECV_BUF: BufId = 1;
 
 /// An error reading a GOAL schedule: `file:line:col: msg` (line and column from 1; 0 when
 /// the file could not be read).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
-pub struct GoalError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
-}
+pub type GoalError = PosError;
 
 /// Reads the GOAL schedule `text`; `file` names it in errors and gives the workload its
 /// name (its stem).
@@ -107,32 +101,20 @@ pub fn parse_goal(text: &str, file: &str) -> Result<Workload, GoalError> {
 /// Reads the GOAL schedule at `path`; the workload is named after the file's stem.
 pub fn load_goal(path: &Path) -> Result<Workload, GoalError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| GoalError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        msg: format!("cannot read the schedule: {e}"),
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| GoalError::new(&file, (0, 0), format!("cannot read the schedule: {e}")))?;
     match std::str::from_utf8(&bytes) {
         Ok(text) => parse_goal(text, &file),
         Err(e) => {
             // Point at the first bad byte: the valid prefix gives its line and column.
             let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("");
-            let (line, col) = line_col(good, good.len());
-            Err(GoalError {
-                file,
-                line,
-                col,
-                msg: "invalid UTF-8".to_string(),
-            })
+            Err(GoalError::at(file, good, good.len(), "invalid UTF-8"))
         }
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // Tokens (nom)
-
-use crate::textparse::{PErr, PResult};
 
 /// Runs `p`; if it does not match, fails for good with "expected `what`, found ...".
 /// The grammar never needs to back out of a statement once its first word is read, so the
@@ -426,13 +408,7 @@ impl<'a> Reader<'a> {
     }
 
     fn error(&self, at: &str, msg: String) -> GoalError {
-        let (line, col) = line_col(self.text, self.offset(at));
-        GoalError {
-            file: self.file.to_string(),
-            line,
-            col,
-            msg,
-        }
+        GoalError::at(self.file, self.text, self.offset(at), msg)
     }
 
     /// The byte offset of `at`, a suffix (or sub-slice) of the text.
@@ -813,19 +789,6 @@ fn empty_program() -> RankProgram {
     p.buffer("send", 0);
     p.buffer("recv", 0);
     p
-}
-
-/// 1-based line and column (in characters) of byte offset `off` of `text`.
-fn line_col(text: &str, off: usize) -> (u32, u32) {
-    let before = text.get(..off).unwrap_or(text);
-    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    let line = before.bytes().filter(|&c| c == b'\n').count() + 1;
-    let col = before[line_start..].chars().count() + 1;
-    (to_u32(line), to_u32(col))
-}
-
-fn to_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 use super::imb::{self, ImbBenchmark};
 use super::npb::{self, NpbBenchmark, NpbClass};
 use super::Workload;
+use crate::textparse::{line_col, PosError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -25,14 +26,7 @@ use toml::Spanned;
 pub const DEFAULT_RANKS: usize = 16;
 
 /// A spec error, located in its file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
-pub struct SpecError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub msg: String,
-}
+pub type SpecError = PosError;
 
 /// What a spec asks for.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,17 +100,6 @@ struct SpecFile {
     file: Option<Spanned<String>>,
 }
 
-fn line_col(text: &str, pos: usize) -> (u32, u32) {
-    let mut pos = pos.min(text.len());
-    while !text.is_char_boundary(pos) {
-        pos -= 1;
-    }
-    let before = &text[..pos];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |p| p + 1);
-    (line as u32, text[start..pos].chars().count() as u32 + 1)
-}
-
 /// One line, without the backticks serde puts around the expected names.
 fn tidy(msg: &str) -> String {
     let msg = msg.trim().replace('\n', "; ");
@@ -129,27 +112,15 @@ fn tidy(msg: &str) -> String {
 /// Reads and checks a spec file.
 pub fn load_spec(path: &Path) -> Result<Spec, SpecError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
-        file: file.clone(),
-        line: 1,
-        col: 1,
-        msg: format!("cannot read the spec: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SpecError::new(file, (1, 1), format!("cannot read the spec: {e}")))?;
     parse_spec(&text, path)
 }
 
 /// Checks a spec's text; `path` names it in errors and anchors a GOAL `file`.
 pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
     let file = path.display().to_string();
-    let err = |pos: usize, msg: String| {
-        let (line, col) = line_col(text, pos);
-        SpecError {
-            file: file.clone(),
-            line,
-            col,
-            msg,
-        }
-    };
+    let err = |pos: usize, msg: String| SpecError::at(&file, text, pos, msg);
     let f: SpecFile = toml::from_str(text).map_err(|e| {
         let pos = e.span().map_or(0, |s| s.start);
         err(pos, tidy(e.message()))
@@ -323,12 +294,7 @@ fn npb_bench(b: Bench) -> Option<NpbBenchmark> {
 
 impl Spec {
     fn error(&self, at: (u32, u32), msg: String) -> SpecError {
-        SpecError {
-            file: self.path.display().to_string(),
-            line: at.0,
-            col: at.1,
-            msg,
-        }
+        SpecError::new(self.path.display().to_string(), at, msg)
     }
 }
 

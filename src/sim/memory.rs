@@ -1,0 +1,160 @@
+//! The embedded simulator's processes and their memory: creating and placing processes,
+//! writing their buffers before a run, and reading what they would read, during a run or
+//! after it.
+
+use crate::os::MemView;
+
+use super::{cores, Sim};
+
+impl Sim {
+    /// Creates a process (see [`crate::os::Os::spawn`]).
+    pub fn spawn(
+        &mut self,
+        program: crate::envelope::ProgramId,
+        rank: crate::envelope::Rank,
+        regions: &[crate::os::Region],
+    ) -> Result<crate::os::ProcId, crate::os::OsError> {
+        let mut mem = MemView {
+            dirs: &mut self.dirs,
+        };
+        self.os.spawn(&mut mem, program, rank, regions)
+    }
+
+    /// Maps `[va, va + bytes)` of the processes to shared frames (see [`crate::os::Os::share`]).
+    pub fn share(
+        &mut self,
+        procs: &[crate::os::ProcId],
+        va: u64,
+        bytes: u64,
+    ) -> Result<(), crate::os::OsError> {
+        let mut mem = MemView {
+            dirs: &mut self.dirs,
+        };
+        self.os.share(&mut mem, procs, va, bytes)
+    }
+
+    /// Runs process `proc` on core `core` from the start (drivers switch later with
+    /// [`super::Next::Switch`]).
+    pub fn place(&mut self, core: usize, proc: Option<crate::os::ProcId>) {
+        self.cores[core].proc = proc;
+    }
+
+    /// Writes bytes at a process's virtual address straight into memory, mapping lazy pages:
+    /// for setting up buffers before a run, while no cache holds them.
+    pub fn write_virtual(
+        &mut self,
+        proc: crate::os::ProcId,
+        va: u64,
+        bytes: &[u8],
+    ) -> Result<(), crate::os::OsError> {
+        let mut mem = MemView {
+            dirs: &mut self.dirs,
+        };
+        self.os.write_virtual(&mut mem, proc, va, bytes)
+    }
+
+    /// The current value of a line: a cache's modified copy if one has it, else memory.
+    /// Exact when the system is quiescent (after a run).
+    pub fn read_line_coherent(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
+        for c in &self.caches {
+            if let Some(l) = c.line_copy(line) {
+                if l.dirty {
+                    return l.data;
+                }
+            }
+        }
+        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
+            .mem
+            .read(line)
+    }
+
+    /// Reads bytes at a process's virtual address as the program would see them after a
+    /// run; unmapped pages read as zero.
+    pub fn read_virtual(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
+        let view = ReadView { sim: self };
+        let space = &self.os.procs[proc].space;
+        // One walk and one coherent read per line, not per byte.
+        let mut line: Option<(u64, Option<crate::mem::LineData>)> = None;
+        (0..len as u64)
+            .map(|i| {
+                let a = va + i;
+                let vline = crate::mem::line_of(a);
+                if line.map(|l| l.0) != Some(vline) {
+                    let data = space
+                        .translate(&view, vline)
+                        .map(|pa| self.read_line_coherent(pa));
+                    line = Some((vline, data));
+                }
+                line.and_then(|l| l.1).map_or(0, |d| d[(a % 64) as usize])
+            })
+            .collect()
+    }
+}
+
+/// Memory as page walks see it at rest (page tables are never cached).
+struct ReadView<'a> {
+    sim: &'a Sim,
+}
+
+impl crate::os::phys::PhysMem for ReadView<'_> {
+    fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
+        self.sim.read_line_coherent(line)
+    }
+
+    fn write_line(&mut self, _line: crate::mem::LineAddr, _data: &crate::mem::LineData) {
+        unreachable!("a read-only view")
+    }
+}
+
+impl Sim {
+    /// A line's current value at any moment of a run: a cache's modified copy, else a
+    /// writeback in progress (its TBE, then its data message in flight), else memory.
+    /// `live` marks the message slots in flight.
+    fn read_line_current(&self, line: crate::mem::LineAddr, live: &[bool]) -> crate::mem::LineData {
+        for c in &self.caches {
+            if let Some(l) = c.line_copy(line) {
+                if l.dirty {
+                    return l.data;
+                }
+            }
+        }
+        for c in &self.caches {
+            if let Some(t) = c
+                .tbes()
+                .iter()
+                .find(|t| t.addr == line && t.state.is_some() && t.dirty)
+            {
+                return t.data;
+            }
+        }
+        if let Some(m) = self
+            .wire_slab()
+            .iter()
+            .zip(live)
+            .find(|(m, &l)| l && m.addr == line && m.dirty)
+        {
+            return m.0.data;
+        }
+        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
+            .mem
+            .read(line)
+    }
+}
+
+impl super::VirtualMemory for Sim {
+    fn read(&self, proc: crate::os::ProcId, va: u64, len: usize) -> Vec<u8> {
+        let Some(p) = self.os.procs.get(proc) else {
+            return vec![0; len];
+        };
+        let live = self.wire_live();
+        let stores: Vec<_> = cores::buffered_stores(&self.cores, proc).collect();
+        cores::read_process(
+            &p.space,
+            &ReadView { sim: self },
+            |pa| self.read_line_current(pa, &live),
+            &stores,
+            va,
+            len,
+        )
+    }
+}
