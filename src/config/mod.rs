@@ -575,186 +575,18 @@ impl SystemConfig {
         Ok(())
     }
 
-    /// Check the configuration for values the simulator cannot model.
+    /// Check the configuration for values the simulator cannot model: each section in file
+    /// order, the first bad value an error.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |k: &str, m: String| Err(ConfigError::key(k, m));
         let s = &self.system;
-        if s.cores == 0 || s.cores > MAX_CORES {
-            return err(
-                "system.cores",
-                format!("must be between 1 and {MAX_CORES}, got {}", s.cores),
-            );
-        }
-        if !(s.core_ghz.is_finite() && s.core_ghz > 0.0) {
-            return err(
-                "system.core_ghz",
-                format!("must be a positive finite frequency, got {}", s.core_ghz),
-            );
-        }
-        if !(s.cpi.is_finite() && s.cpi > 0.0) {
-            return err(
-                "system.cpi",
-                format!("must be positive and finite, got {}", s.cpi),
-            );
-        }
-        if s.store_buffer_entries == 0 {
-            return err("system.store_buffer_entries", "must be >= 1".to_string());
-        }
-        if !is_pow2(s.line_bytes as u64) || !(8..=4096).contains(&s.line_bytes) {
-            return err(
-                "system.line_bytes",
-                format!(
-                    "must be a power of two between 8 and 4096, got {}",
-                    s.line_bytes
-                ),
-            );
-        }
-        for (name, c) in [("l1", &self.l1), ("l2", &self.l2)] {
-            if c.assoc == 0 {
-                return err(&format!("{name}.assoc"), "must be >= 1".to_string());
-            }
-            if c.size_bytes == 0 {
-                return err(&format!("{name}.size_bytes"), "must be > 0".to_string());
-            }
-            let way = c.assoc as u64 * s.line_bytes as u64;
-            if c.size_bytes % way != 0 {
-                return err(
-                    &format!("{name}.size_bytes"),
-                    format!(
-                        "{} is not divisible by assoc * line_bytes = {} * {} = {way}",
-                        c.size_bytes, c.assoc, s.line_bytes
-                    ),
-                );
-            }
-            let sets = c.size_bytes / way;
-            if !is_pow2(sets) {
-                return err(
-                    &format!("{name}.size_bytes"),
-                    format!(
-                        "number of sets ({} / {way} = {sets}) must be a power of two",
-                        c.size_bytes
-                    ),
-                );
-            }
-            if c.latency == 0 {
-                return err(&format!("{name}.latency"), "must be >= 1 cycle".to_string());
-            }
-        }
-        let d = &self.directory;
-        if !is_pow2(d.banks as u64) || d.banks > MAX_CORES {
-            return err(
-                "directory.banks",
-                format!(
-                    "must be a power of two between 1 and {MAX_CORES}, got {}",
-                    d.banks
-                ),
-            );
-        }
-        if d.latency == 0 {
-            return err("directory.latency", "must be >= 1 cycle".to_string());
-        }
-        let m = &self.memory;
-        if m.size_bytes == 0 || m.size_bytes % s.line_bytes as u64 != 0 {
-            return err(
-                "memory.size_bytes",
-                format!(
-                    "must be a positive multiple of line_bytes ({}), got {}",
-                    s.line_bytes, m.size_bytes
-                ),
-            );
-        }
-        if m.size_bytes > i64::MAX as u64 {
-            return err("memory.size_bytes", "is too large".to_string());
-        }
-        if m.latency == 0 {
-            return err("memory.latency", "must be >= 1 cycle".to_string());
-        }
-        let n = &self.network;
-        if n.topology != TOPOLOGY_HIERARCHICAL_SWITCH {
-            return err(
-                "network.topology",
-                format!(
-                    "unsupported topology {:?}; the only one implemented is {:?}",
-                    n.topology, TOPOLOGY_HIERARCHICAL_SWITCH
-                ),
-            );
-        }
-        if !(n.net_mhz.is_finite() && n.net_mhz > 0.0) {
-            return err(
-                "network.net_mhz",
-                format!("must be a positive finite frequency, got {}", n.net_mhz),
-            );
-        }
-        let ratio = s.core_ghz * 1000.0 / n.net_mhz;
-        if !(ratio.is_finite() && (1e-3..=1e6).contains(&ratio)) {
-            return err(
-                "network.net_mhz",
-                format!("core/network clock ratio {ratio} is out of range"),
-            );
-        }
-        if n.cores_per_leaf == 0 {
-            return err("network.cores_per_leaf", "must be >= 1".to_string());
-        }
-        if n.hop_latency == 0 {
-            return err(
-                "network.hop_latency",
-                "must be >= 1 network cycle".to_string(),
-            );
-        }
-        if n.link_bytes_per_cycle == 0 {
-            return err("network.link_bytes_per_cycle", "must be >= 1".to_string());
-        }
-        if n.header_bytes == 0 {
-            return err("network.header_bytes", "must be >= 1".to_string());
-        }
-        let mp = &self.moped;
-        for (k, v) in [
-            ("moped.ops_per_cycle", mp.ops_per_cycle as usize),
-            ("moped.copy_send_lines", mp.copy_send_lines),
-            ("moped.copy_recv_lines", mp.copy_recv_lines),
-            ("moped.descriptor_entries", mp.descriptor_entries),
-            ("moped.active_matches", mp.active_matches),
-            ("moped.staging_lines", mp.staging_lines),
-            ("moped.port_latency", mp.port_latency as usize),
-        ] {
-            if v == 0 {
-                return err(k, "must be >= 1".to_string());
-            }
-        }
-        if mp.copy_recv_lines != mp.copy_send_lines {
-            return err(
-                "moped.copy_recv_lines",
-                format!(
-                    "must equal moped.copy_send_lines ({}): the copy unit pairs N send with N receive lines",
-                    mp.copy_send_lines
-                ),
-            );
-        }
-        if mp.descriptor_entries > crate::moped::desc::MAX_CAPACITY {
-            return err(
-                "moped.descriptor_entries",
-                format!(
-                    "must be <= {} (descriptor IDs carry an 8-bit index)",
-                    crate::moped::desc::MAX_CAPACITY
-                ),
-            );
-        }
-        if let Err(e) = crate::moped::ports::PortMap::new(mp.port_base) {
-            return err("moped.port_base", e.to_string());
-        }
-        if self.watchdog.progress_cycles == 0 {
-            return err(
-                "watchdog.progress_cycles",
-                "must be > 0 (the watchdog cannot be disabled)".to_string(),
-            );
-        }
-        if self.watchdog.request_cycles == 0 {
-            return err(
-                "watchdog.request_cycles",
-                "must be > 0 (the watchdog cannot be disabled)".to_string(),
-            );
-        }
-        Ok(())
+        s.validate()?;
+        self.l1.validate("l1", s.line_bytes)?;
+        self.l2.validate("l2", s.line_bytes)?;
+        self.directory.validate()?;
+        self.memory.validate(s.line_bytes)?;
+        self.network.validate(s.core_ghz)?;
+        self.moped.validate()?;
+        self.watchdog.validate()
     }
 
     /// Sets in each L1.
@@ -778,6 +610,222 @@ impl SystemConfig {
             hop_latency: self.network.hop_latency,
             link_bytes_per_cycle: self.network.link_bytes_per_cycle,
         }
+    }
+}
+
+/// A value the simulator cannot model: the error for `key`.
+fn invalid(key: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
+    Err(ConfigError::key(key, msg))
+}
+
+impl CoreSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.cores == 0 || self.cores > MAX_CORES {
+            return invalid(
+                "system.cores",
+                format!("must be between 1 and {MAX_CORES}, got {}", self.cores),
+            );
+        }
+        if !(self.core_ghz.is_finite() && self.core_ghz > 0.0) {
+            return invalid(
+                "system.core_ghz",
+                format!("must be a positive finite frequency, got {}", self.core_ghz),
+            );
+        }
+        if !(self.cpi.is_finite() && self.cpi > 0.0) {
+            return invalid(
+                "system.cpi",
+                format!("must be positive and finite, got {}", self.cpi),
+            );
+        }
+        if self.store_buffer_entries == 0 {
+            return invalid("system.store_buffer_entries", "must be >= 1");
+        }
+        if !is_pow2(self.line_bytes as u64) || !(8..=4096).contains(&self.line_bytes) {
+            return invalid(
+                "system.line_bytes",
+                format!(
+                    "must be a power of two between 8 and 4096, got {}",
+                    self.line_bytes
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl CacheSection {
+    /// Checks the cache `[name]` for lines of `line_bytes`.
+    fn validate(&self, name: &str, line_bytes: usize) -> Result<(), ConfigError> {
+        if self.assoc == 0 {
+            return invalid(&format!("{name}.assoc"), "must be >= 1");
+        }
+        if self.size_bytes == 0 {
+            return invalid(&format!("{name}.size_bytes"), "must be > 0");
+        }
+        let way = self.assoc as u64 * line_bytes as u64;
+        if self.size_bytes % way != 0 {
+            return invalid(
+                &format!("{name}.size_bytes"),
+                format!(
+                    "{} is not divisible by assoc * line_bytes = {} * {} = {way}",
+                    self.size_bytes, self.assoc, line_bytes
+                ),
+            );
+        }
+        let sets = self.size_bytes / way;
+        if !is_pow2(sets) {
+            return invalid(
+                &format!("{name}.size_bytes"),
+                format!(
+                    "number of sets ({} / {way} = {sets}) must be a power of two",
+                    self.size_bytes
+                ),
+            );
+        }
+        if self.latency == 0 {
+            return invalid(&format!("{name}.latency"), "must be >= 1 cycle");
+        }
+        Ok(())
+    }
+}
+
+impl DirSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !is_pow2(self.banks as u64) || self.banks > MAX_CORES {
+            return invalid(
+                "directory.banks",
+                format!(
+                    "must be a power of two between 1 and {MAX_CORES}, got {}",
+                    self.banks
+                ),
+            );
+        }
+        if self.latency == 0 {
+            return invalid("directory.latency", "must be >= 1 cycle");
+        }
+        Ok(())
+    }
+}
+
+impl MemSection {
+    /// Checks memory for lines of `line_bytes`.
+    fn validate(&self, line_bytes: usize) -> Result<(), ConfigError> {
+        if self.size_bytes == 0 || self.size_bytes % line_bytes as u64 != 0 {
+            return invalid(
+                "memory.size_bytes",
+                format!(
+                    "must be a positive multiple of line_bytes ({}), got {}",
+                    line_bytes, self.size_bytes
+                ),
+            );
+        }
+        if self.size_bytes > i64::MAX as u64 {
+            return invalid("memory.size_bytes", "is too large");
+        }
+        if self.latency == 0 {
+            return invalid("memory.latency", "must be >= 1 cycle");
+        }
+        Ok(())
+    }
+}
+
+impl NetSection {
+    /// Checks the network of cores clocked at `core_ghz`.
+    fn validate(&self, core_ghz: f64) -> Result<(), ConfigError> {
+        if self.topology != TOPOLOGY_HIERARCHICAL_SWITCH {
+            return invalid(
+                "network.topology",
+                format!(
+                    "unsupported topology {:?}; the only one implemented is {:?}",
+                    self.topology, TOPOLOGY_HIERARCHICAL_SWITCH
+                ),
+            );
+        }
+        if !(self.net_mhz.is_finite() && self.net_mhz > 0.0) {
+            return invalid(
+                "network.net_mhz",
+                format!("must be a positive finite frequency, got {}", self.net_mhz),
+            );
+        }
+        let ratio = core_ghz * 1000.0 / self.net_mhz;
+        if !(ratio.is_finite() && (1e-3..=1e6).contains(&ratio)) {
+            return invalid(
+                "network.net_mhz",
+                format!("core/network clock ratio {ratio} is out of range"),
+            );
+        }
+        if self.cores_per_leaf == 0 {
+            return invalid("network.cores_per_leaf", "must be >= 1");
+        }
+        if self.hop_latency == 0 {
+            return invalid("network.hop_latency", "must be >= 1 network cycle");
+        }
+        if self.link_bytes_per_cycle == 0 {
+            return invalid("network.link_bytes_per_cycle", "must be >= 1");
+        }
+        if self.header_bytes == 0 {
+            return invalid("network.header_bytes", "must be >= 1");
+        }
+        Ok(())
+    }
+}
+
+impl MopedSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        for (k, v) in [
+            ("moped.ops_per_cycle", self.ops_per_cycle as usize),
+            ("moped.copy_send_lines", self.copy_send_lines),
+            ("moped.copy_recv_lines", self.copy_recv_lines),
+            ("moped.descriptor_entries", self.descriptor_entries),
+            ("moped.active_matches", self.active_matches),
+            ("moped.staging_lines", self.staging_lines),
+            ("moped.port_latency", self.port_latency as usize),
+        ] {
+            if v == 0 {
+                return invalid(k, "must be >= 1");
+            }
+        }
+        if self.copy_recv_lines != self.copy_send_lines {
+            return invalid(
+                "moped.copy_recv_lines",
+                format!(
+                    "must equal moped.copy_send_lines ({}): the copy unit pairs N send with N receive lines",
+                    self.copy_send_lines
+                ),
+            );
+        }
+        if self.descriptor_entries > crate::moped::desc::MAX_CAPACITY {
+            return invalid(
+                "moped.descriptor_entries",
+                format!(
+                    "must be <= {} (descriptor IDs carry an 8-bit index)",
+                    crate::moped::desc::MAX_CAPACITY
+                ),
+            );
+        }
+        if let Err(e) = crate::moped::ports::PortMap::new(self.port_base) {
+            return invalid("moped.port_base", e.to_string());
+        }
+        Ok(())
+    }
+}
+
+impl WatchdogSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.progress_cycles == 0 {
+            return invalid(
+                "watchdog.progress_cycles",
+                "must be > 0 (the watchdog cannot be disabled)",
+            );
+        }
+        if self.request_cycles == 0 {
+            return invalid(
+                "watchdog.request_cycles",
+                "must be > 0 (the watchdog cannot be disabled)",
+            );
+        }
+        Ok(())
     }
 }
 

@@ -2,11 +2,12 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
-// Sibling modules form a DAG: platform <- moped_host <- cores <- memory.
+// Sibling modules form a DAG: platform <- moped_host <- cores <- memory; stats uses none.
 pub(crate) mod cores;
 mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
+mod stats;
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -21,7 +22,6 @@ use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
 use crate::net::{MsgClass, Network};
 use crate::os::{MemView, Os, ProcId};
-use crate::stats::StatsRegistry;
 
 use moped_host::MopedHost;
 use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
@@ -503,262 +503,6 @@ impl Sim {
     pub fn accesses(&self, core: usize) -> u64 {
         self.cores[core].accesses
     }
-
-    // ---- Statistics ----
-
-    /// Every statistic of the run, with descriptions and units.
-    pub fn stats(&self, host_seconds: f64) -> StatsRegistry {
-        let mut r = StatsRegistry::new();
-        let cycles = self.cycles();
-        r.scalar(
-            "sim.cycles",
-            cycles,
-            "Cycles until the last core finished",
-            "Cycle",
-        );
-        r.scalar(
-            "sim.events",
-            self.counters.events,
-            "Simulation events processed",
-            "Count",
-        );
-        r.scalar(
-            "sim.messages",
-            self.wire.net.total_msgs(),
-            "Coherence messages sent",
-            "Count",
-        );
-        r.scalar(
-            "sim.max_queue",
-            self.counters.max_queue,
-            "Largest number of pending events",
-            "Count",
-        );
-        r.scalar(
-            "sim.message_stalls",
-            self.counters.message_stalls,
-            "Message deliveries that stalled on a busy line",
-            "Count",
-        );
-        r.float(
-            "host.seconds",
-            host_seconds,
-            "Host wall-clock time of the run",
-            "Second",
-        );
-        let eps = if host_seconds > 0.0 {
-            self.counters.events as f64 / host_seconds
-        } else {
-            0.0
-        };
-        r.float(
-            "host.events_per_second",
-            eps,
-            "Simulation events per host second",
-            "Count/Second",
-        );
-        let mut tot = crate::coherence::cache::CacheStats::default();
-        for (i, c) in self.caches.iter().enumerate() {
-            let s = &c.stats;
-            let p = format!("system.cpu{i}");
-            r.scalar(
-                format!("{p}.accesses"),
-                self.cores[i].accesses,
-                "Loads and stores the core issued",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l1d.hits"),
-                s.l1_hits,
-                "L1 D-cache hits",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l1d.misses"),
-                s.l1_misses,
-                "L1 D-cache misses (absent, or a store without write permission)",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.hits"),
-                s.l2_hits,
-                "L1 misses served by this core's L2",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.misses"),
-                s.l2_misses,
-                "L2 misses: requests sent to the directory",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.misses_other_cache"),
-                s.l2_misses_other_cache,
-                "L2 misses served by another core's cache (the paper's private L2 misses)",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.misses_memory"),
-                s.l2_misses_memory,
-                "L2 misses served by memory (the paper's global L2 misses)",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.misses_upgrade"),
-                s.l2_misses_upgrade,
-                "L2 misses that needed only write permission (owner upgrades)",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.writebacks_dirty"),
-                s.writebacks_dirty,
-                "Modified lines written back to memory",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.writebacks_clean"),
-                s.writebacks_clean,
-                "Unmodified owned lines handed back to the directory",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.invalidations"),
-                s.invalidations,
-                "Invalidations received",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.forwarded_requests"),
-                s.forwarded_requests,
-                "Forwarded GETS/GETX received as owner",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.l2.stalls"),
-                s.stalls,
-                "Requests and messages that stalled on a busy line",
-                "Count",
-            );
-            tot.l1_hits += s.l1_hits;
-            tot.l1_misses += s.l1_misses;
-            tot.l2_hits += s.l2_hits;
-            tot.l2_misses += s.l2_misses;
-            tot.l2_misses_other_cache += s.l2_misses_other_cache;
-            tot.l2_misses_memory += s.l2_misses_memory;
-            tot.l2_misses_upgrade += s.l2_misses_upgrade;
-            tot.writebacks_dirty += s.writebacks_dirty;
-            tot.writebacks_clean += s.writebacks_clean;
-            tot.invalidations += s.invalidations;
-        }
-        r.scalar(
-            "system.total.l1d.hits",
-            tot.l1_hits,
-            "L1 D-cache hits, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l1d.misses",
-            tot.l1_misses,
-            "L1 D-cache misses, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.hits",
-            tot.l2_hits,
-            "L2 hits, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.misses",
-            tot.l2_misses,
-            "L2 misses, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.misses_other_cache",
-            tot.l2_misses_other_cache,
-            "L2 misses served by another cache, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.misses_memory",
-            tot.l2_misses_memory,
-            "L2 misses served by memory, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.misses_upgrade",
-            tot.l2_misses_upgrade,
-            "L2 misses that needed only permission, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.writebacks_dirty",
-            tot.writebacks_dirty,
-            "Modified lines written back, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.writebacks_clean",
-            tot.writebacks_clean,
-            "Clean owned lines handed back, all cores",
-            "Count",
-        );
-        r.scalar(
-            "system.total.l2.invalidations",
-            tot.invalidations,
-            "Invalidations received, all cores",
-            "Count",
-        );
-        for d in &self.dirs {
-            let p = format!("system.dir{}", d.params.bank);
-            r.scalar(
-                format!("{p}.memory_reads"),
-                d.stats.memory_reads,
-                "Lines read from memory",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.memory_writes"),
-                d.stats.memory_writes,
-                "Lines written to memory",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.forwards"),
-                d.stats.forwards,
-                "Requests forwarded to an owner",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.invalidations_sent"),
-                d.stats.invalidations_sent,
-                "Invalidations sent",
-                "Count",
-            );
-            r.scalar(
-                format!("{p}.stalls"),
-                d.stats.stalls,
-                "Requests stalled on a busy line",
-                "Count",
-            );
-        }
-        self.register_moped_stats(&mut r);
-        self.wire.net.register_stats(&mut r, "system.network");
-        transition_stats(
-            &mut r,
-            "system.L2Cache_Controller",
-            self.protocol.l2.as_ref(),
-            self.caches.iter().map(|c| &c.transitions),
-        );
-        transition_stats(
-            &mut r,
-            "system.Directory_Controller",
-            self.protocol.dir.as_ref(),
-            self.dirs.iter().map(|d| &d.transitions),
-        );
-        r
-    }
 }
 
 /// The embedded simulator's platform: its own L2 controllers, directories and network.
@@ -904,31 +648,4 @@ pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
 #[inline]
 fn line_bit(addr: LineAddr) -> u64 {
     1 << ((addr >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
-}
-
-/// Per-transition counts summed over controllers, gem5-style `<Machine>_Controller.<State>.<Event>`.
-fn transition_stats<'a>(
-    r: &mut StatsRegistry,
-    prefix: &str,
-    m: &crate::protocol::Machine,
-    counts: impl Iterator<Item = &'a crate::protocol::TransitionCounts>,
-) {
-    let mut sum = vec![0u64; m.n_counters()];
-    for c in counts {
-        for (s, v) in sum.iter_mut().zip(c.iter()) {
-            *s += v;
-        }
-    }
-    // Counters run in (state, event) order, so the statistics do too.
-    for (k, &v) in sum.iter().enumerate() {
-        if v > 0 {
-            let (s, e) = m.counted_cell(k);
-            r.scalar(
-                format!("{prefix}.{}.{}", m.state_name(s), m.event_name(e)),
-                v,
-                "Times this transition ran, all controllers",
-                "Count",
-            );
-        }
-    }
 }

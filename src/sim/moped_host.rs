@@ -6,13 +6,15 @@
 
 use std::collections::VecDeque;
 
-use crate::coherence::{Completed, CoreOutcome, HitLevel, MopedDone, MopedReq, Protocol};
+use crate::coherence::{
+    CacheCtrl, Completed, CoreOutcome, DirCtrl, HitLevel, MopedDone, MopedReq, Protocol,
+};
 use crate::config::SystemConfig;
-use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams, MopedStats};
+use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams};
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
 use crate::net::Network;
-use crate::stats::StatsRegistry;
+use crate::stats::{stat_table, StatDef, StatsRegistry};
 
 use super::platform::{finish_access, DevNet, Ev, Platform};
 use super::{violation_at, Driver, Sim, SimError};
@@ -225,164 +227,108 @@ pub(crate) fn check_mopeds_quiescent<P: Platform>(p: &P, now: u64) -> Result<(),
     Ok(())
 }
 
+/// Each MOPED's counters, under `system.mopedN`, each followed by its sum over the MOPEDs
+/// under `system.moped`.
+const DEVICE_STATS: &[StatDef<Moped>] = stat_table!(Moped {
+    "reserved" => stats.reserved, "Count", "Descriptors reserved by data-port loads";
+    "refused" => stats.refused, "Count", "Reservations refused (table full or backoff)";
+    "forwarded" => stats.forwarded, "Count", "Complete descriptors sent to their matching MOPED";
+    "forward_refusals" => stats.forward_refusals, "Count",
+        "Forwarded descriptors refused by a full table here";
+    "matched" => stats.matched, "Count", "Send/receive pairs matched here";
+    "match_searches" => stats.match_searches, "Count", "Match searches run here";
+    "match_search_entries" => stats.match_search_entries, "Count",
+        "Table entries examined by match searches (sum of search lengths)";
+    "match_search_max" => stats.match_search_max, "Count", "Longest match search";
+    "activated" => stats.activated, "Count", "Matched pairs moved into the active match table";
+    "completed" => stats.completed, "Count", "Copies finished here (receive side)";
+    "failed" => stats.failed, "Count",
+        "Copies finished with an error (outside the process, truncation)";
+    "truncated" => stats.truncated, "Count", "Messages longer than their receive buffer";
+    "revoked" => stats.revoked, "Count", "Descriptors revoked by backoff";
+    "polls" => stats.polls, "Count", "Poll-port loads";
+    "poll_retries" => stats.poll_retries, "Count",
+        "Polls answered Retry (the cached poll mapping did not match)";
+    "port_errors" => stats.port_errors, "Count",
+        "Port accesses refused (bad address, isolation, bad value)";
+    "port_forwards" => stats.port_forwards, "Count",
+        "Port accesses forwarded to the descriptor's MOPED";
+    "backoffs_set" => stats.backoffs_set, "Count", "Times a program's backoff bit was set here";
+    "backoffs_cleared" => stats.backoffs_cleared, "Count",
+        "Times a program's backoff bit was cleared here";
+    "line_reads" => stats.line_reads, "Count",
+        "Line reads for the copy unit and page walks (M_GETS)";
+    "line_owns" => stats.line_owns, "Count", "Receive lines requested with their data (M_GETX)";
+    "line_fills" => stats.line_fills, "Count",
+        "Receive lines requested without their data (M_FILL)";
+    "line_writes" => stats.line_writes, "Count", "Receive lines written by the copy unit";
+    "write_retries" => stats.write_retries, "Count", "Copy-unit writes that found the rights lost";
+    "faults" => stats.faults, "Count", "Page faults reported to the OS";
+    "walks" => stats.walks, "Count", "Page walks";
+    "walk_line_reads" => stats.walk_line_reads, "Count", "Page-table lines read by walks";
+    "walk_staging_hits" => stats.walk_staging_hits, "Count",
+        "Page-table entries found in the staging buffer";
+    "op_limit_cycles" => stats.op_limit_cycles, "Count",
+        "Cycles the copy units used every coherence-operation slot";
+    "anomalies" => stats.anomalies, "Count", "Answers the device did not expect (must be 0)";
+});
+
+/// What the MOPEDs' host counts, under `system.moped`.
+const HOST_STATS: &[StatDef<DevNet>] = stat_table!(DevNet {
+    "messages" => dev_messages, "Count", "Messages between MOPEDs";
+    "forwarded_loads" => forwarded_loads, "Count", "Port loads answered by another MOPED";
+});
+
 /// The MOPEDs' own counters and their hosts' (`system.moped{i}.*`, `system.moped.*`), each
 /// with its description and unit.
 pub(crate) fn register_device_stats(r: &mut StatsRegistry, mopeds: &[Moped], dev: &DevNet) {
-    type Get = fn(&MopedStats) -> u64;
-    let items: &[(&str, Get, &str)] = &[
-        (
-            "reserved",
-            |s| s.reserved,
-            "Descriptors reserved by data-port loads",
-        ),
-        (
-            "refused",
-            |s| s.refused,
-            "Reservations refused (table full or backoff)",
-        ),
-        (
-            "forwarded",
-            |s| s.forwarded,
-            "Complete descriptors sent to their matching MOPED",
-        ),
-        (
-            "forward_refusals",
-            |s| s.forward_refusals,
-            "Forwarded descriptors refused by a full table here",
-        ),
-        ("matched", |s| s.matched, "Send/receive pairs matched here"),
-        (
-            "match_searches",
-            |s| s.match_searches,
-            "Match searches run here",
-        ),
-        (
-            "match_search_entries",
-            |s| s.match_search_entries,
-            "Table entries examined by match searches (sum of search lengths)",
-        ),
-        (
-            "match_search_max",
-            |s| s.match_search_max,
-            "Longest match search",
-        ),
-        (
-            "activated",
-            |s| s.activated,
-            "Matched pairs moved into the active match table",
-        ),
-        (
-            "completed",
-            |s| s.completed,
-            "Copies finished here (receive side)",
-        ),
-        (
-            "failed",
-            |s| s.failed,
-            "Copies finished with an error (outside the process, truncation)",
-        ),
-        (
-            "truncated",
-            |s| s.truncated,
-            "Messages longer than their receive buffer",
-        ),
-        ("revoked", |s| s.revoked, "Descriptors revoked by backoff"),
-        ("polls", |s| s.polls, "Poll-port loads"),
-        (
-            "poll_retries",
-            |s| s.poll_retries,
-            "Polls answered Retry (the cached poll mapping did not match)",
-        ),
-        (
-            "port_errors",
-            |s| s.port_errors,
-            "Port accesses refused (bad address, isolation, bad value)",
-        ),
-        (
-            "port_forwards",
-            |s| s.port_forwards,
-            "Port accesses forwarded to the descriptor's MOPED",
-        ),
-        (
-            "backoffs_set",
-            |s| s.backoffs_set,
-            "Times a program's backoff bit was set here",
-        ),
-        (
-            "backoffs_cleared",
-            |s| s.backoffs_cleared,
-            "Times a program's backoff bit was cleared here",
-        ),
-        (
-            "line_reads",
-            |s| s.line_reads,
-            "Line reads for the copy unit and page walks (M_GETS)",
-        ),
-        (
-            "line_owns",
-            |s| s.line_owns,
-            "Receive lines requested with their data (M_GETX)",
-        ),
-        (
-            "line_fills",
-            |s| s.line_fills,
-            "Receive lines requested without their data (M_FILL)",
-        ),
-        (
-            "line_writes",
-            |s| s.line_writes,
-            "Receive lines written by the copy unit",
-        ),
-        (
-            "write_retries",
-            |s| s.write_retries,
-            "Copy-unit writes that found the rights lost",
-        ),
-        ("faults", |s| s.faults, "Page faults reported to the OS"),
-        ("walks", |s| s.walks, "Page walks"),
-        (
-            "walk_line_reads",
-            |s| s.walk_line_reads,
-            "Page-table lines read by walks",
-        ),
-        (
-            "walk_staging_hits",
-            |s| s.walk_staging_hits,
-            "Page-table entries found in the staging buffer",
-        ),
-        (
-            "op_limit_cycles",
-            |s| s.op_limit_cycles,
-            "Cycles the copy units used every coherence-operation slot",
-        ),
-        (
-            "anomalies",
-            |s| s.anomalies,
-            "Answers the device did not expect (must be 0)",
-        ),
-    ];
-    for (name, get, desc) in items {
-        let mut total = 0;
-        for (i, d) in mopeds.iter().enumerate() {
-            let v = get(&d.stats);
-            total += v;
-            r.scalar(format!("system.moped{i}.{name}"), v, desc, "Count");
+    for d in DEVICE_STATS {
+        for (i, m) in mopeds.iter().enumerate() {
+            r.value(
+                format!("system.moped{i}.{}", d.name),
+                (d.get)(m),
+                d.desc,
+                d.unit,
+            );
         }
-        r.scalar(format!("system.moped.{name}"), total, desc, "Count");
+        let total = mopeds.iter().map(d.get).sum();
+        r.value(format!("system.moped.{}", d.name), total, d.desc, d.unit);
     }
-    r.scalar(
-        "system.moped.messages",
-        dev.dev_messages,
-        "Messages between MOPEDs",
-        "Count",
-    );
-    r.scalar(
-        "system.moped.forwarded_loads",
-        dev.forwarded_loads,
-        "Port loads answered by another MOPED",
-        "Count",
-    );
+    r.table("system.moped", HOST_STATS, dev);
 }
+
+/// The MOPED requests of the embedded simulator's L2s, summed over them under
+/// `system.total.l2`.
+const L2_MOPED_TOTALS: &[StatDef<CacheCtrl>] = stat_table!(CacheCtrl {
+    "moped_reads" => stats.moped_reads, "Count", "MOPED line reads (M_GETS) taken by the L2s";
+    "moped_owns" => stats.moped_owns, "Count", "MOPED exclusive requests (M_GETX) taken by the L2s";
+    "moped_fills" => stats.moped_fills, "Count", "MOPED fill requests (M_FILL) taken by the L2s";
+    "moped_local" => stats.moped_local, "Count",
+        "MOPED requests answered from the core's own caches";
+    "moped_misses_memory" => stats.moped_misses_memory, "Count",
+        "MOPED requests that missed in the L2 and were served by memory";
+    "moped_misses_other_cache" => stats.moped_misses_other_cache, "Count",
+        "MOPED requests that missed in the L2 and were served by another cache";
+    "moped_misses_no_data" => stats.moped_misses_no_data, "Count",
+        "MOPED requests that missed in the L2 and were granted without data (fills, upgrades)";
+    "copy_requests" => stats.copy_requests, "Count", "GET_COPY requests sent (OPTCOPY)";
+    "fill_requests" => stats.fill_requests, "Count", "GET_FILL requests sent (OPTCACHE)";
+    "moped_writes" => stats.moped_writes, "Count", "Copy-unit writes into granted lines";
+    "moped_writes_revoked" => stats.moped_writes_revoked, "Count",
+        "Copy-unit writes that found the rights lost";
+});
+
+/// The OPTCOPY and OPTCACHE requests of its directories, summed over them under
+/// `system.total.dir`.
+const DIR_MOPED_TOTALS: &[StatDef<DirCtrl>] = stat_table!(DirCtrl {
+    "copy_requests" => stats.copy_requests, "Count", "GET_COPY requests the directories took";
+    "fill_requests" => stats.fill_requests, "Count", "GET_FILL requests the directories took";
+});
+
+/// What its MOPED host counts, under `system.moped`.
+const SIM_HOST_STATS: &[StatDef<MopedHost>] = stat_table!(MopedHost {
+    "line_stalls" => line_stalls, "Count", "MOPED line requests the L2 stalled (retried)";
+});
 
 /// The embedded simulator's side of its MOPEDs: line requests its L2 controllers stalled
 /// and answers of L2 hits waiting for the L2's latency.
@@ -491,87 +437,8 @@ impl Sim {
             return;
         }
         register_device_stats(r, &self.mopeds, &self.moped_host.dev);
-        type CacheGet = fn(&crate::coherence::cache::CacheStats) -> u64;
-        let l2: &[(&str, CacheGet, &str)] = &[
-            (
-                "moped_reads",
-                |s| s.moped_reads,
-                "MOPED line reads (M_GETS) taken by the L2s",
-            ),
-            (
-                "moped_owns",
-                |s| s.moped_owns,
-                "MOPED exclusive requests (M_GETX) taken by the L2s",
-            ),
-            (
-                "moped_fills",
-                |s| s.moped_fills,
-                "MOPED fill requests (M_FILL) taken by the L2s",
-            ),
-            (
-                "moped_local",
-                |s| s.moped_local,
-                "MOPED requests answered from the core's own caches",
-            ),
-            (
-                "moped_misses_memory",
-                |s| s.moped_misses_memory,
-                "MOPED requests that missed in the L2 and were served by memory",
-            ),
-            (
-                "moped_misses_other_cache",
-                |s| s.moped_misses_other_cache,
-                "MOPED requests that missed in the L2 and were served by another cache",
-            ),
-            (
-                "moped_misses_no_data",
-                |s| s.moped_misses_no_data,
-                "MOPED requests that missed in the L2 and were granted without data (fills, upgrades)",
-            ),
-            (
-                "copy_requests",
-                |s| s.copy_requests,
-                "GET_COPY requests sent (OPTCOPY)",
-            ),
-            (
-                "fill_requests",
-                |s| s.fill_requests,
-                "GET_FILL requests sent (OPTCACHE)",
-            ),
-            (
-                "moped_writes",
-                |s| s.moped_writes,
-                "Copy-unit writes into granted lines",
-            ),
-            (
-                "moped_writes_revoked",
-                |s| s.moped_writes_revoked,
-                "Copy-unit writes that found the rights lost",
-            ),
-        ];
-        for (name, get, desc) in l2 {
-            let total: u64 = self.caches.iter().map(|c| get(&c.stats)).sum();
-            r.scalar(format!("system.total.l2.{name}"), total, desc, "Count");
-        }
-        let copies: u64 = self.dirs.iter().map(|d| d.stats.copy_requests).sum();
-        let fills: u64 = self.dirs.iter().map(|d| d.stats.fill_requests).sum();
-        r.scalar(
-            "system.total.dir.copy_requests",
-            copies,
-            "GET_COPY requests the directories took",
-            "Count",
-        );
-        r.scalar(
-            "system.total.dir.fill_requests",
-            fills,
-            "GET_FILL requests the directories took",
-            "Count",
-        );
-        r.scalar(
-            "system.moped.line_stalls",
-            self.moped_host.line_stalls,
-            "MOPED line requests the L2 stalled (retried)",
-            "Count",
-        );
+        r.table_sums("system.total.l2", L2_MOPED_TOTALS, &self.caches);
+        r.table_sums("system.total.dir", DIR_MOPED_TOTALS, &self.dirs);
+        r.table("system.moped", SIM_HOST_STATS, &self.moped_host);
     }
 }

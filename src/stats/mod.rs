@@ -83,6 +83,53 @@ impl fmt::Display for StatValue {
     }
 }
 
+/// A sum of counters is a counter; a sum with a float in it is a float.
+impl std::iter::Sum for StatValue {
+    fn sum<I: Iterator<Item = StatValue>>(iter: I) -> StatValue {
+        iter.fold(StatValue::Int(0), |a, b| match (a, b) {
+            (StatValue::Int(x), StatValue::Int(y)) => StatValue::Int(x + y),
+            (x, y) => StatValue::Float(x.as_f64() + y.as_f64()),
+        })
+    }
+}
+
+impl From<u64> for StatValue {
+    fn from(v: u64) -> StatValue {
+        StatValue::Int(v)
+    }
+}
+
+impl From<f64> for StatValue {
+    fn from(v: f64) -> StatValue {
+        StatValue::Float(v)
+    }
+}
+
+/// One row of a declarative table of statistics: the name under the prefix the table is
+/// registered with, the description, the unit, and how to read the value from a `S` (the
+/// component's counters). Tables are written with `stat_table!` and
+/// registered with [`StatsRegistry::table`] or [`StatsRegistry::table_sums`].
+pub struct StatDef<S> {
+    pub name: &'static str,
+    pub desc: &'static str,
+    pub unit: &'static str,
+    pub get: fn(&S) -> StatValue,
+}
+
+/// A `&[StatDef<S>]`, one row a statistic: `"name" => field.path, "Unit", "description";`
+/// reads the statistic as that field of the `S` (an integer or a float).
+macro_rules! stat_table {
+    ($S:ty { $($name:literal => $($field:ident).+, $unit:literal, $desc:literal;)* }) => {
+        &[$($crate::stats::StatDef::<$S> {
+            name: $name,
+            desc: $desc,
+            unit: $unit,
+            get: |s| $crate::stats::StatValue::from(s.$($field).+),
+        },)*]
+    };
+}
+pub(crate) use stat_table;
+
 /// One named statistic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stat {
@@ -145,6 +192,28 @@ impl StatsRegistry {
     /// Register a floating-point value (ratios, averages, rates).
     pub fn float(&mut self, name: impl Into<String>, value: f64, desc: &str, unit: &str) {
         self.push(name.into(), StatValue::Float(value), desc, unit);
+    }
+
+    /// Register a value of either kind.
+    pub fn value(&mut self, name: impl Into<String>, value: StatValue, desc: &str, unit: &str) {
+        self.push(name.into(), value, desc, unit);
+    }
+
+    /// Register each statistic of `table` read from `src`, as `prefix.name` (`name` when
+    /// `prefix` is empty), in table order.
+    pub fn table<S>(&mut self, prefix: &str, table: &[StatDef<S>], src: &S) {
+        for d in table {
+            self.push(full_name(prefix, d.name), (d.get)(src), d.desc, d.unit);
+        }
+    }
+
+    /// Register each statistic of `table` summed over `srcs`, as `prefix.name`, in table
+    /// order.
+    pub fn table_sums<S>(&mut self, prefix: &str, table: &[StatDef<S>], srcs: &[S]) {
+        for d in table {
+            let sum = srcs.iter().map(d.get).sum();
+            self.push(full_name(prefix, d.name), sum, d.desc, d.unit);
+        }
     }
 
     /// Look a statistic up by its full name.
@@ -246,6 +315,14 @@ impl StatsRegistry {
         let mut csv = io::BufWriter::new(std::fs::File::create(dir.join("stats.csv"))?);
         self.write_csv(&mut csv)?;
         csv.flush()
+    }
+}
+
+fn full_name(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
     }
 }
 

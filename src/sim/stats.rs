@@ -1,0 +1,171 @@
+//! The embedded simulator's statistics, each declared once in a table (name, unit,
+//! description, where its value comes from) and registered by [`Sim::stats`] in the order
+//! `stats.txt` lists them.
+
+use crate::coherence::cache::CacheStats;
+use crate::coherence::dir::DirStats;
+use crate::protocol::{Machine, TransitionCounts};
+use crate::stats::{stat_table, StatDef, StatsRegistry};
+
+use super::Sim;
+
+/// What the run's own statistics are read from.
+struct RunCounts {
+    cycles: u64,
+    events: u64,
+    messages: u64,
+    max_queue: u64,
+    message_stalls: u64,
+    host_seconds: f64,
+    events_per_second: f64,
+}
+
+/// What a core's statistics are read from: its count of accesses and its caches' counters.
+struct CoreCounts {
+    accesses: u64,
+    cache: CacheStats,
+}
+
+const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
+    "sim.cycles" => cycles, "Cycle", "Cycles until the last core finished";
+    "sim.events" => events, "Count", "Simulation events processed";
+    "sim.messages" => messages, "Count", "Coherence messages sent";
+    "sim.max_queue" => max_queue, "Count", "Largest number of pending events";
+    "sim.message_stalls" => message_stalls, "Count",
+        "Message deliveries that stalled on a busy line";
+    "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
+    "host.events_per_second" => events_per_second, "Count/Second",
+        "Simulation events per host second";
+});
+
+/// Each core's, under `system.cpuN`.
+const CORE_STATS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
+    "accesses" => accesses, "Count", "Loads and stores the core issued";
+    "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits";
+    "l1d.misses" => cache.l1_misses, "Count",
+        "L1 D-cache misses (absent, or a store without write permission)";
+    "l2.hits" => cache.l2_hits, "Count", "L1 misses served by this core's L2";
+    "l2.misses" => cache.l2_misses, "Count", "L2 misses: requests sent to the directory";
+    "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",
+        "L2 misses served by another core's cache (the paper's private L2 misses)";
+    "l2.misses_memory" => cache.l2_misses_memory, "Count",
+        "L2 misses served by memory (the paper's global L2 misses)";
+    "l2.misses_upgrade" => cache.l2_misses_upgrade, "Count",
+        "L2 misses that needed only write permission (owner upgrades)";
+    "l2.writebacks_dirty" => cache.writebacks_dirty, "Count",
+        "Modified lines written back to memory";
+    "l2.writebacks_clean" => cache.writebacks_clean, "Count",
+        "Unmodified owned lines handed back to the directory";
+    "l2.invalidations" => cache.invalidations, "Count", "Invalidations received";
+    "l2.forwarded_requests" => cache.forwarded_requests, "Count",
+        "Forwarded GETS/GETX received as owner";
+    "l2.stalls" => cache.stalls, "Count", "Requests and messages that stalled on a busy line";
+});
+
+/// Sums over the cores, under `system.total`.
+const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
+    "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits, all cores";
+    "l1d.misses" => cache.l1_misses, "Count", "L1 D-cache misses, all cores";
+    "l2.hits" => cache.l2_hits, "Count", "L2 hits, all cores";
+    "l2.misses" => cache.l2_misses, "Count", "L2 misses, all cores";
+    "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",
+        "L2 misses served by another cache, all cores";
+    "l2.misses_memory" => cache.l2_misses_memory, "Count", "L2 misses served by memory, all cores";
+    "l2.misses_upgrade" => cache.l2_misses_upgrade, "Count",
+        "L2 misses that needed only permission, all cores";
+    "l2.writebacks_dirty" => cache.writebacks_dirty, "Count",
+        "Modified lines written back, all cores";
+    "l2.writebacks_clean" => cache.writebacks_clean, "Count",
+        "Clean owned lines handed back, all cores";
+    "l2.invalidations" => cache.invalidations, "Count", "Invalidations received, all cores";
+});
+
+/// Each directory bank's, under `system.dirN`.
+const DIR_STATS: &[StatDef<DirStats>] = stat_table!(DirStats {
+    "memory_reads" => memory_reads, "Count", "Lines read from memory";
+    "memory_writes" => memory_writes, "Count", "Lines written to memory";
+    "forwards" => forwards, "Count", "Requests forwarded to an owner";
+    "invalidations_sent" => invalidations_sent, "Count", "Invalidations sent";
+    "stalls" => stalls, "Count", "Requests stalled on a busy line";
+});
+
+impl Sim {
+    /// Every statistic of the run, with descriptions and units.
+    pub fn stats(&self, host_seconds: f64) -> StatsRegistry {
+        let mut r = StatsRegistry::new();
+        let events = self.counters.events;
+        let run = RunCounts {
+            cycles: self.cycles(),
+            events,
+            messages: self.wire.net.total_msgs(),
+            max_queue: self.counters.max_queue,
+            message_stalls: self.counters.message_stalls,
+            host_seconds,
+            events_per_second: if host_seconds > 0.0 {
+                events as f64 / host_seconds
+            } else {
+                0.0
+            },
+        };
+        r.table("", RUN_STATS, &run);
+        let cores: Vec<CoreCounts> = self
+            .caches
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CoreCounts {
+                accesses: self.cores[i].accesses,
+                cache: c.stats.clone(),
+            })
+            .collect();
+        for (i, c) in cores.iter().enumerate() {
+            r.table(&format!("system.cpu{i}"), CORE_STATS, c);
+        }
+        r.table_sums("system.total", CORE_TOTALS, &cores);
+        for d in &self.dirs {
+            r.table(&format!("system.dir{}", d.params.bank), DIR_STATS, &d.stats);
+        }
+        self.register_moped_stats(&mut r);
+        self.wire.net.register_stats(&mut r, "system.network");
+        transition_stats(
+            &mut r,
+            "system.L2Cache_Controller",
+            self.protocol.l2.as_ref(),
+            self.caches.iter().map(|c| &c.transitions),
+        );
+        transition_stats(
+            &mut r,
+            "system.Directory_Controller",
+            self.protocol.dir.as_ref(),
+            self.dirs.iter().map(|d| &d.transitions),
+        );
+        r
+    }
+}
+
+/// Per-transition counts summed over controllers, gem5-style
+/// `<Machine>_Controller.<State>.<Event>`.
+fn transition_stats<'a>(
+    r: &mut StatsRegistry,
+    prefix: &str,
+    m: &Machine,
+    counts: impl Iterator<Item = &'a TransitionCounts>,
+) {
+    let mut sum = vec![0u64; m.n_counters()];
+    for c in counts {
+        for (s, v) in sum.iter_mut().zip(c.iter()) {
+            *s += v;
+        }
+    }
+    // Counters run in (state, event) order, so the statistics do too.
+    for (k, &v) in sum.iter().enumerate() {
+        if v > 0 {
+            let (s, e) = m.counted_cell(k);
+            r.scalar(
+                format!("{prefix}.{}.{}", m.state_name(s), m.event_name(e)),
+                v,
+                "Times this transition ran, all controllers",
+                "Count",
+            );
+        }
+    }
+}
