@@ -44,6 +44,35 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// Total length of a machine's per-layer action lists (see [`concat_layers`]).
+const fn layers_len<A>(layers: &[&[A]]) -> usize {
+    let (mut n, mut k) = (0, 0);
+    while k < layers.len() {
+        n += layers[k].len();
+        k += 1;
+    }
+    n
+}
+
+/// A controller's action registry, built at compile time from the action lists of the
+/// protocol layers (each kept beside its layer's action functions), in layer order. `N` is
+/// [`layers_len`] of `layers`.
+const fn concat_layers<A: Copy, const N: usize>(layers: &[&[A]]) -> [A; N] {
+    let mut all = [layers[0][0]; N];
+    let (mut n, mut k) = (0, 0);
+    while k < layers.len() {
+        let mut i = 0;
+        while i < layers[k].len() {
+            all[n] = layers[k][i];
+            n += 1;
+            i += 1;
+        }
+        k += 1;
+    }
+    assert!(n == N, "N is the layers' total length");
+    all
+}
+
 /// Home directory bank of a line: interleaved on the line address.
 #[inline]
 pub fn home_bank(addr: LineAddr, banks: usize) -> usize {

@@ -20,6 +20,16 @@ fn esc(s: &str) -> String {
 
 pub(super) fn render(m: &Machine) -> String {
     let mut o = String::new();
+    heading(m, &mut o);
+    states(m, &mut o);
+    events(m, &mut o);
+    transitions(m, &mut o);
+    matrix(m, &mut o);
+    o
+}
+
+/// The machine's name and description, and the overlays applied to it.
+fn heading(m: &Machine, o: &mut String) {
     let _ = writeln!(o, "## Machine {}\n", esc(m.name()));
     if !m.desc().is_empty() {
         let _ = writeln!(o, "{}\n", esc(m.desc()));
@@ -32,7 +42,9 @@ pub(super) fn render(m: &Machine) -> String {
             esc(&ov.desc)
         );
     }
+}
 
+fn states(m: &Machine, o: &mut String) {
     o.push_str("### States\n\n| State | Kind | Permission | Description |\n|---|---|---|---|\n");
     for s in m.states() {
         let kind = if s.stable { "stable" } else { "transient" };
@@ -45,13 +57,23 @@ pub(super) fn render(m: &Machine) -> String {
             esc(&s.desc)
         );
     }
+}
 
+fn events(m: &Machine, o: &mut String) {
     o.push_str("\n### Events\n\n| Event | Description |\n|---|---|\n");
     for e in m.events() {
         let _ = writeln!(o, "| {} | {} |", esc(&e.name), esc(&e.desc));
     }
+}
 
-    o.push_str("\n### Transitions\n\n| State | Event | Next | Actions |\n|---|---|---|---|\n");
+/// One row per transition and stall cell; impossible cells are only counted.
+fn transitions(m: &Machine, o: &mut String) {
+    // Each row names the statement that defined it, in the file as it was loaded (the
+    // shipped files as `protocols/<design>/<machine>.sm`), so a reader can go from a row to
+    // its line; an overlay's row names the overlay.
+    o.push_str(
+        "\n### Transitions\n\n| State | Event | Next | Actions | Source |\n|---|---|---|---|---|\n",
+    );
     let mut impossible = 0usize;
     for t in m.transitions() {
         let (next, acts) = match t.cell {
@@ -66,15 +88,20 @@ pub(super) fn render(m: &Machine) -> String {
         };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {}:{} |",
             esc(m.state_name(t.state)),
             esc(m.event_name(t.event)),
             next,
-            acts
+            acts,
+            esc(&t.file),
+            t.line
         );
     }
     let _ = writeln!(o, "\n{impossible} cells impossible\n");
+}
 
+/// The whole table at a glance: each cell's next state.
+fn matrix(m: &Machine, o: &mut String) {
     o.push_str("### Matrix\n\n`=` same state, `z` stall, blank impossible.\n\n| State |");
     for e in m.events() {
         let _ = write!(o, " {} |", esc(&e.name));
@@ -98,5 +125,4 @@ pub(super) fn render(m: &Machine) -> String {
         }
         o.push('\n');
     }
-    o
 }

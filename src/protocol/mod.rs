@@ -145,8 +145,11 @@ pub struct TransitionInfo {
     pub event: EventId,
     pub cell: Cell,
     pub action_names: Vec<String>,
-    /// File that defined the cell (an overlay file for cells an overlay added or replaced).
+    /// File that defined the cell (an overlay file for cells an overlay added or replaced),
+    /// named as it was given to the loader.
     pub file: String,
+    /// Position of the statement's first keyword (`transition`, `stall`, `impossible`, or
+    /// the `override` before it); merging overlays keeps it.
     pub line: u32,
     pub col: u32,
 }
@@ -305,7 +308,8 @@ impl Machine {
     }
 
     /// Renders the machine as GitHub-flavoured Markdown: heading, states, events,
-    /// transitions (impossible cells counted, not listed) and a compact matrix.
+    /// transitions (impossible cells counted, not listed), each with the `file:line` of
+    /// the statement that defined it, and a compact matrix.
     pub fn to_markdown(&self) -> String {
         markdown::render(self)
     }

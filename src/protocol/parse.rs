@@ -169,6 +169,48 @@ fn opt_desc_close<'a>(i: &'a str, after: &str) -> PResult<'a, String> {
     }
 }
 
+/// `[',' desc] ';'` ending a declaration, returning the description (empty if absent).
+fn opt_desc_end<'a>(i: &'a str, decl: &str, after: &str) -> PResult<'a, String> {
+    let (_, at) = tok(i)?;
+    if let Some(rest) = at.strip_prefix(',') {
+        let (i, d) = desc_clause(rest)?;
+        let (i, ()) = expect_char(i, ';', &format!("expected ';' after {decl}"))?;
+        Ok((i, d))
+    } else if let Some(rest) = at.strip_prefix(';') {
+        Ok((rest, String::new()))
+    } else {
+        fail(
+            at,
+            format!("expected ',' or ';' after {after}, found {}", found(at)),
+        )
+    }
+}
+
+/// `AccessPermission ':' PERM`.
+fn access_permission(i: &str) -> PResult<'_, Permission> {
+    let (_, at) = tok(i)?;
+    let Some(i) = keyword(at, "AccessPermission") else {
+        return fail(
+            at,
+            format!(
+                "expected 'AccessPermission:<permission>', found {}",
+                found(at)
+            ),
+        );
+    };
+    let (i, ()) = expect_char(i, ':', "expected ':' after 'AccessPermission'")?;
+    let (i, (perm, perm_at)) = expect_ident(i, "access permission")?;
+    let Some(permission) = Permission::from_dsl(perm) else {
+        return fail(
+            perm_at,
+            format!(
+                "unknown access permission '{perm}' (expected Invalid, NotPresent, Busy, Read_Only or Read_Write)"
+            ),
+        );
+    };
+    Ok((i, permission))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// `None`: stay in the same state.
@@ -408,26 +450,7 @@ impl<'a> Builder<'a> {
         }
         let (line, col) = self.pos(at);
         let (i, ()) = expect_char(i, ',', "expected ',' after state name")?;
-        let (_, pat) = tok(i)?;
-        let Some(i) = keyword(pat, "AccessPermission") else {
-            return fail(
-                pat,
-                format!(
-                    "expected 'AccessPermission:<permission>', found {}",
-                    found(pat)
-                ),
-            );
-        };
-        let (i, ()) = expect_char(i, ':', "expected ':' after 'AccessPermission'")?;
-        let (i, (perm, perm_at)) = expect_ident(i, "access permission")?;
-        let Some(permission) = Permission::from_dsl(perm) else {
-            return fail(
-                perm_at,
-                format!(
-                    "unknown access permission '{perm}' (expected Invalid, NotPresent, Busy, Read_Only or Read_Write)"
-                ),
-            );
-        };
+        let (i, permission) = access_permission(i)?;
         let (i, ()) = expect_char(i, ',', "expected ',' after access permission")?;
         let (_, kat) = tok(i)?;
         let (i, stable) = if let Some(r) = keyword(kat, "stable") {
@@ -440,19 +463,7 @@ impl<'a> Builder<'a> {
                 format!("expected 'stable' or 'transient', found {}", found(kat)),
             );
         };
-        let (_, at2) = tok(i)?;
-        let (i, desc) = if let Some(rest) = at2.strip_prefix(',') {
-            let (i, d) = desc_clause(rest)?;
-            let (i, ()) = expect_char(i, ';', "expected ';' after state declaration")?;
-            (i, d)
-        } else if let Some(rest) = at2.strip_prefix(';') {
-            (rest, String::new())
-        } else {
-            return fail(
-                at2,
-                format!("expected ',' or ';' after state kind, found {}", found(at2)),
-            );
-        };
+        let (i, desc) = opt_desc_end(i, "state declaration", "state kind")?;
         let id = self.states.len() as StateId;
         self.state_index.insert(name.to_string(), id);
         self.states.push(StateDecl {
@@ -497,19 +508,7 @@ impl<'a> Builder<'a> {
             return fail(at, "too many events (at most 65535)");
         }
         let (line, col) = self.pos(at);
-        let (_, at2) = tok(i)?;
-        let (i, desc) = if let Some(rest) = at2.strip_prefix(',') {
-            let (i, d) = desc_clause(rest)?;
-            let (i, ()) = expect_char(i, ';', "expected ';' after event declaration")?;
-            (i, d)
-        } else if let Some(rest) = at2.strip_prefix(';') {
-            (rest, String::new())
-        } else {
-            return fail(
-                at2,
-                format!("expected ',' or ';' after event name, found {}", found(at2)),
-            );
-        };
+        let (i, desc) = opt_desc_end(i, "event declaration", "event name")?;
         let id = self.events.len() as EventId;
         self.event_index.insert(name.to_string(), id);
         self.events.push(EventDecl {
@@ -570,7 +569,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// One statement, starting at its first token `at`.
+    /// One statement, starting at its first token `at` (its `override`, if any): its
+    /// position is where a table row made from it points.
     fn item(&mut self, at: &'a str) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let (i, is_override) = match keyword(at, "override") {
             Some(rest) => {
@@ -582,81 +582,22 @@ impl<'a> Builder<'a> {
             }
             None => (at, false),
         };
-        let (i, word) = match ident_raw(i) {
-            Ok((rest, w @ ("transition" | "stall" | "impossible"))) => (rest, w),
-            Ok((_, w @ ("machine" | "overlay" | "state_declaration" | "enumeration"))) if !is_override => {
-                return fail(
-                    i,
-                    format!(
-                        "'{w}' is out of place: sections must appear in order (header, state_declaration, enumeration, transitions)"
-                    ),
-                )
-            }
-            _ => {
-                let msg = if is_override {
-                    format!("expected 'transition', 'stall' or 'impossible' after 'override', found {}", found(i))
-                } else if self.overlay {
-                    format!("expected 'transition', 'stall', 'impossible', 'override' or end of file, found {}", found(i))
-                } else {
-                    format!("expected 'transition', 'stall', 'impossible' or end of file, found {}", found(i))
-                };
-                return fail(i, msg);
-            }
-        };
+        let (i, word) = self.statement_keyword(i, is_override)?;
         let (i, ()) = expect_char(i, '(', &format!("expected '(' after '{word}'"))?;
         let (i, states) = self.name_set(i, false)?;
         let (i, ()) = expect_char(i, ',', "expected ',' after states")?;
         let (i, events) = self.name_set(i, true)?;
-        let mut acts = Vec::new();
-        let mut names = Vec::new();
-        let (i, kind) = if word == "transition" {
-            let (_, sep) = tok(i)?;
-            let (i, next) = if let Some(r) = sep.strip_prefix(',') {
-                let (r, (nname, nat)) = expect_ident(r, "next state name")?;
-                let Some(&n) = self.state_index.get(nname) else {
-                    return fail(nat, format!("unknown next state '{nname}'"));
-                };
-                let (r, ()) = expect_char(r, ')', "expected ')' after next state")?;
-                (r, Some(n))
-            } else if let Some(r) = sep.strip_prefix(')') {
-                (r, None)
-            } else {
-                return fail(
-                    sep,
-                    format!("expected ',' or ')' after events, found {}", found(sep)),
-                );
-            };
-            let (mut i, ()) = expect_char(i, '{', "expected '{' to open transition actions")?;
-            loop {
-                let (_, aat) = tok(i)?;
-                if let Some(r) = aat.strip_prefix('}') {
-                    i = r;
-                    break;
-                }
-                let (r, (aname, nat)) = expect_ident(i, "action name or '}'")?;
-                let Some(&a) = self.actions.get(aname) else {
-                    return fail(nat, format!("unknown action '{aname}'"));
-                };
-                if acts.len() >= usize::from(u16::MAX) {
-                    return fail(nat, "too many actions in one transition (at most 65535)");
-                }
-                acts.push(a);
-                names.push(aname.to_string());
-                let (r, ()) = expect_char(r, ';', "expected ';' after transition actions")?;
-                i = r;
-            }
-            (i, Kind::Transition(next))
+        let (i, kind, acts, names) = if word == "transition" {
+            self.transition_tail(i)?
         } else {
             let (i, ()) = expect_char(i, ')', "expected ')' after events")?;
             let (i, ()) = expect_char(i, ';', &format!("expected ';' after {word}(...)"))?;
-            (
-                i,
-                if word == "stall" {
-                    Kind::Stall
-                } else {
-                    Kind::Impossible
-                },
-            )
+            let kind = if word == "stall" {
+                Kind::Stall
+            } else {
+                Kind::Impossible
+            };
+            (i, kind, Vec::new(), Vec::new())
         };
         let (line, col) = self.pos(at);
         let item = self.items.len();
@@ -675,6 +616,75 @@ impl<'a> Builder<'a> {
         Ok(i)
     }
 
+    /// The keyword that starts a statement: `transition`, `stall` or `impossible`.
+    fn statement_keyword(&self, i: &'a str, is_override: bool) -> PResult<'a, &'a str> {
+        match ident_raw(i) {
+            Ok((rest, w @ ("transition" | "stall" | "impossible"))) => Ok((rest, w)),
+            Ok((_, w @ ("machine" | "overlay" | "state_declaration" | "enumeration"))) if !is_override => {
+                fail(
+                    i,
+                    format!(
+                        "'{w}' is out of place: sections must appear in order (header, state_declaration, enumeration, transitions)"
+                    ),
+                )
+            }
+            _ => {
+                let msg = if is_override {
+                    format!("expected 'transition', 'stall' or 'impossible' after 'override', found {}", found(i))
+                } else if self.overlay {
+                    format!("expected 'transition', 'stall', 'impossible', 'override' or end of file, found {}", found(i))
+                } else {
+                    format!("expected 'transition', 'stall', 'impossible' or end of file, found {}", found(i))
+                };
+                fail(i, msg)
+            }
+        }
+    }
+
+    /// The rest of a transition after its events: `[',' NEXT] ')' '{' (ACTION ';')* '}'`.
+    #[allow(clippy::type_complexity)]
+    fn transition_tail(
+        &self,
+        i: &'a str,
+    ) -> Result<(&'a str, Kind, Vec<ActionId>, Vec<String>), nom::Err<PErr<'a>>> {
+        let (_, sep) = tok(i)?;
+        let (i, next) = if let Some(r) = sep.strip_prefix(',') {
+            let (r, (nname, nat)) = expect_ident(r, "next state name")?;
+            let Some(&n) = self.state_index.get(nname) else {
+                return fail(nat, format!("unknown next state '{nname}'"));
+            };
+            let (r, ()) = expect_char(r, ')', "expected ')' after next state")?;
+            (r, Some(n))
+        } else if let Some(r) = sep.strip_prefix(')') {
+            (r, None)
+        } else {
+            return fail(
+                sep,
+                format!("expected ',' or ')' after events, found {}", found(sep)),
+            );
+        };
+        let (mut i, ()) = expect_char(i, '{', "expected '{' to open transition actions")?;
+        let mut acts = Vec::new();
+        let mut names = Vec::new();
+        loop {
+            let (_, aat) = tok(i)?;
+            if let Some(r) = aat.strip_prefix('}') {
+                return Ok((r, Kind::Transition(next), acts, names));
+            }
+            let (r, (aname, nat)) = expect_ident(i, "action name or '}'")?;
+            let Some(&a) = self.actions.get(aname) else {
+                return fail(nat, format!("unknown action '{aname}'"));
+            };
+            if acts.len() >= usize::from(u16::MAX) {
+                return fail(nat, "too many actions in one transition (at most 65535)");
+            }
+            acts.push(a);
+            names.push(aname.to_string());
+            let (r, ()) = expect_char(r, ';', "expected ';' after transition actions")?;
+            i = r;
+        }
+    }
+
     fn define(
         &mut self,
         at: &'a str,
@@ -689,18 +699,8 @@ impl<'a> Builder<'a> {
             self.states[s as usize].name, self.events[e as usize].name
         );
         match self.cells.get(&(s, e)).copied() {
-            Some(old) if is_override && old.from_base => {
-                self.cells.insert(
-                    (s, e),
-                    CellDef {
-                        kind,
-                        item,
-                        from_base: false,
-                    },
-                );
-                Ok(())
-            }
-            Some(old) => {
+            // An override replaces a base cell; anything else defined already is a duplicate.
+            Some(old) if !(is_override && old.from_base) => {
                 let first = match self.items.get(old.item) {
                     Some(it) => self.where_(&it.file, it.line, it.col),
                     // Defined earlier by the statement being processed.
@@ -726,15 +726,13 @@ impl<'a> Builder<'a> {
                     self.name
                 ),
             )),
-            None => {
-                self.cells.insert(
-                    (s, e),
-                    CellDef {
-                        kind,
-                        item,
-                        from_base: false,
-                    },
-                );
+            _ => {
+                let def = CellDef {
+                    kind,
+                    item,
+                    from_base: false,
+                };
+                self.cells.insert((s, e), def);
                 Ok(())
             }
         }
@@ -807,80 +805,19 @@ impl<'a> Builder<'a> {
                 ),
             });
         }
-        let mut cells = Vec::with_capacity(ns * ne);
-        let mut counted: Vec<(StateId, EventId)> = Vec::new();
-        let mut transitions = Vec::with_capacity(self.cells.len());
-        let mut action_seq: Vec<ActionId> = Vec::new();
-        let mut item_first: Vec<Option<u16>> = vec![None; self.items.len()];
-        for s in 0..ns {
-            for e in 0..ne {
-                let Some(def) = self.cells.get(&(s as StateId, e as EventId)) else {
-                    let d = &self.states[s];
-                    return Err(ProtocolError {
-                        file: self.state_files[s].clone(),
-                        line: d.line,
-                        col: d.col,
-                        msg: format!(
-                            "incomplete table: ({}, {}) is neither defined nor declared stall/impossible",
-                            d.name, self.events[e].name
-                        ),
-                    });
+        let mut table = Compiled {
+            cells: Vec::with_capacity(ns * ne),
+            counted: Vec::new(),
+            transitions: Vec::with_capacity(self.cells.len()),
+            action_seq: Vec::new(),
+            item_first: vec![None; self.items.len()],
+        };
+        for s in 0..ns as StateId {
+            for e in 0..ne as EventId {
+                let Some(def) = self.cells.get(&(s, e)) else {
+                    return Err(self.incomplete(s, e));
                 };
-                let item = &self.items[def.item];
-                let at_item = |msg: &str| ProtocolError {
-                    file: item.file.clone(),
-                    line: item.line,
-                    col: item.col,
-                    msg: msg.into(),
-                };
-                let cell = match def.kind {
-                    Kind::Transition(next) => {
-                        let first = match item_first[def.item] {
-                            Some(f) => f,
-                            None => {
-                                let Ok(f) = u16::try_from(action_seq.len()) else {
-                                    return Err(at_item(
-                                        "too many actions in the machine (the transitions' action lists hold at most 65,535 in all)",
-                                    ));
-                                };
-                                action_seq.extend_from_slice(&item.acts);
-                                item_first[def.item] = Some(f);
-                                f
-                            }
-                        };
-                        let Ok(n_actions) = u8::try_from(item.acts.len()) else {
-                            return Err(at_item(
-                                "too many actions in one transition (at most 255)",
-                            ));
-                        };
-                        let Ok(counter) = u16::try_from(counted.len()) else {
-                            return Err(at_item("too many transition cells in the machine"));
-                        };
-                        counted.push((s as StateId, e as EventId));
-                        Cell::Transition {
-                            next: next.unwrap_or(s as StateId),
-                            first_action: first,
-                            n_actions,
-                            counter,
-                        }
-                    }
-                    Kind::Stall => Cell::Stall,
-                    Kind::Impossible => Cell::Impossible,
-                };
-                cells.push(cell);
-                transitions.push(TransitionInfo {
-                    state: s as StateId,
-                    event: e as EventId,
-                    cell,
-                    action_names: if matches!(cell, Cell::Transition { .. }) {
-                        item.names.clone()
-                    } else {
-                        Vec::new()
-                    },
-                    file: item.file.clone(),
-                    line: item.line,
-                    col: item.col,
-                });
+                table.push(s, e, def, &self.items[def.item])?;
             }
         }
         Ok(Machine {
@@ -895,11 +832,113 @@ impl<'a> Builder<'a> {
             states_pos: self.states_pos,
             events_pos: self.events_pos,
             n_events: ne,
-            cells,
-            action_seq,
-            counted,
-            transitions,
+            cells: table.cells,
+            action_seq: table.action_seq,
+            counted: table.counted,
+            transitions: table.transitions,
             overlays: self.overlays,
+        })
+    }
+
+    /// The error for a cell nobody defined, at the declaration of its state.
+    fn incomplete(&self, s: StateId, e: EventId) -> ProtocolError {
+        let d = &self.states[s as usize];
+        ProtocolError {
+            file: self.state_files[s as usize].clone(),
+            line: d.line,
+            col: d.col,
+            msg: format!(
+                "incomplete table: ({}, {}) is neither defined nor declared stall/impossible",
+                d.name, self.events[e as usize].name
+            ),
+        }
+    }
+}
+
+/// The dense table [`Builder::finish`] compiles, cell by cell in `(state, event)` order.
+struct Compiled {
+    cells: Vec<Cell>,
+    counted: Vec<(StateId, EventId)>,
+    transitions: Vec<TransitionInfo>,
+    action_seq: Vec<ActionId>,
+    /// Where each statement's action list starts in `action_seq`, once copied there: the
+    /// cells of one statement share it.
+    item_first: Vec<Option<u16>>,
+}
+
+impl Compiled {
+    /// Compiles the cell `(s, e)`, defined by `def` from the statement `item`, and keeps
+    /// the statement's position with it.
+    fn push(
+        &mut self,
+        s: StateId,
+        e: EventId,
+        def: &CellDef,
+        item: &Item,
+    ) -> Result<(), ProtocolError> {
+        let cell = match def.kind {
+            Kind::Transition(next) => self.transition(s, e, next, def.item, item)?,
+            Kind::Stall => Cell::Stall,
+            Kind::Impossible => Cell::Impossible,
+        };
+        self.cells.push(cell);
+        self.transitions.push(TransitionInfo {
+            state: s,
+            event: e,
+            cell,
+            action_names: if matches!(cell, Cell::Transition { .. }) {
+                item.names.clone()
+            } else {
+                Vec::new()
+            },
+            file: item.file.clone(),
+            line: item.line,
+            col: item.col,
+        });
+        Ok(())
+    }
+
+    /// A transition cell: its actions (shared with the other cells of its statement) and
+    /// its transition counter.
+    fn transition(
+        &mut self,
+        s: StateId,
+        e: EventId,
+        next: Option<StateId>,
+        k: usize,
+        item: &Item,
+    ) -> Result<Cell, ProtocolError> {
+        let at_item = |msg: &str| ProtocolError {
+            file: item.file.clone(),
+            line: item.line,
+            col: item.col,
+            msg: msg.into(),
+        };
+        let first = match self.item_first[k] {
+            Some(f) => f,
+            None => {
+                let Ok(f) = u16::try_from(self.action_seq.len()) else {
+                    return Err(at_item(
+                        "too many actions in the machine (the transitions' action lists hold at most 65,535 in all)",
+                    ));
+                };
+                self.action_seq.extend_from_slice(&item.acts);
+                self.item_first[k] = Some(f);
+                f
+            }
+        };
+        let Ok(n_actions) = u8::try_from(item.acts.len()) else {
+            return Err(at_item("too many actions in one transition (at most 255)"));
+        };
+        let Ok(counter) = u16::try_from(self.counted.len()) else {
+            return Err(at_item("too many transition cells in the machine"));
+        };
+        self.counted.push((s, e));
+        Ok(Cell::Transition {
+            next: next.unwrap_or(s),
+            first_action: first,
+            n_actions,
+            counter,
         })
     }
 }

@@ -122,8 +122,10 @@ fn markdown_tables() {
     assert!(md.contains("| State | Kind | Permission | Description |"));
     assert!(md.contains("| S | stable | Read_Only | shared \\| pipe |"));
     assert!(md.contains("| Event | Description |"));
-    assert!(md.contains("| I | Load | IS | a_one, b_two |"));
-    assert!(md.contains("| IS | Load | stall |  |"));
+    assert!(md.contains("| State | Event | Next | Actions | Source |"));
+    assert!(md.contains("| I | Load | IS | a_one, b_two | t.sm:11 |"));
+    assert!(md.contains("| S | Load | S | a_one | t.sm:13 |"));
+    assert!(md.contains("| IS | Load | stall |  | t.sm:14 |"));
     assert!(md.contains("2 cells impossible"));
     assert!(md.contains("| State | Load | Data |"));
     assert!(md.contains("| I | IS |  |"));

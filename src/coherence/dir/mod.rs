@@ -1,5 +1,8 @@
 //! The directory at memory, one controller per address bank. It executes the `Directory`
-//! table and owns its bank's memory, so memory reads and writes carry real bytes.
+//! table and owns its bank's memory, so memory reads and writes carry real bytes. The
+//! actions `protocols/*/Directory.sm` name are in `actions`, one file per protocol layer.
+
+mod actions;
 
 use std::sync::Arc;
 
@@ -8,6 +11,9 @@ use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId, Transition
 
 use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{Delivery, Violation};
+
+pub use actions::action_names;
+use actions::ACTIONS;
 
 /// No core.
 pub const NOBODY: NodeId = NodeId::MAX;
@@ -114,41 +120,6 @@ struct Ctx<'a> {
     out: &'a mut dyn Outbox,
 }
 
-type Action = fn(&mut DirCtrl, &mut Ctx);
-
-/// The action registry: names used in `protocols/*/Directory.sm`.
-const ACTIONS: &[(&str, Action)] = &[
-    ("v_allocateTBE", DirCtrl::v_allocate_tbe),
-    ("w_deallocateTBE", DirCtrl::w_deallocate_tbe),
-    ("d_sendDataFromMemory", DirCtrl::d_send_data_from_memory),
-    (
-        "dd_sendExclusiveDataFromMemory",
-        DirCtrl::dd_send_exclusive_data_from_memory,
-    ),
-    ("f_forwardToOwner", DirCtrl::f_forward_to_owner),
-    ("i_sendInvToSharers", DirCtrl::i_send_inv_to_sharers),
-    ("a_sendWritebackAck", DirCtrl::a_send_writeback_ack),
-    ("b_sendWritebackNack", DirCtrl::b_send_writeback_nack),
-    ("m_writeDataToMemory", DirCtrl::m_write_data_to_memory),
-    ("c_clearOwner", DirCtrl::c_clear_owner),
-    (
-        "s_addRequestorToSharers",
-        DirCtrl::s_add_requestor_to_sharers,
-    ),
-    ("ss_setOwnerToRequestor", DirCtrl::ss_set_owner_to_requestor),
-    ("fc_forwardCopyToOwner", DirCtrl::fc_forward_copy_to_owner),
-    ("gf_sendFillGrant", DirCtrl::gf_send_fill_grant),
-    (
-        "io_sendInvToSharersAndOwner",
-        DirCtrl::io_send_inv_to_sharers_and_owner,
-    ),
-];
-
-/// Names of the directory's actions, in registry order.
-pub fn action_names() -> Vec<&'static str> {
-    ACTIONS.iter().map(|(n, _)| *n).collect()
-}
-
 /// One directory bank with its memory.
 #[derive(Clone, Debug)]
 pub struct DirCtrl {
@@ -160,11 +131,6 @@ pub struct DirCtrl {
     pub stats: DirStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
     pub transitions: TransitionCounts,
-}
-
-#[inline]
-fn bit(n: NodeId) -> u64 {
-    1u64 << n
 }
 
 impl DirCtrl {
@@ -283,6 +249,17 @@ impl DirCtrl {
         })
     }
 
+    fn violation(&self, addr: LineAddr, state: StateId, event: &str, detail: String) -> Violation {
+        Violation {
+            controller: self.name(),
+            cycle: 0,
+            addr,
+            state: self.table.state_name(state).to_string(),
+            event: event.to_string(),
+            detail,
+        }
+    }
+
     /// Delivers a network message. A stalled message is left to the caller to retry.
     pub fn deliver(&mut self, msg: &Msg, out: &mut dyn Outbox) -> Result<Delivery, Violation> {
         // One lookup for the read and the write-back of the entry.
@@ -294,35 +271,10 @@ impl DirCtrl {
             .unwrap_or(DirEntry::untracked(self.ids.i));
         let state = entry.state;
         let Some(event) = self.event_for(msg, entry.owner) else {
-            return Err(Violation {
-                controller: self.name(),
-                cycle: 0,
-                addr: msg.addr,
-                state: self.table.state_name(state).to_string(),
-                event: msg.ty.name().to_string(),
-                detail: "message type not handled by a directory".into(),
-            });
+            let detail = "message type not handled by a directory".into();
+            return Err(self.violation(msg.addr, state, msg.ty.name(), detail));
         };
-        let is_response = matches!(
-            msg.ty,
-            MsgType::Unblock
-                | MsgType::ExclusiveUnblock
-                | MsgType::WbDirtyData
-                | MsgType::WbCleanData
-        );
-        if is_response && !self.table.is_stable(state) && entry.requestor != msg.src {
-            return Err(Violation {
-                controller: self.name(),
-                cycle: 0,
-                addr: msg.addr,
-                state: self.table.state_name(state).to_string(),
-                event: self.table.event_name(event).to_string(),
-                detail: format!(
-                    "response from core {} while serving core {}",
-                    msg.src, entry.requestor
-                ),
-            });
-        }
+        self.check_responder(msg, &entry, event)?;
         match self.table.cell(state, event) {
             Cell::Transition {
                 next,
@@ -356,150 +308,40 @@ impl DirCtrl {
                 self.stats.stalls += 1;
                 Ok(Delivery::Stalled)
             }
-            Cell::Impossible => Err(Violation {
-                controller: self.name(),
-                cycle: 0,
-                addr: msg.addr,
-                state: self.table.state_name(state).to_string(),
-                event: self.table.event_name(event).to_string(),
-                detail: "impossible cell reached".into(),
-            }),
+            Cell::Impossible => {
+                let detail = "impossible cell reached".into();
+                Err(self.violation(msg.addr, state, self.table.event_name(event), detail))
+            }
         }
     }
 
-    /// A control message about the message's line, from this directory.
-    fn message(&self, ctx: &Ctx, ty: MsgType, dst: NodeId, requestor: NodeId) -> Msg {
-        Msg::control(ty, ctx.msg.addr, self.params.node, dst, requestor)
-    }
-
-    fn send(&self, ctx: &mut Ctx, ty: MsgType, dst: NodeId, requestor: NodeId, delay: u32) {
-        let m = self.message(ctx, ty, dst, requestor);
-        ctx.out.send(m, delay);
-    }
-
-    // ---- Actions (names as in the protocol file) ----
-
-    fn v_allocate_tbe(&mut self, ctx: &mut Ctx) {
-        ctx.e.requestor = ctx.msg.src;
-    }
-
-    fn w_deallocate_tbe(&mut self, ctx: &mut Ctx) {
-        ctx.e.requestor = NOBODY;
-    }
-
-    fn d_send_data_from_memory(&mut self, ctx: &mut Ctx) {
-        self.stats.memory_reads += 1;
-        let data = self.mem.read(ctx.msg.addr);
-        let delay = self.params.latency + self.params.mem_latency;
-        let r = ctx.msg.src;
-        let mut m = self.message(ctx, MsgType::Data, r, r);
-        m.data = data;
-        ctx.out.send(m, delay);
-    }
-
-    fn dd_send_exclusive_data_from_memory(&mut self, ctx: &mut Ctx) {
-        self.stats.memory_reads += 1;
-        let data = self.mem.read(ctx.msg.addr);
-        let r = ctx.msg.src;
-        let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
-        let delay = self.params.latency + self.params.mem_latency;
-        let mut m = self.message(ctx, MsgType::DataExclusive, r, r);
-        m.data = data;
-        m.acks = acks;
-        ctx.out.send(m, delay);
-    }
-
-    fn f_forward_to_owner(&mut self, ctx: &mut Ctx) {
-        self.stats.forwards += 1;
-        let e = ctx.e;
-        let r = ctx.msg.src;
-        let (ty, acks) = match ctx.msg.ty {
-            MsgType::Gets => (MsgType::FwdGets, 0),
-            _ => (
-                MsgType::FwdGetx,
-                (e.sharers & !bit(r) & !bit(e.owner)).count_ones() as i16,
-            ),
-        };
-        let mut m = self.message(ctx, ty, e.owner, r);
-        m.acks = acks;
-        ctx.out.send(m, self.params.latency);
-    }
-
-    fn i_send_inv_to_sharers(&mut self, ctx: &mut Ctx) {
-        let e = ctx.e;
-        let r = ctx.msg.src;
-        let mut targets = e.sharers & !bit(r);
-        if e.owner != NOBODY {
-            targets &= !bit(e.owner);
+    /// A response (UNBLOCK or writeback data) to a line in a transient state must come from
+    /// the core whose request the directory is serving.
+    fn check_responder(
+        &self,
+        msg: &Msg,
+        entry: &DirEntry,
+        event: EventId,
+    ) -> Result<(), Violation> {
+        let is_response = matches!(
+            msg.ty,
+            MsgType::Unblock
+                | MsgType::ExclusiveUnblock
+                | MsgType::WbDirtyData
+                | MsgType::WbCleanData
+        );
+        if is_response && !self.table.is_stable(entry.state) && entry.requestor != msg.src {
+            let detail = format!(
+                "response from core {} while serving core {}",
+                msg.src, entry.requestor
+            );
+            return Err(self.violation(
+                msg.addr,
+                entry.state,
+                self.table.event_name(event),
+                detail,
+            ));
         }
-        while targets != 0 {
-            let core = targets.trailing_zeros() as NodeId;
-            targets &= targets - 1;
-            self.stats.invalidations_sent += 1;
-            self.send(ctx, MsgType::Inv, core, r, self.params.latency);
-        }
-    }
-
-    fn a_send_writeback_ack(&mut self, ctx: &mut Ctx) {
-        let s = ctx.msg.src;
-        self.send(ctx, MsgType::WbAck, s, s, self.params.latency);
-    }
-
-    fn b_send_writeback_nack(&mut self, ctx: &mut Ctx) {
-        let s = ctx.msg.src;
-        self.send(ctx, MsgType::WbNack, s, s, self.params.latency);
-    }
-
-    fn m_write_data_to_memory(&mut self, ctx: &mut Ctx) {
-        self.stats.memory_writes += 1;
-        self.mem.write(ctx.msg.addr, &ctx.msg.data);
-    }
-
-    fn c_clear_owner(&mut self, ctx: &mut Ctx) {
-        ctx.e.owner = NOBODY;
-    }
-
-    fn s_add_requestor_to_sharers(&mut self, ctx: &mut Ctx) {
-        let e = &mut ctx.e;
-        e.sharers |= bit(e.requestor);
-    }
-
-    fn ss_set_owner_to_requestor(&mut self, ctx: &mut Ctx) {
-        let e = &mut ctx.e;
-        e.owner = e.requestor;
-        e.sharers = 0;
-    }
-
-    // ---- MOPED actions (overlays in protocols/optcopy, optcache) ----
-
-    fn fc_forward_copy_to_owner(&mut self, ctx: &mut Ctx) {
-        self.stats.forwards += 1;
-        let (owner, r) = (ctx.e.owner, ctx.msg.src);
-        self.send(ctx, MsgType::FwdGetCopy, owner, r, self.params.latency);
-    }
-
-    /// Every valid copy but the requestor's: the sharers and the owner.
-    fn others(e: &DirEntry, r: NodeId) -> u64 {
-        let owner = if e.owner == NOBODY { 0 } else { bit(e.owner) };
-        (e.sharers | owner) & !bit(r)
-    }
-
-    fn gf_send_fill_grant(&mut self, ctx: &mut Ctx) {
-        let r = ctx.msg.src;
-        let acks = Self::others(&ctx.e, r).count_ones() as i16;
-        let mut m = self.message(ctx, MsgType::FillGrant, r, r);
-        m.acks = acks;
-        ctx.out.send(m, self.params.latency);
-    }
-
-    fn io_send_inv_to_sharers_and_owner(&mut self, ctx: &mut Ctx) {
-        let r = ctx.msg.src;
-        let mut targets = Self::others(&ctx.e, r);
-        while targets != 0 {
-            let core = targets.trailing_zeros() as NodeId;
-            targets &= targets - 1;
-            self.stats.invalidations_sent += 1;
-            self.send(ctx, MsgType::Inv, core, r, self.params.latency);
-        }
+        Ok(())
     }
 }

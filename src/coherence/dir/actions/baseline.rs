@@ -1,0 +1,122 @@
+//! Actions of `protocols/baseline/Directory.sm`, the blocking MOESI directory: the TBE (the
+//! requestor being served), memory reads and writes, forwards to the owner, invalidations,
+//! writeback acks, and the owner and sharer bookkeeping.
+//!
+//! `protocols/optcopy/Directory.sm` calls `v_allocateTBE`, `w_deallocateTBE` and
+//! `d_sendDataFromMemory` again for its GET_COPY rows; `protocols/optcache/Directory.sm`
+//! calls `v_allocateTBE`, `w_deallocateTBE` and `ss_setOwnerToRequestor` for its GET_FILL
+//! rows.
+
+use crate::coherence::dir::{Ctx, DirCtrl, NOBODY};
+use crate::coherence::msg::MsgType;
+
+use super::{bit, Action};
+
+pub(super) const ACTIONS: &[(&str, Action)] = &[
+    ("v_allocateTBE", DirCtrl::v_allocate_tbe),
+    ("w_deallocateTBE", DirCtrl::w_deallocate_tbe),
+    ("d_sendDataFromMemory", DirCtrl::d_send_data_from_memory),
+    (
+        "dd_sendExclusiveDataFromMemory",
+        DirCtrl::dd_send_exclusive_data_from_memory,
+    ),
+    ("f_forwardToOwner", DirCtrl::f_forward_to_owner),
+    ("i_sendInvToSharers", DirCtrl::i_send_inv_to_sharers),
+    ("a_sendWritebackAck", DirCtrl::a_send_writeback_ack),
+    ("b_sendWritebackNack", DirCtrl::b_send_writeback_nack),
+    ("m_writeDataToMemory", DirCtrl::m_write_data_to_memory),
+    ("c_clearOwner", DirCtrl::c_clear_owner),
+    (
+        "s_addRequestorToSharers",
+        DirCtrl::s_add_requestor_to_sharers,
+    ),
+    ("ss_setOwnerToRequestor", DirCtrl::ss_set_owner_to_requestor),
+];
+
+impl DirCtrl {
+    fn v_allocate_tbe(&mut self, ctx: &mut Ctx) {
+        ctx.e.requestor = ctx.msg.src;
+    }
+
+    fn w_deallocate_tbe(&mut self, ctx: &mut Ctx) {
+        ctx.e.requestor = NOBODY;
+    }
+
+    fn d_send_data_from_memory(&mut self, ctx: &mut Ctx) {
+        self.stats.memory_reads += 1;
+        let data = self.mem.read(ctx.msg.addr);
+        let delay = self.params.latency + self.params.mem_latency;
+        let r = ctx.msg.src;
+        let mut m = self.message(ctx, MsgType::Data, r, r);
+        m.data = data;
+        ctx.out.send(m, delay);
+    }
+
+    fn dd_send_exclusive_data_from_memory(&mut self, ctx: &mut Ctx) {
+        self.stats.memory_reads += 1;
+        let data = self.mem.read(ctx.msg.addr);
+        let r = ctx.msg.src;
+        let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
+        let delay = self.params.latency + self.params.mem_latency;
+        let mut m = self.message(ctx, MsgType::DataExclusive, r, r);
+        m.data = data;
+        m.acks = acks;
+        ctx.out.send(m, delay);
+    }
+
+    fn f_forward_to_owner(&mut self, ctx: &mut Ctx) {
+        self.stats.forwards += 1;
+        let e = ctx.e;
+        let r = ctx.msg.src;
+        let (ty, acks) = match ctx.msg.ty {
+            MsgType::Gets => (MsgType::FwdGets, 0),
+            _ => (
+                MsgType::FwdGetx,
+                (e.sharers & !bit(r) & !bit(e.owner)).count_ones() as i16,
+            ),
+        };
+        let mut m = self.message(ctx, ty, e.owner, r);
+        m.acks = acks;
+        ctx.out.send(m, self.params.latency);
+    }
+
+    fn i_send_inv_to_sharers(&mut self, ctx: &mut Ctx) {
+        let e = ctx.e;
+        let r = ctx.msg.src;
+        let mut targets = e.sharers & !bit(r);
+        if e.owner != NOBODY {
+            targets &= !bit(e.owner);
+        }
+        self.send_invs(ctx, targets, r);
+    }
+
+    fn a_send_writeback_ack(&mut self, ctx: &mut Ctx) {
+        let s = ctx.msg.src;
+        self.send(ctx, MsgType::WbAck, s, s, self.params.latency);
+    }
+
+    fn b_send_writeback_nack(&mut self, ctx: &mut Ctx) {
+        let s = ctx.msg.src;
+        self.send(ctx, MsgType::WbNack, s, s, self.params.latency);
+    }
+
+    fn m_write_data_to_memory(&mut self, ctx: &mut Ctx) {
+        self.stats.memory_writes += 1;
+        self.mem.write(ctx.msg.addr, &ctx.msg.data);
+    }
+
+    fn c_clear_owner(&mut self, ctx: &mut Ctx) {
+        ctx.e.owner = NOBODY;
+    }
+
+    fn s_add_requestor_to_sharers(&mut self, ctx: &mut Ctx) {
+        let e = &mut ctx.e;
+        e.sharers |= bit(e.requestor);
+    }
+
+    fn ss_set_owner_to_requestor(&mut self, ctx: &mut Ctx) {
+        let e = &mut ctx.e;
+        e.owner = e.requestor;
+        e.sharers = 0;
+    }
+}
