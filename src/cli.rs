@@ -507,8 +507,7 @@ fn cmd_figure10(a: Figure10Args) -> CmdResult {
         config: api::config::config_with(a.config.as_deref(), &a.set)?,
         jobs: a
             .jobs
-            .map(|j| j as usize)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            .map_or_else(api::figure10::default_jobs, |j| j as usize),
     };
     let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?.len();
     eprintln!(
@@ -857,23 +856,14 @@ mod tests {
 
     #[test]
     fn lint_failures_exit_1() {
+        // The messages are api::protocols' tests; here, the exit status.
         let dir = std::env::temp_dir().join(format!("moped-cli-lint-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bad = dir.join("Bad.sm");
-        std::fs::write(
-            &bad,
-            "machine(L2Cache, desc=\"x\");\ntransition(Q, Load) { nope; }\n",
-        )
-        .unwrap();
-        assert_eq!(
-            run(&["moped", "protocol", "lint", bad.to_str().unwrap()]),
-            1
-        );
-        let missing = dir.join("missing.sm");
-        assert_eq!(
-            run(&["moped", "protocol", "lint", missing.to_str().unwrap()]),
-            1
-        );
+        std::fs::write(&bad, "not a machine").unwrap();
+        for f in [bad, dir.join("missing.sm")] {
+            assert_eq!(run(&["moped", "protocol", "lint", f.to_str().unwrap()]), 1);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

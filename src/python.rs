@@ -329,7 +329,7 @@ fn figure10_options(
         seeds,
         iterations: iteration_scale,
         config: parse_config(config_toml, "<config>")?,
-        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
     })
 }
 

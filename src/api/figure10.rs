@@ -64,6 +64,11 @@ pub struct Figure10 {
     pub throughput: Option<Throughput>,
 }
 
+/// Host threads for the run pool when the caller names none: every host core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// A spec in `folder` named `name`, matched exactly or, failing that, ignoring case.
 fn find_spec(workloads: &Path, rel: &str) -> Option<PathBuf> {
     let exact = workloads.join(rel);
