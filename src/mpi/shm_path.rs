@@ -56,7 +56,7 @@ impl Rank {
                     self.push_search(true, key);
                     return Ok(Step::Again);
                 }
-                self.send_packet(req, dst, tag, q.ctx, q.va, q.bytes);
+                self.send_packet(req, dst, tag_value(q.tag), q.ctx, q.va, q.bytes);
                 Ok(Step::Again)
             }
             (Kind::Recv, src, tag) => {
@@ -357,7 +357,7 @@ impl Rank {
                 self.stack.push(Task::Incoming { src, head, nb, hdr });
                 self.push_search(
                     true,
-                    entry_word(Peer::Rank(src), Tag::Tag(hdr.tag), hdr.ctx),
+                    entry_word(Peer::Rank(src), Tag::Tag(hdr.tag.into()), hdr.ctx),
                 );
             }
             PktType::Cts => self.on_cts(layout, src, head, hdr)?,
@@ -544,7 +544,7 @@ impl Rank {
             _ => unreachable!("only eager and rendezvous requests are matched"),
         };
         self.release(layout, src, head);
-        let envelope = (Peer::Rank(src), Tag::Tag(hdr.tag), hdr.ctx);
+        let envelope = (Peer::Rank(src), Tag::Tag(hdr.tag.into()), hdr.ctx);
         self.queues
             .link(layout, me, false, envelope, what, &mut self.ops)
     }
