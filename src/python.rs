@@ -183,6 +183,18 @@ fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(config_err)
 }
 
+/// Claims the result folder `dir` of the call `name(args)` (see `api::output`): Python
+/// has no `force`, so a folder holding results is refused.
+fn claim(dir: &str, name: &str, args: &[(&str, String)]) -> PyResult<api::output::OutDir> {
+    let mut command = vec![format!("moped.{name}")];
+    command.extend(args.iter().map(|(k, v)| format!("{k}={v}")));
+    let invocation = api::output::Invocation {
+        command,
+        ..Default::default()
+    };
+    api::output::OutDir::claim(Path::new(dir), false, invocation).map_err(to_py)
+}
+
 /// Simulates the program file at `program_path`; with `out`, also writes the result files.
 /// Returns {"stats": [[name, value, unit, description], ...], "cycles", "config_toml",
 /// "protocol", "host_seconds"}.
@@ -199,7 +211,12 @@ fn run<'py>(
     let cfg = parse_config(config_toml, "<config>")?;
     let design = design(protocol)?;
     let program = Path::new(program_path);
-    let out = out.as_deref().map(Path::new);
+    let call = [
+        ("program", program_path.to_string()),
+        ("protocol", protocol.to_string()),
+        ("seed", seed.to_string()),
+    ];
+    let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
     let result = py
         .allow_threads(|| api::run::run_file(&cfg, program, design, seed, out))
         .map_err(to_py)?;
@@ -304,10 +321,14 @@ fn run_workload(
         design: self::design(design)?,
         seed,
     };
+    let call = [
+        ("spec", spec_path.to_string()),
+        ("design", design.to_string()),
+        ("seed", seed.to_string()),
+    ];
+    let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
     let outcome = py
-        .allow_threads(|| {
-            api::experiments::run_task(&cfg, &task, iteration_scale, out.map(std::path::Path::new))
-        })
+        .allow_threads(|| api::experiments::run_task(&cfg, &task, iteration_scale, out))
         .map_err(to_py)?;
     serde_json::to_string(&outcome).map_err(json_err)
 }
@@ -389,8 +410,13 @@ fn figure10(
             eprintln!("{}", api::figure10::progress_line(done, n, r));
         }
     };
+    let call = [
+        ("workloads", workloads_dir.to_string()),
+        ("seeds", format!("{:?}", opts.seeds)),
+    ];
+    let dir = claim(out, "figure10", &call)?;
     let f = py
-        .allow_threads(|| api::figure10::figure10(&opts, &report))
+        .allow_threads(|| api::figure10::figure10(&opts, dir, &report))
         .map_err(to_py)?;
     serde_json::to_string(&f.outcomes).map_err(json_err)
 }
