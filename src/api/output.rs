@@ -4,8 +4,8 @@
 //! - A command claims its folder before it runs ([`OutDir::claim`]). A folder that holds
 //!   anything but a lone `FAILED` marker is refused unless the caller forces it, so an
 //!   earlier run's results are never merged with a new run's.
-//! - The results go into a temporary sibling folder (`.NAME.partial-PID`), which replaces
-//!   the folder only once every file is written ([`OutDir::finish`]).
+//! - The results go into a temporary sibling folder (`.NAME.partial-PID-N`), which
+//!   replaces the folder only once every file is written ([`OutDir::finish`]).
 //! - A failure, of the run or of the writing, leaves the folder holding only `FAILED`,
 //!   with the error: never an earlier run's complete-looking results. With force, that
 //!   means the old contents are gone after a failure too: they were to be replaced.
@@ -14,6 +14,7 @@
 //!   `--set` overrides.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -97,7 +98,10 @@ impl OutDir {
                 }
             }
         }
-        let tmp = dest.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        // Unique per claim, so two claims of one process never share a temporary folder.
+        static CLAIMS: AtomicU64 = AtomicU64::new(0);
+        let n = CLAIMS.fetch_add(1, Ordering::Relaxed);
+        let tmp = dest.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
         }
