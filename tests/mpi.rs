@@ -246,6 +246,26 @@ fn tags_up_to_mpi_tag_ub_and_any_tag_deliver_every_message_in_every_design() {
 }
 
 #[test]
+fn a_truncated_message_names_the_programs_own_wide_tag() {
+    let text = "num_ranks 2\nrank 0 {\nsend 64b to 1 tag 2147483647\nsend 8b to 1 tag 5\n}\n\
+                rank 1 {\nrecv 8b from 0 tag 5\nrecv 32b from 0 tag 2147483647\n}\n";
+    let w = moped::workload::goal::parse_goal(text, "t.goal").unwrap();
+    let e = run_workload(
+        &cfg(2),
+        &w,
+        "baseline".parse().unwrap(),
+        1,
+        MpiParams::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("message from rank 0 (tag 2147483647) has 64 bytes but the receive holds 32"),
+        "{e}"
+    );
+}
+
+#[test]
 fn kept_page_table_lines_spare_walks_of_reused_buffers() {
     let w = pingpong(16_384, 4);
     let walks = |lines: usize| {

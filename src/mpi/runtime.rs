@@ -8,6 +8,8 @@
 //! chooses a request's path when it is posted, and does what involves the whole run:
 //! the processes, the MOPED ports and the message checks.
 
+use std::sync::Arc;
+
 use crate::coherence::{AccessKind, Completed};
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
@@ -55,7 +57,7 @@ pub struct MpiDriver {
     cpi: f64,
     pub verifier: Verifier,
     /// The numbers the program's tags travel as; the verifier sees the program's own.
-    tags: TagMap,
+    tags: Arc<TagMap>,
     /// A rank's error, reported at the next chance the simulator gives.
     failure: Option<String>,
 }
@@ -75,15 +77,17 @@ impl MpiDriver {
         cpi: f64,
     ) -> Result<MpiDriver, String> {
         let p = w.ranks.len();
+        let tags = Arc::new(tags);
         let ranks = w
             .ranks
             .iter()
             .enumerate()
             .map(|(r, prog)| {
+                let calls = tags.apply(&prog.calls)?;
                 Ok(Rank::new(
                     r as u16,
                     p,
-                    tags.apply(&prog.calls)?,
+                    (calls, Arc::clone(&tags)),
                     &layout,
                     moped,
                 ))

@@ -12,7 +12,7 @@ use crate::workload::ReqId;
 use super::layout::Layout;
 use super::ops::{load, Mark, Micro};
 use super::queues::{entry_word, tag_value, Probe, Search, Unexp};
-use super::rank::{truncated, OutPkt, Path, Rank, Step, Stream, Task};
+use super::rank::{OutPkt, Path, Rank, Step, Stream, Task};
 use super::shm::{self, PktHeader, PktType};
 
 /// Where a look at the queue from `src` stands: its head slot, the slot's byte count and
@@ -483,7 +483,7 @@ impl Rank {
             .get(&r)
             .ok_or("a posted receive without request")?;
         if hdr.bytes > rq.bytes {
-            return Err(truncated(me, src, hdr.tag, hdr.bytes, rq.bytes));
+            return Err(self.truncated(src, hdr.tag, hdr.bytes, rq.bytes));
         }
         match hdr.ty {
             PktType::Eager => {
@@ -595,7 +595,7 @@ impl Rank {
         match e.what {
             Unexp::Eager { tmp, bytes } => {
                 if bytes > q.bytes {
-                    return Err(truncated(me, src, tag, bytes, q.bytes));
+                    return Err(self.truncated(src, tag, bytes, q.bytes));
                 }
                 self.ops.push_back(Micro::Copy {
                     src: tmp,
@@ -607,7 +607,7 @@ impl Rank {
             }
             Unexp::Rts { sreq, bytes } => {
                 if bytes > q.bytes {
-                    return Err(truncated(me, src, tag, bytes, q.bytes));
+                    return Err(self.truncated(src, tag, bytes, q.bytes));
                 }
                 self.send_cts(src, sreq, req);
             }
@@ -643,7 +643,7 @@ impl Rank {
             return Err(format!("rank {me}: a send to itself without its requests"));
         };
         if s.bytes > r.bytes {
-            return Err(truncated(me, me, tag_value(s.tag), s.bytes, r.bytes));
+            return Err(self.truncated(me, tag_value(s.tag), s.bytes, r.bytes));
         }
         let copy = Micro::Copy {
             src: s.va,
