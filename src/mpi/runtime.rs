@@ -296,7 +296,7 @@ impl MpiDriver {
                 self.verifier.recv_completed(
                     me,
                     r.peer,
-                    program_tag(&self.tags, r.tag),
+                    self.tags.program(r.tag),
                     r.ctx,
                     claim,
                     (proc, r.va),
@@ -423,18 +423,10 @@ impl MpiDriver {
             }
             (Kind::Send, ..) => return Err(format!("rank {me}: a send needs a rank and a tag")),
             (Kind::Recv, src, tag) => {
-                let tag = program_tag(&self.tags, tag);
+                let tag = self.tags.program(tag);
                 q.claim = Some(self.verifier.recv_posted(me, src, tag, q.ctx))
             }
         }
         Ok(())
-    }
-}
-
-/// The program's own tag of a request's (ANY_TAG stays ANY_TAG).
-fn program_tag(tags: &TagMap, tag: Tag) -> Tag {
-    match tag {
-        Tag::Tag(t) => Tag::Tag(tags.program_tag(t)),
-        Tag::Any => Tag::Any,
     }
 }

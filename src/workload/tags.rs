@@ -101,6 +101,14 @@ impl TagMap {
         }
     }
 
+    /// The program's own form of a tag as it travels (ANY_TAG stays ANY_TAG).
+    pub fn program(&self, tag: Tag) -> Tag {
+        match tag {
+            Tag::Tag(t) => Tag::Tag(self.program_tag(t)),
+            Tag::Any => Tag::Any,
+        }
+    }
+
     /// `calls` with their tags as they travel; an error names a tag the map lacks.
     pub fn apply(&self, calls: &[Call]) -> Result<Vec<Call>, String> {
         let wire = |t: u32| {
