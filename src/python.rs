@@ -186,13 +186,17 @@ fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
 /// Claims the result folder `dir` of the call `name(args)` (see `api::output`): Python
 /// has no `force`, so a folder holding results is refused.
 fn claim(dir: &str, name: &str, args: &[(&str, String)]) -> PyResult<api::output::OutDir> {
+    api::output::OutDir::claim(Path::new(dir), false, invocation(name, args)).map_err(to_py)
+}
+
+/// The call `name(args)` as run.json records it.
+fn invocation(name: &str, args: &[(&str, String)]) -> api::output::Invocation {
     let mut command = vec![format!("moped.{name}")];
     command.extend(args.iter().map(|(k, v)| format!("{k}={v}")));
-    let invocation = api::output::Invocation {
+    api::output::Invocation {
         command,
         ..Default::default()
-    };
-    api::output::OutDir::claim(Path::new(dir), false, invocation).map_err(to_py)
+    }
 }
 
 /// Simulates the program file at `program_path`; with `out`, also writes the result files.
@@ -448,7 +452,12 @@ fn figure10_finish(
         serde_json::from_str(outcomes_json).map_err(json_err)?;
     let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
     api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
-    Ok(())
+    let call = [
+        ("workloads", workloads_dir.to_string()),
+        ("seeds", format!("{:?}", opts.seeds)),
+    ];
+    let info = api::figure10::run_info(&opts);
+    api::output::write_record(&opts.out, &invocation("figure10", &call), &info).map_err(to_py)
 }
 
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and

@@ -133,14 +133,17 @@ pub fn figure10(
     progress: Progress,
 ) -> Result<Figure10, MopedError> {
     let outcome = run_and_analyse(opts, &out, progress);
-    out.finish(outcome, |_, _| {
-        Ok(RunInfo {
-            config: opts.config.clone(),
-            seed: opts.seeds.clone().into(),
-            workload: opts.workloads.display().to_string(),
-            design: Design::ALL.map(|d| d.to_string()).join(", "),
-        })
-    })
+    out.finish(outcome, |_, _| Ok(run_info(opts)))
+}
+
+/// What an experiment ran, for its folder's `run.json`.
+pub fn run_info(opts: &Figure10Options) -> RunInfo {
+    RunInfo {
+        config: opts.config.clone(),
+        seed: opts.seeds.clone().into(),
+        workload: opts.workloads.display().to_string(),
+        design: Design::ALL.map(|d| d.to_string()).join(", "),
+    }
 }
 
 fn run_and_analyse(

@@ -149,23 +149,7 @@ impl OutDir {
     }
 
     fn write_record(&self, info: &RunInfo) -> Result<(), MopedError> {
-        let inv = &self.invocation;
-        let run = serde_json::json!({
-            "command": inv.command,
-            "version": env!("CARGO_PKG_VERSION"),
-            "seed": info.seed,
-            "workload": info.workload,
-            "design": info.design,
-            "config_file": inv.config_file,
-            "overrides": inv.overrides,
-        });
-        let text = serde_json::to_string_pretty(&run).expect("json values serialize");
-        let write = |name: &str, text: String| {
-            let p = self.tmp.join(name);
-            std::fs::write(&p, text).map_err(io_err(&p))
-        };
-        write("config.toml", info.config.to_toml_string())?;
-        write("run.json", text + "\n")
+        write_record(&self.tmp, &self.invocation, info)
     }
 
     /// Moves the finished temporary folder into place, replacing what was claimed.
@@ -190,6 +174,28 @@ impl OutDir {
         let _ = std::fs::create_dir_all(&self.dest)
             .and_then(|()| std::fs::write(self.dest.join(FAILED), text));
     }
+}
+
+/// Writes `config.toml` and `run.json` into `dir`: what [`OutDir::finish`] adds to every
+/// result folder, for a folder written in place (Figure 10 finished from runs made
+/// elsewhere).
+pub fn write_record(dir: &Path, inv: &Invocation, info: &RunInfo) -> Result<(), MopedError> {
+    let run = serde_json::json!({
+        "command": inv.command,
+        "version": env!("CARGO_PKG_VERSION"),
+        "seed": info.seed,
+        "workload": info.workload,
+        "design": info.design,
+        "config_file": inv.config_file,
+        "overrides": inv.overrides,
+    });
+    let text = serde_json::to_string_pretty(&run).expect("json values serialize");
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(io_err(&p))
+    };
+    write("config.toml", info.config.to_toml_string())?;
+    write("run.json", text + "\n")
 }
 
 /// [`OutDir::finish`] where there is a folder; the outcome as it is where there is none.
