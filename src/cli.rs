@@ -113,9 +113,12 @@ struct MpiArgs {
     /// Workload: a spec (`.toml`, e.g. workloads/imb/pingpong-16k.toml) or a GOAL schedule (`.goal`).
     #[arg(long, value_name = "FILE")]
     workload: PathBuf,
-    /// Folder for the results (created if missing).
+    /// Folder for the results (created if missing; refused if it holds results).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds; a failure leaves only FAILED).
+    #[arg(long)]
+    force: bool,
     /// Design: baseline, basemoped, optcopy or optcache.
     #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
     protocol: Design,
@@ -135,9 +138,12 @@ struct MpiArgs {
 
 #[derive(Args, Debug)]
 struct Figure10Args {
-    /// Folder for the results (created if missing).
+    /// Folder for the results (created if missing; refused if it holds results).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds; a failure leaves only FAILED).
+    #[arg(long)]
+    force: bool,
     /// Also run PingPong, PingPing and Bcast at 1 MB (12 more runs).
     #[arg(long)]
     large: bool,
@@ -169,9 +175,12 @@ struct RunArgs {
     /// Program file (TOML, one `[[core]]` table per group of cores).
     #[arg(long, value_name = "FILE")]
     program: PathBuf,
-    /// Folder for the results (created if missing).
+    /// Folder for the results (created if missing; refused if it holds results).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds; a failure leaves only FAILED).
+    #[arg(long)]
+    force: bool,
     /// Coherence protocol (design) name.
     #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
     protocol: Design,
@@ -337,6 +346,7 @@ type CmdResult = Result<(), Failure>;
 
 /// Runs `moped` with `args` (the first is the program name) and returns the exit status.
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    let command = args.clone();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -346,7 +356,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return status;
         }
     };
-    let outcome = std::panic::catch_unwind(move || dispatch(cli));
+    let outcome = std::panic::catch_unwind(move || dispatch(cli, &command));
     let mut stderr = io::stderr();
     match outcome {
         Ok(Ok(())) => 0,
@@ -367,9 +377,10 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     }
 }
 
-fn dispatch(cli: Cli) -> CmdResult {
+/// Runs the parsed command; `command` is the command line, for result folders' run.json.
+fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
     match cli.command {
-        Command::Run(a) => cmd_run(a),
+        Command::Run(a) => cmd_run(a, command),
         Command::RandomTest(a) => cmd_random_test(a),
         Command::Check(a) => cmd_check(&a.configs, a.protocol),
         Command::Protocol {
@@ -379,8 +390,8 @@ fn dispatch(cli: Cli) -> CmdResult {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
-        Command::Mpi(a) => cmd_mpi(a),
-        Command::Figure10(a) => cmd_figure10(a),
+        Command::Mpi(a) => cmd_mpi(a, command),
+        Command::Figure10(a) => cmd_figure10(a, command),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
         } => cmd_gem5_slicc(&dir, check),
@@ -457,16 +468,33 @@ fn cmd_compare(a: CompareArgs) -> CmdResult {
     Ok(())
 }
 
-fn cmd_mpi(a: MpiArgs) -> CmdResult {
+/// Claims `--out` before a run (see `api::output`): a folder holding results without
+/// `--force` is a usage error.
+fn claim_out(
+    dir: &Path,
+    force: bool,
+    command: &[String],
+    (config, set): (Option<&Path>, &[(String, String)]),
+) -> Result<api::output::OutDir, Failure> {
+    let invocation = api::output::Invocation {
+        command: command.to_vec(),
+        config_file: config.map(|p| p.display().to_string()),
+        overrides: set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+    };
+    api::output::OutDir::claim(dir, force, invocation).map_err(usage)
+}
+
+fn cmd_mpi(a: MpiArgs, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
+    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let r = api::mpi::mpi(
         &cfg,
         &a.workload,
         a.protocol,
         a.seed,
         a.iterations,
-        Some(&a.out),
+        Some(out),
     )?;
     let (w, run) = (&r.workload, &r.run);
     let mut out = io::stdout().lock();
@@ -496,7 +524,7 @@ fn cmd_mpi(a: MpiArgs) -> CmdResult {
     Ok(())
 }
 
-fn cmd_figure10(a: Figure10Args) -> CmdResult {
+fn cmd_figure10(a: Figure10Args, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
     let opts = api::figure10::Figure10Options {
         out: a.out.clone(),
@@ -517,7 +545,8 @@ fn cmd_figure10(a: Figure10Args) -> CmdResult {
     );
     let progress =
         |_i, done, r: &Result<_, _>| eprintln!("{}", api::figure10::progress_line(done, n, r));
-    let f = api::figure10::figure10(&opts, &progress)?;
+    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let f = api::figure10::figure10(&opts, out, &progress)?;
     print_figure10(&f, &opts)?;
     Ok(())
 }
@@ -562,9 +591,10 @@ fn print_figure10(
     )
 }
 
-fn cmd_run(a: RunArgs) -> CmdResult {
+fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
-    let result = api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(&a.out))?;
+    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let result = api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(out))?;
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &result.stats, cfg.system.cores, !a.totals_only)?;
     writeln!(

@@ -10,9 +10,14 @@
 //! below all of those rather than in the device.
 //!
 //! Only the meaning lives here. How an envelope travels through a MOPED port (the 48-bit
-//! field-0 payload with `0x7FFF` for ANY_SOURCE and `0xFFFF` for ANY_TAG, and the checks
-//! a port applies) is the device's interface and stays in `moped::ports`, as do descriptor
-//! IDs and the port map.
+//! field-0 payload with `0x7FFF` for ANY_SOURCE and a 16-bit tag field with `0xFFFF` for
+//! ANY_TAG, and the checks a port applies) is the device's interface and stays in
+//! `moped::ports`, as do descriptor IDs and the port map.
+//!
+//! Tags here are MPI's: `0..=TAG_UB`, MPICH's MPI_TAG_UB (the standard only promises
+//! 32,767; traces of real runs use tags of 2^20 and more). The 16-bit tag fields of the
+//! device and of the MPI library model are narrower; a program whose tags do not fit has
+//! them renumbered densely before it runs (`workload::tags`).
 
 /// A parallel program's identifier, conveyed by the port address.
 pub type ProgramId = u8;
@@ -39,11 +44,14 @@ pub enum Peer {
     Any,
 }
 
+/// The largest tag: MPICH's MPI_TAG_UB, 2^31 - 1.
+pub const TAG_UB: u32 = (1 << 31) - 1;
+
 /// A message tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tag {
-    /// Any value but `0xFFFF`, which encodes ANY_TAG.
-    Tag(u16),
+    /// `0..=TAG_UB`.
+    Tag(u32),
     /// MPI_ANY_TAG: receives only.
     Any,
 }

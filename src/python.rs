@@ -183,6 +183,22 @@ fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(config_err)
 }
 
+/// Claims the result folder `dir` of the call `name(args)` (see `api::output`): Python
+/// has no `force`, so a folder holding results is refused.
+fn claim(dir: &str, name: &str, args: &[(&str, String)]) -> PyResult<api::output::OutDir> {
+    api::output::OutDir::claim(Path::new(dir), false, invocation(name, args)).map_err(to_py)
+}
+
+/// The call `name(args)` as run.json records it.
+fn invocation(name: &str, args: &[(&str, String)]) -> api::output::Invocation {
+    let mut command = vec![format!("moped.{name}")];
+    command.extend(args.iter().map(|(k, v)| format!("{k}={v}")));
+    api::output::Invocation {
+        command,
+        ..Default::default()
+    }
+}
+
 /// Simulates the program file at `program_path`; with `out`, also writes the result files.
 /// Returns {"stats": [[name, value, unit, description], ...], "cycles", "config_toml",
 /// "protocol", "host_seconds"}.
@@ -199,7 +215,12 @@ fn run<'py>(
     let cfg = parse_config(config_toml, "<config>")?;
     let design = design(protocol)?;
     let program = Path::new(program_path);
-    let out = out.as_deref().map(Path::new);
+    let call = [
+        ("program", program_path.to_string()),
+        ("protocol", protocol.to_string()),
+        ("seed", seed.to_string()),
+    ];
+    let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
     let result = py
         .allow_threads(|| api::run::run_file(&cfg, program, design, seed, out))
         .map_err(to_py)?;
@@ -304,10 +325,14 @@ fn run_workload(
         design: self::design(design)?,
         seed,
     };
+    let call = [
+        ("spec", spec_path.to_string()),
+        ("design", design.to_string()),
+        ("seed", seed.to_string()),
+    ];
+    let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
     let outcome = py
-        .allow_threads(|| {
-            api::experiments::run_task(&cfg, &task, iteration_scale, out.map(std::path::Path::new))
-        })
+        .allow_threads(|| api::experiments::run_task(&cfg, &task, iteration_scale, out))
         .map_err(to_py)?;
     serde_json::to_string(&outcome).map_err(json_err)
 }
@@ -389,8 +414,13 @@ fn figure10(
             eprintln!("{}", api::figure10::progress_line(done, n, r));
         }
     };
+    let call = [
+        ("workloads", workloads_dir.to_string()),
+        ("seeds", format!("{:?}", opts.seeds)),
+    ];
+    let dir = claim(out, "figure10", &call)?;
     let f = py
-        .allow_threads(|| api::figure10::figure10(&opts, &report))
+        .allow_threads(|| api::figure10::figure10(&opts, dir, &report))
         .map_err(to_py)?;
     serde_json::to_string(&f.outcomes).map_err(json_err)
 }
@@ -422,7 +452,12 @@ fn figure10_finish(
         serde_json::from_str(outcomes_json).map_err(json_err)?;
     let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
     api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
-    Ok(())
+    let call = [
+        ("workloads", workloads_dir.to_string()),
+        ("seeds", format!("{:?}", opts.seeds)),
+    ];
+    let info = api::figure10::run_info(&opts);
+    api::output::write_record(&opts.out, &invocation("figure10", &call), &info).map_err(to_py)
 }
 
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and

@@ -307,7 +307,7 @@ impl Host {
     }
 }
 
-fn send_env(dst: Rank, tag: u16) -> Envelope {
+fn send_env(dst: Rank, tag: u32) -> Envelope {
     Envelope {
         kind: Kind::Send,
         peer: Peer::Rank(dst),
@@ -648,7 +648,7 @@ fn backoff_refuses_revokes_and_clears() {
     // Sends with no receive yet: their copies fill MOPED 1's table.
     let mut sends = Vec::new();
     for k in 0..4u64 {
-        if let Some(id) = h.post(s, send_env(1, k as u16), 0x10_0000 + 64 * k, 64) {
+        if let Some(id) = h.post(s, send_env(1, k as u32), 0x10_0000 + 64 * k, 64) {
             sends.push(id);
         }
     }

@@ -134,8 +134,8 @@ impl Pair {
 /// A tiny domain, so matches, wildcards and non-overtaking conflicts are common.
 fn envelope() -> impl Strategy<Value = Envelope> {
     let wild_peer = prop_oneof![3 => (0..4u16).prop_map(Peer::Rank), 1 => Just(Peer::Any)];
-    let wild_tag = prop_oneof![3 => (0..4u16).prop_map(Tag::Tag), 1 => Just(Tag::Any)];
-    let send = (0..4u16, 0..3u16, 0..4u16).prop_map(|(to, context, tag)| Envelope {
+    let wild_tag = prop_oneof![3 => (0..4u32).prop_map(Tag::Tag), 1 => Just(Tag::Any)];
+    let send = (0..4u16, 0..3u16, 0..4u32).prop_map(|(to, context, tag)| Envelope {
         kind: Kind::Send,
         peer: Peer::Rank(to),
         context,
@@ -174,7 +174,7 @@ proptest! {
     }
 }
 
-fn send(to: Rank, tag: u16) -> Envelope {
+fn send(to: Rank, tag: u32) -> Envelope {
     Envelope {
         kind: Kind::Send,
         peer: Peer::Rank(to),

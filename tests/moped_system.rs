@@ -28,7 +28,7 @@ const SLOTS: u64 = 64;
 struct Message {
     src: ProcId,
     dst: ProcId,
-    tag: u16,
+    tag: u32,
     sva: u64,
     rva: u64,
     len: u64,
@@ -478,7 +478,7 @@ impl Setup {
         &mut self,
         src: ProcId,
         dst: ProcId,
-        tag: u16,
+        tag: u32,
         sva: u64,
         rva: u64,
         len: u64,
@@ -643,7 +643,7 @@ fn a_reused_send_buffer_stays_in_the_sender_cache_only_under_optcopy() {
         let mut s = setup(design, 2, &procs, 64);
         let rounds = 6u8;
         for round in 0..rounds {
-            let k = s.message(0, 1, round as u16, sva, rva, len);
+            let k = s.message(0, 1, round as u32, sva, rva, len);
             let _ = k;
         }
         for round in 0..rounds {
@@ -698,7 +698,7 @@ fn backoff_delivers_every_message_and_clears() {
             // Distinct (source, tag) per message: each send matches exactly one receive.
             let sva = 0x1000_0000 + t as u64 * len;
             let rva = 0x4000_0000 + ((j - 1) * per + t) as u64 * len + 3;
-            let k = s.message(j as usize, 0, t, sva, rva, len);
+            let k = s.message(j as usize, 0, t.into(), sva, rva, len);
             by_sender[j as usize].push(k);
         }
     }

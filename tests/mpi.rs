@@ -17,7 +17,7 @@ fn cfg(cores: usize) -> SystemConfig {
     c
 }
 
-fn send(req: u32, dst: u16, tag: u16, buf: u16, bytes: u64) -> Call {
+fn send(req: u32, dst: u16, tag: u32, buf: u16, bytes: u64) -> Call {
     Call::Isend {
         req,
         dst,
@@ -214,6 +214,55 @@ fn the_any_source_goal_schedule_delivers_every_message_in_every_design() {
         let r = run(&w, d);
         assert_eq!(r.messages_verified, sends, "{d}");
     }
+}
+
+/// Issue 24: traces of real runs use tags of 2^20 and more, up to MPICH's MPI_TAG_UB.
+#[test]
+fn tags_up_to_mpi_tag_ub_and_any_tag_deliver_every_message_in_every_design() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/goal/wide_tags.goal");
+    let w = moped::workload::goal::load_goal(&path).unwrap_or_else(|e| panic!("{e}"));
+    let calls = || w.ranks.iter().flat_map(|r| &r.calls);
+    let sends = calls().filter(|c| matches!(c, Call::Isend { .. })).count() as u64;
+    assert!(calls().any(|c| matches!(
+        c,
+        Call::Isend {
+            tag: 0x7FFF_FFFF,
+            ..
+        }
+    )));
+    assert!(calls().any(|c| matches!(c, Call::Irecv { tag: Tag::Any, .. })));
+    assert!(
+        w.notes
+            .iter()
+            .any(|n| n.starts_with("tags renumbered densely")),
+        "{:?}",
+        w.notes
+    );
+    for d in DESIGNS {
+        let r = run(&w, d);
+        assert_eq!(r.messages_verified, sends, "{d}");
+    }
+}
+
+#[test]
+fn a_truncated_message_names_the_programs_own_wide_tag() {
+    let text = "num_ranks 2\nrank 0 {\nsend 64b to 1 tag 2147483647\nsend 8b to 1 tag 5\n}\n\
+                rank 1 {\nrecv 8b from 0 tag 5\nrecv 32b from 0 tag 2147483647\n}\n";
+    let w = moped::workload::goal::parse_goal(text, "t.goal").unwrap();
+    let e = run_workload(
+        &cfg(2),
+        &w,
+        "baseline".parse().unwrap(),
+        1,
+        MpiParams::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("message from rank 0 (tag 2147483647) has 64 bytes but the receive holds 32"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! seeds, its self-test against an ideal memory, watchdogs on a seeded bug, determinism,
 //! and the three statistics outputs of a small program.
 
-use moped::api::run::{run_program, write_results};
+use moped::api::output::{Invocation, OutDir};
+use moped::api::run::{run_file, run_program};
 use moped::coherence::protocols::{BASELINE_DIR, BASELINE_L2};
 use moped::coherence::Protocol;
 use moped::config::SystemConfig;
@@ -121,11 +122,12 @@ fn tester_catches_missing_invalidations_as_a_stuck_request() {
     );
 }
 
-fn small_program() -> Program {
-    let text = "[[core]]\ncores = \"all\"\noffset_per_core = 0x10000\nops = '''\nsweep load 0x100000 4096 64\nstore 0x100040 8 5\nload 0x100040 8 expect=5\n'''\n\
+const SMALL_PROGRAM: &str = "[[core]]\ncores = \"all\"\noffset_per_core = 0x10000\nops = '''\nsweep load 0x100000 4096 64\nstore 0x100040 8 5\nload 0x100040 8 expect=5\n'''\n\
                 [[core]]\ncores = [0]\nops = '''\nstore 0x40 8 0x1234\ncompute 50\n'''\n\
                 [[core]]\ncores = [1]\nops = '''\ncompute 2000\nload 0x40 8\n'''\n";
-    Program::from_toml_str(text, "small.toml", 4).unwrap()
+
+fn small_program() -> Program {
+    Program::from_toml_str(SMALL_PROGRAM, "small.toml", 4).unwrap()
 }
 
 fn small_system() -> SystemConfig {
@@ -136,9 +138,13 @@ fn small_system() -> SystemConfig {
 
 #[test]
 fn stats_outputs_agree_and_name_the_paper_metrics() {
-    let r = run_program(&small_system(), &small_program(), Design::Baseline, 1).unwrap();
-    let dir = std::env::temp_dir().join(format!("moped-stats-test-{}", std::process::id()));
-    write_results(&dir, &r).unwrap();
+    let base = std::env::temp_dir().join(format!("moped-stats-test-{}", std::process::id()));
+    std::fs::create_dir_all(&base).unwrap();
+    let program = base.join("small.toml");
+    std::fs::write(&program, SMALL_PROGRAM).unwrap();
+    let dir = base.join("out");
+    let out = OutDir::claim(&dir, true, Invocation::default()).unwrap();
+    let r = run_file(&small_system(), &program, Design::Baseline, 1, Some(out)).unwrap();
     let txt = parse_stats_txt(&std::fs::read_to_string(dir.join("stats.txt")).unwrap()).unwrap();
     let csv = parse_stats_csv(&std::fs::read_to_string(dir.join("stats.csv")).unwrap()).unwrap();
     let json: serde_json::Value =
@@ -210,7 +216,13 @@ fn stats_outputs_agree_and_name_the_paper_metrics() {
         SystemConfig::from_toml_str(&cfg_text, "config.toml").unwrap(),
         small_system()
     );
-    std::fs::remove_dir_all(&dir).ok();
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&run["seed"], &run["design"]),
+        (&1.into(), &"baseline".into())
+    );
+    std::fs::remove_dir_all(&base).ok();
 }
 
 #[test]

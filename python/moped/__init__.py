@@ -85,8 +85,9 @@ def run(
     """Simulates a program file (see the README for its format) and returns its statistics.
 
     ``config`` is a :class:`SystemConfig`, a dict of overrides, a TOML file path, or None for
-    the paper's Table 1. With ``out``, stats.txt, stats.json, stats.csv and config.toml are
-    written into that folder too.
+    the paper's Table 1. With ``out``, stats.txt, stats.json, stats.csv, config.toml and
+    run.json are written into that folder too: it must be missing, empty or hold only a
+    FAILED marker (else :class:`MopedError`), and a failed run leaves only FAILED there.
     """
     out_dir = None if out is None else fspath(out)
     raw = _core.run(config_toml(config), fspath(program), protocol, seed, out_dir)

@@ -52,6 +52,25 @@ def test_run_writes_outputs(small_program: Path, tmp_path: Path) -> None:
     assert again == small_config()
 
 
+def test_run_refuses_a_folder_holding_results_and_marks_failures(
+    small_program: Path, tmp_path: Path
+) -> None:
+    # Issue 24: results were merged into a non-empty folder, and a failed run left an
+    # earlier run's complete-looking stats.
+    out = tmp_path / "res"
+    moped.run(small_program, config=small_config(), out=out)
+    before = (out / "stats.txt").read_text()
+    with pytest.raises(moped.MopedError, match="not empty"):
+        moped.run(small_program, config=small_config(), out=out)
+    assert (out / "stats.txt").read_text() == before
+    assert (out / "run.json").is_file()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    with pytest.raises(moped.MopedError):
+        moped.run(tmp_path / "missing.toml", config=small_config(), out=bad)
+    assert sorted(p.name for p in bad.iterdir()) == ["FAILED"]
+
+
 def test_read_stats_txt_unreadable_file_names_it(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "stats.txt"
     with pytest.raises(moped.MopedError, match="nowhere/stats.txt: cannot read"):

@@ -25,7 +25,7 @@ def test_the_any_source_example_reads_as_four_ranks() -> None:
         ("num_ranks 2\nrank 0 {\n  l1: sned 8b to 1\n}\n", ":3:", ""),
         ("num_ranks 1\nrank 0 {\n  a: calc 5\n  a requires b\n}\n", ":4:", "b"),
         ("num_ranks 1\nrank 0 {\n  a: calc 5\n  a: calc 6\n}\n", ":4:", "a"),
-        ("num_ranks 2\nrank 0 {\n  r: recv 8b from 1 tag 70000\n}\n", ":3:", "tag"),
+        ("num_ranks 2\nrank 0 {\n  r: recv 8b from 1 tag 2147483648\n}\n", ":3:", "tag"),
         ("rank 0 {\n}\n", ":1:", "num_ranks"),
     ],
 )

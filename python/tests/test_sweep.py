@@ -155,6 +155,7 @@ def test_figure10_experiment(
         "figure10.svg",
         "report.md",
         "config.toml",
+        "run.json",
     ):
         assert (out / name).is_file(), name
     err = capsys.readouterr().err.splitlines()

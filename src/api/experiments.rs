@@ -1,7 +1,7 @@
 //! Experiments over workload specs: one run per (workload, design, seed), in parallel
 //! across host cores, each writing its statistics and a run record.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -14,6 +14,8 @@ use crate::design::Design;
 use crate::error::MopedError;
 use crate::mpi::{run_workload, MpiParams, MpiRun};
 use crate::workload::load_workload;
+
+use super::output::{self, OutDir, RunInfo};
 
 /// One simulation to make.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,13 +89,36 @@ impl Task {
     }
 }
 
-/// Runs one task; with `out`, writes its statistics and record (`record.json`) there.
+/// Runs one task; with `out`, writes its statistics and record (`record.json`) there
+/// (with `config.toml` and `run.json`), or marks it FAILED.
 pub fn run_task(
     cfg: &SystemConfig,
     task: &Task,
     iteration_scale: Option<f64>,
-    out: Option<&Path>,
+    out: Option<OutDir>,
 ) -> Result<Outcome, MopedError> {
+    let outcome = simulate_task(cfg, task, iteration_scale);
+    output::finish(out, outcome, |(outcome, run), dir| {
+        let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
+        run.stats.write_all(dir).map_err(io)?;
+        let json = serde_json::to_string_pretty(outcome).expect("records serialize");
+        std::fs::write(dir.join("record.json"), json).map_err(io)?;
+        Ok(RunInfo {
+            config: cfg.clone(),
+            seed: task.seed.into(),
+            workload: task.spec.display().to_string(),
+            design: task.design.to_string(),
+        })
+    })
+    .map(|(outcome, _)| outcome)
+}
+
+/// One task's outcome and the run behind it.
+fn simulate_task(
+    cfg: &SystemConfig,
+    task: &Task,
+    iteration_scale: Option<f64>,
+) -> Result<(Outcome, MpiRun), MopedError> {
     let (w, group) = load_workload(&task.spec, iteration_scale).map_err(MopedError::Io)?;
     let run = run_workload(cfg, &w, task.design, task.seed, MpiParams::default()).map_err(|e| {
         MopedError::Io(format!(
@@ -115,28 +140,21 @@ pub fn run_task(
         bytes_verified: run.bytes_verified,
         notes: w.notes.clone(),
     };
-    if let Some(dir) = out {
-        let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        run.stats.write_all(dir).map_err(io)?;
-        let json = serde_json::to_string_pretty(&outcome).expect("records serialize");
-        std::fs::write(dir.join("record.json"), json).map_err(io)?;
-    }
-    Ok(outcome)
+    Ok((outcome, run))
 }
 
 /// Hears of each finished run: its task index, runs done so far, its outcome.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) + Sync);
 
-/// Runs `tasks` on `jobs` host threads, each writing into `out/<task dir name>/` when
-/// `out` is given; `progress` hears of each finished run. Outcomes come back in task order; the first error
+/// Runs `tasks` on `jobs` host threads, each writing into `runs/<task dir name>/` of `out`
+/// when it is given; `progress` hears of each finished run. Outcomes come back in task order; the first error
 /// stops the runs not yet started.
 pub fn run_all(
     cfg: &SystemConfig,
     tasks: &[Task],
     jobs: usize,
     iteration_scale: Option<f64>,
-    out: Option<&Path>,
+    out: Option<&OutDir>,
     progress: Progress,
 ) -> Result<Vec<Outcome>, MopedError> {
     let next = AtomicUsize::new(0);
@@ -152,8 +170,10 @@ pub fn run_all(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(t) = tasks.get(i) else { return };
-                let dir = out.map(|o| o.join(t.dir_name()));
-                let r = run_task(cfg, t, iteration_scale, dir.as_deref());
+                let dir = out.map(|o| o.child(&format!("runs/{}", t.dir_name())));
+                let r = dir
+                    .transpose()
+                    .and_then(|dir| run_task(cfg, t, iteration_scale, dir));
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }

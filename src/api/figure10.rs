@@ -12,6 +12,7 @@ use crate::design::Design;
 use crate::error::MopedError;
 
 use super::experiments::{run_all, Outcome, Progress, Task, Throughput};
+use super::output::{OutDir, RunInfo};
 
 /// The 16 kB IMB and the NPB specs of Figure 10, in the paper's order.
 pub const FIGURE10: [&str; 11] = [
@@ -124,23 +125,46 @@ pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, M
 }
 
 /// Plans and runs Figure 10 on `opts.jobs` host threads, each run's files in
-/// `out/runs/<task dir name>/`, then writes the tables and report (see [`finish`]).
-pub fn figure10(opts: &Figure10Options, progress: Progress) -> Result<Figure10, MopedError> {
+/// `runs/<task dir name>/` of `out`, then writes the tables and report (see [`finish`]);
+/// `out` takes its place whole, or is marked FAILED (see [`super::output`]).
+pub fn figure10(
+    opts: &Figure10Options,
+    out: OutDir,
+    progress: Progress,
+) -> Result<Figure10, MopedError> {
+    let outcome = run_and_analyse(opts, &out, progress);
+    out.finish(outcome, |_, _| Ok(run_info(opts)))
+}
+
+/// What an experiment ran, for its folder's `run.json`.
+pub fn run_info(opts: &Figure10Options) -> RunInfo {
+    RunInfo {
+        config: opts.config.clone(),
+        seed: opts.seeds.clone().into(),
+        workload: opts.workloads.display().to_string(),
+        design: Design::ALL.map(|d| d.to_string()).join(", "),
+    }
+}
+
+fn run_and_analyse(
+    opts: &Figure10Options,
+    out: &OutDir,
+    progress: Progress,
+) -> Result<Figure10, MopedError> {
     check_scale(opts.iterations)?;
     let tasks = plan(&opts.workloads, opts.large, &opts.seeds)?;
     let started = Instant::now();
-    let runs = opts.out.join("runs");
     let outcomes = run_all(
         &opts.config,
         &tasks,
         opts.jobs,
         opts.iterations,
-        Some(&runs),
+        Some(out),
         progress,
     )?;
     let t = Throughput::of(&outcomes, started);
     let host = Some((t, opts.jobs));
-    let mut f = finish(&opts.out, &tasks, &outcomes, opts, host)?;
+    let mut f = finish(out.path(), &tasks, &outcomes, opts, host)?;
     f.throughput = Some(t);
     Ok(f)
 }

@@ -5,6 +5,8 @@
 //!
 //! - [`analysis`]: reductions, summaries, claims and the report of run records;
 //! - [`config`]: system configurations from files, `--set` overrides and override tables;
+//! - [`output`]: result folders: claimed, written whole or marked FAILED, with
+//!   `config.toml` and `run.json`;
 //! - [`run`]: a program file on the embedded simulator (`moped run`);
 //! - [`mpi`]: an MPI workload with every message checked (`moped mpi`);
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
@@ -19,6 +21,7 @@ pub mod experiments;
 pub mod figure10;
 pub mod gem5;
 pub mod mpi;
+pub mod output;
 pub mod protocols;
 pub mod run;
 

@@ -13,6 +13,7 @@ use crate::workload::{load_workload, Call, Workload};
 
 use super::experiments::metrics;
 use super::figure10::check_scale;
+use super::output::{self, OutDir, RunInfo};
 
 /// A finished workload run and what was simulated.
 #[derive(Debug)]
@@ -24,28 +25,35 @@ pub struct MpiOutcome {
 }
 
 /// Simulates the workload at `path` under `design`; with `out`, writes its statistics
-/// (stats.txt, stats.json, stats.csv) there.
+/// (stats.txt, stats.json, stats.csv, with `config.toml` and `run.json`) there, or marks
+/// it FAILED.
 pub fn mpi(
     cfg: &SystemConfig,
     path: &Path,
     design: Design,
     seed: u64,
     iterations: Option<f64>,
-    out: Option<&Path>,
+    out: Option<OutDir>,
 ) -> Result<MpiOutcome, MopedError> {
-    check_scale(iterations)?;
-    let (workload, _) = load_workload(path, iterations).map_err(MopedError::Io)?;
-    let run = run_workload(cfg, &workload, design, seed, Default::default())?;
-    if let Some(dir) = out {
+    let outcome = check_scale(iterations).and_then(|()| {
+        let (workload, _) = load_workload(path, iterations).map_err(MopedError::Io)?;
+        let run = run_workload(cfg, &workload, design, seed, Default::default())?;
+        let metrics = metrics(&run);
+        Ok(MpiOutcome {
+            workload,
+            run,
+            metrics,
+        })
+    });
+    output::finish(out, outcome, |o, dir| {
         let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        run.stats.write_all(dir).map_err(io)?;
-    }
-    let metrics = metrics(&run);
-    Ok(MpiOutcome {
-        workload,
-        run,
-        metrics,
+        o.run.stats.write_all(dir).map_err(io)?;
+        Ok(RunInfo {
+            config: cfg.clone(),
+            seed: seed.into(),
+            workload: path.display().to_string(),
+            design: design.to_string(),
+        })
     })
 }
 

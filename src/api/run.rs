@@ -13,6 +13,8 @@ use crate::os::Region;
 use crate::sim::Sim;
 use crate::stats::StatsRegistry;
 
+use super::output::{self, OutDir, RunInfo};
+
 /// The outcome of one simulated program.
 #[derive(Debug)]
 pub struct RunResult {
@@ -78,30 +80,31 @@ pub fn run_program(
     })
 }
 
-/// Writes stats.txt, stats.json, stats.csv and the resolved config.toml into `dir`.
+/// Writes stats.txt, stats.json and stats.csv into `dir`.
 pub fn write_results(dir: &Path, r: &RunResult) -> Result<(), MopedError> {
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    r.stats.write_all(dir).map_err(io)?;
-    let mut cfg = r.config.to_toml_string();
-    cfg.push_str(&format!("\n# protocol used for this run: {}\n", r.design));
-    std::fs::write(dir.join("config.toml"), cfg).map_err(io)?;
-    Ok(())
+    r.stats.write_all(dir).map_err(io)
 }
 
 /// Simulates the program file at `path` under `design`; with `out`, writes the results
-/// there (see [`write_results`]).
+/// there ([`write_results`], with `config.toml` and `run.json`), or marks it FAILED.
 pub fn run_file(
     cfg: &SystemConfig,
     path: &Path,
     design: Design,
     seed: u64,
-    out: Option<&Path>,
+    out: Option<OutDir>,
 ) -> Result<RunResult, MopedError> {
-    let program = Program::from_file(path, cfg.system.cores)?;
-    let result = run_program(cfg, &program, design, seed)?;
-    if let Some(dir) = out {
-        write_results(dir, &result)?;
-    }
-    Ok(result)
+    let result = Program::from_file(path, cfg.system.cores)
+        .map_err(MopedError::from)
+        .and_then(|program| run_program(cfg, &program, design, seed));
+    output::finish(out, result, |r, dir| {
+        write_results(dir, r)?;
+        Ok(RunInfo {
+            config: r.config.clone(),
+            seed: seed.into(),
+            workload: path.display().to_string(),
+            design: design.to_string(),
+        })
+    })
 }

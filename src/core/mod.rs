@@ -216,7 +216,8 @@ fn op_line(i: &str) -> IResult<&str, Op> {
                 kind: if send { Kind::Send } else { Kind::Recv },
                 peer: peer.map_or(Peer::Any, |r| Peer::Rank(r as Rank)),
                 context: ctx.unwrap_or(0) as u16,
-                tag: tag.map_or(Tag::Any, |t| Tag::Tag(t as u16)),
+                // A tag too wide for u32 stays too wide: the port refuses it.
+                tag: tag.map_or(Tag::Any, |t| Tag::Tag(u32::try_from(t).unwrap_or(u32::MAX))),
             };
             Ok((
                 i,

@@ -241,7 +241,7 @@ mod tests {
         }
     }
 
-    fn send(to: Rank, tag: u16) -> Envelope {
+    fn send(to: Rank, tag: u32) -> Envelope {
         env(Kind::Send, Peer::Rank(to), 0, Tag::Tag(tag))
     }
 

@@ -28,9 +28,13 @@
 //! | 0     | envelope: bit 47 kind (0 send, 1 receive); bits 46..32 peer rank (the      |
 //! |       | destination of a send, the source of a receive; `0x7FFF` = ANY_SOURCE, on  |
 //! |       | receives only); bits 31..16 context; bits 15..0 tag (`0xFFFF` = ANY_TAG,   |
-//! |       | on receives only)                                                          |
+//! |       | on receives only; 0 to `0xFFFE` otherwise)                                 |
 //! | 1     | buffer virtual address                                                     |
 //! | 2     | buffer size in bytes; the descriptor is now complete and goes to matching  |
+//!
+//! The 48-bit payload has no room for MPI's 31-bit tags beside a 15-bit peer and a 16-bit
+//! context, so the tag field stays 16 bits and a program using wider tags runs with them
+//! renumbered densely (`workload::tags`); the port refuses a tag it cannot carry.
 //!
 //! # Poll port
 //!
@@ -279,7 +283,7 @@ impl Envelope {
             Peer::Any => ANY_SOURCE,
         };
         let tag = match self.tag {
-            Tag::Tag(tag) => tag as u64,
+            Tag::Tag(tag) => tag.into(),
             Tag::Any => ANY_TAG,
         };
         let kind = match self.kind {
@@ -307,7 +311,7 @@ impl Envelope {
             context: (payload >> 16 & 0xFFFF) as u16,
             tag: match payload & 0xFFFF {
                 ANY_TAG => Tag::Any,
-                tag => Tag::Tag(tag as u16),
+                tag => Tag::Tag(tag as u32),
             },
         };
         envelope.check()?;
@@ -335,10 +339,15 @@ impl Envelope {
             _ => {}
         }
         match self.tag {
-            Tag::Tag(tag) if tag as u64 == ANY_TAG => Err(bad_field(
+            Tag::Tag(tag) if u64::from(tag) == ANY_TAG => Err(bad_field(
                 Field::Tag,
                 ANY_TAG,
                 "is the ANY_TAG encoding: write Tag::Any",
+            )),
+            Tag::Tag(tag) if u64::from(tag) > ANY_TAG => Err(bad_field(
+                Field::Tag,
+                tag.into(),
+                "is wider than the 16-bit tag field (tags this wide are renumbered)",
             )),
             Tag::Any if self.kind == Kind::Send => {
                 Err(bad_field(Field::Tag, ANY_TAG, "is ANY_TAG on a send"))
@@ -607,6 +616,8 @@ mod tests {
             envelope(Kind::Recv, Peer::Rank(0x7FFF), 0, Tag::Any),
             envelope(Kind::Recv, Peer::Rank(Rank::MAX), 0, Tag::Any),
             envelope(Kind::Recv, Peer::Any, 0, Tag::Tag(0xFFFF)),
+            envelope(Kind::Send, Peer::Rank(1), 0, Tag::Tag(0x1_0000)),
+            envelope(Kind::Recv, Peer::Any, 0, Tag::Tag(crate::envelope::TAG_UB)),
         ];
         for env in bad {
             assert!(

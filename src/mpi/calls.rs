@@ -5,14 +5,16 @@
 //! phases and the program's own memory work are queued as they are.
 
 use crate::envelope::{Kind, Peer, Tag};
+use crate::workload::tags::{WIRE_TAGS, WIRE_TAG_MAX};
 use crate::workload::{BufRef, Call, ReqId, CTX_COLL};
 
 use super::layout::Layout;
 use super::ops::Micro;
 use super::rank::{Path, Rank, Req, Step, Task};
 
-/// The tag of the barrier's messages (in the collective context).
-const BARRIER_TAG: u16 = 0xFFF0;
+/// The tag of the barrier's messages (in the collective context): the first above the
+/// numbers a renumbered program's tags travel as.
+const BARRIER_TAG: u32 = WIRE_TAGS;
 /// Request numbers the runtime uses for its own messages (barrier rounds).
 const INTERNAL_REQ: ReqId = 0xFFFF_0000;
 
@@ -47,6 +49,17 @@ impl Rank {
     /// Queues the work and tasks of `call`.
     fn begin_call(&mut self, cx: &CallCtx, call: Call) -> Result<(), String> {
         let (me, p, entry) = (self.me, cx.ranks, cx.call_instructions);
+        if let Call::Isend { tag, .. }
+        | Call::Irecv {
+            tag: Tag::Tag(tag), ..
+        } = call
+        {
+            if tag > WIRE_TAG_MAX {
+                return Err(format!(
+                    "rank {me}: tag {tag} does not fit the 16-bit tag field"
+                ));
+            }
+        }
         match call {
             Call::Compute(n) => self.ops.push_back(Micro::Compute(n)),
             Call::Sweep {

@@ -34,6 +34,7 @@ use crate::os::phys::PhysMem;
 use crate::os::{MemView, Os, ProcId, Region};
 use crate::sim::{Sim, SimError};
 use crate::stats::StatsRegistry;
+use crate::workload::tags::TagMap;
 use crate::workload::Workload;
 
 use layout::{Layout, NO_BACKOFF};
@@ -122,20 +123,14 @@ pub fn prepare(
             "{p} ranks do not fit MOPED's port window"
         )));
     }
+    let tags = TagMap::of(w).map_err(MopedError::Io)?;
     let layout = Layout::new(w);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;
     seed_buffers(os, mem, w, &layout, &procs, seed).map_err(os_err)?;
-    Ok(MpiDriver::new(
-        w,
-        procs,
-        layout,
-        ports,
-        params,
-        moped,
-        cfg.system.cpi,
-    ))
+    MpiDriver::new(w, tags, procs, layout, ports, params, moped, cfg.system.cpi)
+        .map_err(|e| MopedError::Io(format!("workload {}: {e}", w.name)))
 }
 
 /// One process per rank, with its buffers (populated), its private runtime region, and

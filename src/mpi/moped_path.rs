@@ -171,7 +171,7 @@ impl Rank {
             s => {
                 return Err(format!(
                 "rank {me}: MOPED {s:?} for request {req} ({:?} {:?} tag {:?}, {} bytes at {:#x})",
-                q.kind, q.peer, q.tag, q.bytes, q.va
+                q.kind, q.peer, self.tags.program(q.tag), q.bytes, q.va
             ))
             }
         }

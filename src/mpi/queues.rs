@@ -39,10 +39,11 @@ pub(super) enum Unexp {
     SelfSend(ReqId),
 }
 
-/// A tag as MPICH stores it, with ANY_TAG as 0xFFFF.
+/// A tag as MPICH stores it, with ANY_TAG as 0xFFFF. The runtime's tags are already the
+/// 16-bit numbers they travel as (`workload::tags`; checked when a call is taken).
 pub(super) fn tag_value(tag: Tag) -> u16 {
     match tag {
-        Tag::Tag(t) => t,
+        Tag::Tag(t) => t as u16,
         Tag::Any => 0xFFFF,
     }
 }

@@ -7,10 +7,12 @@
 //! each issuing one load and acting on its value when the core steps again.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::DescId;
 use crate::sim::Next;
+use crate::workload::tags::TagMap;
 use crate::workload::{Call, ReqId};
 
 use super::layout::Layout;
@@ -181,7 +183,10 @@ impl RankStats {
 /// One rank.
 pub(super) struct Rank {
     pub me: u16,
+    /// The calls, their tags as they travel (`workload::tags`).
     pub calls: Vec<Call>,
+    /// How the program's tags travel, to name its own tags in errors.
+    pub tags: Arc<TagMap>,
     pub pc: usize,
     pub ops: VecDeque<Micro>,
     pub looping: Option<Loop>,
@@ -209,10 +214,18 @@ pub(super) struct Rank {
 
 impl Rank {
     /// Rank `me` of `p` running `calls`; `moped` says whether the design has MOPED.
-    pub fn new(me: u16, p: usize, calls: Vec<Call>, layout: &Layout, moped: bool) -> Rank {
+    /// Rank `me` of `p`, running `calls` whose tags travel as `tags` numbers them.
+    pub fn new(
+        me: u16,
+        p: usize,
+        (calls, tags): (Vec<Call>, Arc<TagMap>),
+        layout: &Layout,
+        moped: bool,
+    ) -> Rank {
         Rank {
             me,
             calls,
+            tags,
             pc: 0,
             ops: VecDeque::new(),
             looping: None,
@@ -246,10 +259,14 @@ impl Rank {
     }
 }
 
-/// MPI_ERR_TRUNCATE: a message longer than the receive that matched it.
-pub(super) fn truncated(me: u16, src: u16, tag: u16, sent: u64, room: u64) -> String {
-    format!(
-        "rank {me}: message from rank {src} (tag {tag}) has {sent} bytes but the receive \
-         holds {room} (MPI_ERR_TRUNCATE)"
-    )
+impl Rank {
+    /// MPI_ERR_TRUNCATE: a message longer than the receive that matched it; `tag` as it
+    /// travelled, named as the program wrote it.
+    pub(super) fn truncated(&self, src: u16, tag: u16, sent: u64, room: u64) -> String {
+        let (me, tag) = (self.me, self.tags.program_tag(tag.into()));
+        format!(
+            "rank {me}: message from rank {src} (tag {tag}) has {sent} bytes but the receive \
+             holds {room} (MPI_ERR_TRUNCATE)"
+        )
+    }
 }

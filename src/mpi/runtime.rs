@@ -8,10 +8,13 @@
 //! chooses a request's path when it is posted, and does what involves the whole run:
 //! the processes, the MOPED ports and the message checks.
 
+use std::sync::Arc;
+
 use crate::coherence::{AccessKind, Completed};
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
+use crate::workload::tags::TagMap;
 use crate::workload::{ReqId, Workload};
 
 use super::calls::CallCtx;
@@ -53,28 +56,44 @@ pub struct MpiDriver {
     moped: bool,
     cpi: f64,
     pub verifier: Verifier,
+    /// The numbers the program's tags travel as; the verifier sees the program's own.
+    tags: Arc<TagMap>,
     /// A rank's error, reported at the next chance the simulator gives.
     failure: Option<String>,
 }
 
 impl MpiDriver {
+    /// The driver of `w`'s ranks, their tags travelling as `tags` numbers them
+    /// (`workload::tags`); an error names a tag that has no number.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         w: &Workload,
+        tags: TagMap,
         procs: Vec<crate::os::ProcId>,
         layout: Layout,
         ports: PortMap,
         params: MpiParams,
         moped: bool,
         cpi: f64,
-    ) -> MpiDriver {
+    ) -> Result<MpiDriver, String> {
         let p = w.ranks.len();
+        let tags = Arc::new(tags);
         let ranks = w
             .ranks
             .iter()
             .enumerate()
-            .map(|(r, prog)| Rank::new(r as u16, p, prog.calls.clone(), &layout, moped))
-            .collect();
-        MpiDriver {
+            .map(|(r, prog)| {
+                let calls = tags.apply(&prog.calls)?;
+                Ok(Rank::new(
+                    r as u16,
+                    p,
+                    (calls, Arc::clone(&tags)),
+                    &layout,
+                    moped,
+                ))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(MpiDriver {
             ranks,
             procs,
             layout,
@@ -83,8 +102,9 @@ impl MpiDriver {
             moped,
             cpi,
             verifier: Verifier::default(),
+            tags,
             failure: None,
-        }
+        })
     }
 
     pub fn rank_stats(&self, r: usize) -> &RankStats {
@@ -276,7 +296,7 @@ impl MpiDriver {
                 self.verifier.recv_completed(
                     me,
                     r.peer,
-                    r.tag,
+                    self.tags.program(r.tag),
                     r.ctx,
                     claim,
                     (proc, r.va),
@@ -395,6 +415,7 @@ impl MpiDriver {
         let q = rank.reqs.get_mut(&req).ok_or("posting a missing request")?;
         match (q.kind, q.peer, q.tag) {
             (Kind::Send, Peer::Rank(dst), Tag::Tag(tag)) => {
+                let tag = self.tags.program_tag(tag);
                 self.verifier
                     .send_posted(me, dst, q.ctx, tag, (proc, q.va), q.bytes);
                 rank.stats.sends += 1;
@@ -402,6 +423,7 @@ impl MpiDriver {
             }
             (Kind::Send, ..) => return Err(format!("rank {me}: a send needs a rank and a tag")),
             (Kind::Recv, src, tag) => {
+                let tag = self.tags.program(tag);
                 q.claim = Some(self.verifier.recv_posted(me, src, tag, q.ctx))
             }
         }

@@ -12,7 +12,7 @@ use crate::workload::ReqId;
 use super::layout::Layout;
 use super::ops::{load, Mark, Micro};
 use super::queues::{entry_word, tag_value, Probe, Search, Unexp};
-use super::rank::{truncated, OutPkt, Path, Rank, Step, Stream, Task};
+use super::rank::{OutPkt, Path, Rank, Step, Stream, Task};
 use super::shm::{self, PktHeader, PktType};
 
 /// Where a look at the queue from `src` stands: its head slot, the slot's byte count and
@@ -56,7 +56,7 @@ impl Rank {
                     self.push_search(true, key);
                     return Ok(Step::Again);
                 }
-                self.send_packet(req, dst, tag, q.ctx, q.va, q.bytes);
+                self.send_packet(req, dst, tag_value(q.tag), q.ctx, q.va, q.bytes);
                 Ok(Step::Again)
             }
             (Kind::Recv, src, tag) => {
@@ -357,7 +357,7 @@ impl Rank {
                 self.stack.push(Task::Incoming { src, head, nb, hdr });
                 self.push_search(
                     true,
-                    entry_word(Peer::Rank(src), Tag::Tag(hdr.tag), hdr.ctx),
+                    entry_word(Peer::Rank(src), Tag::Tag(hdr.tag.into()), hdr.ctx),
                 );
             }
             PktType::Cts => self.on_cts(layout, src, head, hdr)?,
@@ -483,7 +483,7 @@ impl Rank {
             .get(&r)
             .ok_or("a posted receive without request")?;
         if hdr.bytes > rq.bytes {
-            return Err(truncated(me, src, hdr.tag, hdr.bytes, rq.bytes));
+            return Err(self.truncated(src, hdr.tag, hdr.bytes, rq.bytes));
         }
         match hdr.ty {
             PktType::Eager => {
@@ -544,7 +544,7 @@ impl Rank {
             _ => unreachable!("only eager and rendezvous requests are matched"),
         };
         self.release(layout, src, head);
-        let envelope = (Peer::Rank(src), Tag::Tag(hdr.tag), hdr.ctx);
+        let envelope = (Peer::Rank(src), Tag::Tag(hdr.tag.into()), hdr.ctx);
         self.queues
             .link(layout, me, false, envelope, what, &mut self.ops)
     }
@@ -595,7 +595,7 @@ impl Rank {
         match e.what {
             Unexp::Eager { tmp, bytes } => {
                 if bytes > q.bytes {
-                    return Err(truncated(me, src, tag, bytes, q.bytes));
+                    return Err(self.truncated(src, tag, bytes, q.bytes));
                 }
                 self.ops.push_back(Micro::Copy {
                     src: tmp,
@@ -607,7 +607,7 @@ impl Rank {
             }
             Unexp::Rts { sreq, bytes } => {
                 if bytes > q.bytes {
-                    return Err(truncated(me, src, tag, bytes, q.bytes));
+                    return Err(self.truncated(src, tag, bytes, q.bytes));
                 }
                 self.send_cts(src, sreq, req);
             }
@@ -643,7 +643,7 @@ impl Rank {
             return Err(format!("rank {me}: a send to itself without its requests"));
         };
         if s.bytes > r.bytes {
-            return Err(truncated(me, me, tag_value(s.tag), s.bytes, r.bytes));
+            return Err(self.truncated(me, tag_value(s.tag), s.bytes, r.bytes));
         }
         let copy = Micro::Copy {
             src: s.va,

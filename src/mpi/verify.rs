@@ -14,7 +14,7 @@ use crate::os::ProcId;
 use crate::sim::VirtualMemory;
 
 /// Sends on one (source, destination, context, tag).
-type Key = (u16, u16, u16, u16);
+type Key = (u16, u16, u16, u32);
 
 #[derive(Debug, Default)]
 struct SendList {
@@ -52,7 +52,7 @@ struct Check {
 
 impl Check {
     /// The message of `n` bytes from `src` with `tag` this receive got, in words.
-    fn message(&self, src: u16, tag: u16, n: usize) -> String {
+    fn message(&self, src: u16, tag: u32, n: usize) -> String {
         format!(
             "message from rank {src} to rank {} (tag {tag}, context {}, {n} bytes)",
             self.dst, self.ctx
@@ -81,7 +81,7 @@ impl Verifier {
         src: u16,
         dst: u16,
         ctx: u16,
-        tag: u16,
+        tag: u32,
         at: (ProcId, u64),
         len: u64,
     ) {
@@ -182,7 +182,7 @@ impl Verifier {
     fn check_claimed(
         &mut self,
         c: &Check,
-        (src, tag, index): (u16, u16, usize),
+        (src, tag, index): (u16, u32, usize),
         got: &[u8],
     ) -> Result<(), String> {
         let list = self.sends.get_mut(&(src, c.dst, c.ctx, tag));

@@ -17,7 +17,7 @@
 //! for.
 
 use super::{BufRef, Call, ReqId, SweepKind, Workload};
-use crate::envelope::{Peer, Tag};
+use crate::envelope::{Peer, Tag, TAG_UB};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 
@@ -136,7 +136,7 @@ struct Req {
 #[derive(Clone, Debug)]
 struct Msg {
     src: usize,
-    tag: u16,
+    tag: u32,
     ctx: u16,
     bytes: u64,
     /// The send's request (marked done when matched in synchronous mode) and call.
@@ -401,8 +401,8 @@ fn step(
                     "{here}: sends to rank {dst}, but the workload has {n} ranks"
                 ));
             }
-            if *tag == 0xFFFF {
-                return Err(format!("{here}: tag 0xFFFF is ANY_TAG, not a send tag"));
+            if *tag > TAG_UB {
+                return Err(format!("{here}: tag {tag} is above MPI_TAG_UB ({TAG_UB})"));
             }
             let rg = range(r, i, *buf, *bytes)?;
             hazard(ranks, r, i, rg, &[Dir::Recv], "sends from")?;
@@ -459,8 +459,10 @@ fn step(
                     ));
                 }
             }
-            if *tag == Tag::Tag(0xFFFF) {
-                return Err(format!("{here}: tag 0xFFFF is ANY_TAG; write Tag::Any"));
+            if let Tag::Tag(t) = *tag {
+                if t > TAG_UB {
+                    return Err(format!("{here}: tag {t} is above MPI_TAG_UB ({TAG_UB})"));
+                }
             }
             let rg = range(r, i, *buf, *bytes)?;
             hazard(ranks, r, i, rg, &[Dir::Recv, Dir::Send], "receives into")?;
@@ -624,7 +626,7 @@ mod tests {
         }
     }
 
-    fn isend(req: ReqId, dst: u16, tag: u16, bytes: u64) -> Call {
+    fn isend(req: ReqId, dst: u16, tag: u32, bytes: u64) -> Call {
         Call::Isend {
             req,
             dst,

@@ -21,15 +21,15 @@ use crate::envelope::{Peer, Tag};
 use std::collections::BTreeSet;
 
 /// `MPIR_BCAST_TAG`.
-pub const BCAST_TAG: u16 = 2;
+pub const BCAST_TAG: u32 = 2;
 /// `MPIR_GATHER_TAG`.
-pub const GATHER_TAG: u16 = 3;
+pub const GATHER_TAG: u32 = 3;
 /// `MPIR_ALLTOALL_TAG`.
-pub const ALLTOALL_TAG: u16 = 9;
+pub const ALLTOALL_TAG: u32 = 9;
 /// `MPIR_REDUCE_TAG`.
-pub const REDUCE_TAG: u16 = 11;
+pub const REDUCE_TAG: u32 = 11;
 /// `MPIR_ALLREDUCE_TAG`.
-pub const ALLREDUCE_TAG: u16 = 14;
+pub const ALLREDUCE_TAG: u32 = 14;
 
 /// `MPIR_BCAST_SHORT_MSG`: below this a broadcast uses the binomial tree.
 pub const BCAST_SHORT_MSG: u64 = 12288;
@@ -170,7 +170,7 @@ impl Builder {
         &mut self,
         rank: usize,
         dst: usize,
-        tag: u16,
+        tag: u32,
         ctx: u16,
         buf: BufRef,
         bytes: u64,
@@ -235,7 +235,7 @@ impl Builder {
     }
 
     /// A blocking send (MPI_Send / MPIC_Send): Isend, then Wait.
-    pub fn send(&mut self, rank: usize, dst: usize, tag: u16, ctx: u16, buf: BufRef, bytes: u64) {
+    pub fn send(&mut self, rank: usize, dst: usize, tag: u32, ctx: u16, buf: BufRef, bytes: u64) {
         let r = self.isend(rank, dst, tag, ctx, buf, bytes);
         self.wait(rank, r);
     }
@@ -251,7 +251,7 @@ impl Builder {
     pub fn sendrecv(
         &mut self,
         rank: usize,
-        tag: u16,
+        tag: u32,
         ctx: u16,
         (sbuf, sbytes, dst): (BufRef, u64, usize),
         (rbuf, rbytes, src): (BufRef, u64, usize),
@@ -302,11 +302,11 @@ fn pof2_floor(p: usize) -> usize {
 }
 
 /// Blocking receive and send on the collective context with a fixed tag.
-fn csend(b: &mut Builder, rank: usize, tag: u16, buf: BufRef, bytes: u64, dst: usize) {
+fn csend(b: &mut Builder, rank: usize, tag: u32, buf: BufRef, bytes: u64, dst: usize) {
     b.send(rank, dst, tag, CTX_COLL, buf, bytes);
 }
 
-fn crecv(b: &mut Builder, rank: usize, tag: u16, buf: BufRef, bytes: u64, src: usize) {
+fn crecv(b: &mut Builder, rank: usize, tag: u32, buf: BufRef, bytes: u64, src: usize) {
     b.recv(rank, peer(src), Tag::Tag(tag), CTX_COLL, buf, bytes);
 }
 
@@ -507,7 +507,7 @@ fn reduce_scatter_halving(
     rank: usize,
     newrank: usize,
     real: &dyn Fn(usize) -> usize,
-    tag: u16,
+    tag: u32,
     (recvbuf, tmp): (BufRef, BufRef),
     (cnts, disps): (&[u64], &[u64]),
     ts: u64,

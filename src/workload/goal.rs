@@ -25,8 +25,9 @@
 //!   `8 b` both give 8 bytes).
 //! - Sizes are decimal byte counts followed by `b` (the only unit `txt2bin` knows).
 //! - `from -1` is MPI_ANY_SOURCE and `tag -1` MPI_ANY_TAG (receives only); a missing tag
-//!   is 0, as in `txt2bin`; `cpu` and `nic` are read (0..=255, as in LogGOPSim's binary format) and
-//!   ignored: each rank runs on one core.
+//!   is 0, as in `txt2bin`; tags run to MPICH's MPI_TAG_UB, 2^31 - 1 (wide ones are
+//!   renumbered to run, see `workload::tags`); `cpu` and `nic` are read (0..=255, as in
+//!   LogGOPSim's binary format) and ignored: each rank runs on one core.
 //! - Labels are `[A-Za-z][A-Za-z0-9_]*`, local to their rank block, and can be left out
 //!   on operations that nothing depends on. A label may be used in a dependency before
 //!   its operation is defined (`txt2bin` wants it defined first).
@@ -73,8 +74,9 @@ use nom::character::complete::{char as nchar, digit1, satisfy};
 use nom::combinator::{eof, opt, recognize};
 use nom::sequence::{pair, tuple};
 
+use super::tags::TagMap;
 use super::{BufId, BufRef, Call, RankProgram, ReqId, Workload, CTX_PT2PT};
-use crate::envelope::{Peer, Tag};
+use crate::envelope::{Peer, Tag, TAG_UB};
 use crate::textparse::{line_col, PErr, PResult, PosError};
 
 /// Most ranks a schedule may have: ranks stay below `0x7FFF`, the ANY_SOURCE encoding of
@@ -344,7 +346,7 @@ fn op_word(kw: &str) -> OpWord {
 /// One operation, checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OpKind {
-    Send { bytes: u64, dst: u16, tag: u16 },
+    Send { bytes: u64, dst: u16, tag: u32 },
     Recv { bytes: u64, src: Peer, tag: Tag },
     Calc(u64),
 }
@@ -694,12 +696,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn tag_value(&self, t: &'a str) -> Result<u16, GoalError> {
-        match t.parse::<u16>() {
-            Ok(v) if v != 0xFFFF => Ok(v),
+    fn tag_value(&self, t: &'a str) -> Result<u32, GoalError> {
+        match t.parse::<u32>() {
+            Ok(v) if v <= TAG_UB => Ok(v),
             _ => Err(self.error(
                 t,
-                format!("tag {t} out of range (0 to 65534; 65535 encodes ANY_TAG)"),
+                format!("tag {t} out of range (0 to {TAG_UB}, MPI_TAG_UB; -1 is ANY_TAG)"),
             )),
         }
     }
@@ -780,7 +782,11 @@ impl<'a> Reader<'a> {
         if self.any_placement {
             notes.push("GOAL cpu and nic numbers ignored: each rank runs on one core".to_string());
         }
-        Workload { name, ranks, notes }
+        let mut w = Workload { name, ranks, notes };
+        // A map that fails (too many wide tags) is refused when the workload is run.
+        let renumbering = TagMap::of(&w).ok().and_then(|m| m.note());
+        w.notes.extend(renumbering);
+        w
     }
 }
 

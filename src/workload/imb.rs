@@ -17,7 +17,7 @@ use crate::envelope::{Peer, Tag};
 pub const N_BARR: usize = 2;
 
 /// The tag of IMB's point-to-point messages (`s_tag = 1`; receives take ANY_TAG).
-pub const IMB_TAG: u16 = 1;
+pub const IMB_TAG: u32 = 1;
 
 /// Stride of the sweep that fills a send buffer: one store per 64-byte line, which
 /// leaves every line written.

@@ -17,6 +17,7 @@ pub mod goal;
 pub mod imb;
 pub mod npb;
 pub mod spec;
+pub mod tags;
 
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
@@ -71,7 +72,7 @@ pub enum Call {
     Isend {
         req: ReqId,
         dst: u16,
-        tag: u16,
+        tag: u32,
         ctx: u16,
         buf: BufRef,
         bytes: u64,

@@ -138,7 +138,7 @@ fn unpack(b: &mut Builder, rank: usize, r: BufRef, bytes: u64) {
     b.sweep(rank, r, bytes, PACK_STRIDE, SweepKind::Load);
 }
 
-fn p2p_recv(b: &mut Builder, rank: usize, src: usize, tag: u16, buf: BufRef, bytes: u64) -> u32 {
+fn p2p_recv(b: &mut Builder, rank: usize, src: usize, tag: u32, buf: BufRef, bytes: u64) -> u32 {
     b.irecv(
         rank,
         Peer::Rank(src as u16),
@@ -399,7 +399,7 @@ impl CgKernels<'_> {
     fn sum_reduce(&mut self, send: BufRef, into: BufRef, bytes: u64) {
         let (b, me) = (&mut *self.b, self.me);
         for (i, &partner) in self.s.partners.iter().enumerate() {
-            let tag = i as u16 + 1;
+            let tag = i as u32 + 1;
             let rr = p2p_recv(b, me, partner, tag, into, bytes);
             b.send(me, partner, tag, CTX_PT2PT, send, bytes);
             b.wait(me, rr);
@@ -420,7 +420,7 @@ impl CgKernels<'_> {
         load(b, me, vecin, seg);
         store(b, me, s.w, seg);
         for i in (0..s.partners.len()).rev() {
-            let (partner, tag) = (s.partners[i], i as u16 + 1);
+            let (partner, tag) = (s.partners[i], i as u32 + 1);
             let rr = p2p_recv(b, me, partner, tag, dst, seg);
             b.send(me, partner, tag, CTX_PT2PT, s.w, seg);
             b.wait(me, rr);
@@ -627,8 +627,8 @@ fn mg_level_ref(buf: BufId, l: &MgLevel) -> (BufRef, u64) {
 }
 
 /// comm3's message tag for `axis` and direction `dir` (mg.f `msg_type`).
-fn mg_msg_type(axis: usize, dir: isize) -> u16 {
-    (100 * (dir + 2 + 10 * (axis as isize + 1))) as u16
+fn mg_msg_type(axis: usize, dir: isize) -> u32 {
+    (100 * (dir + 2 + 10 * (axis as isize + 1))) as u32
 }
 
 /// A face of the level's array: (first word, words, word stride). Axis 1 faces are
@@ -1398,10 +1398,10 @@ fn exchange_faces(b: &mut Builder, me: usize, r: &AdiRank) {
     ];
     let mut reqs = Vec::with_capacity(12);
     for (o, len, from, tag) in recvs {
-        reqs.push(p2p_recv(b, me, from, tag, at(r.in_buffer, o), len));
+        reqs.push(p2p_recv(b, me, from, tag.into(), at(r.in_buffer, o), len));
     }
     for (o, len, to, tag) in sends {
-        reqs.push(b.isend(me, to, tag, CTX_PT2PT, at(r.out_buffer, o), len));
+        reqs.push(b.isend(me, to, tag.into(), CTX_PT2PT, at(r.out_buffer, o), len));
     }
     b.waitall(me, reqs);
     unpack(b, me, r.in_buffer, total);
@@ -1411,14 +1411,15 @@ fn exchange_faces(b: &mut Builder, me: usize, r: &AdiRank) {
 /// Tags of BT's line solve along `dir` for cell `c` (x_solve.f, y_solve.f,
 /// z_solve.f): forward to the successor, back substitution to the predecessor, offset
 /// by the cell's coordinates in the other two directions.
-fn bt_tags(cells: &Cells, c: usize, dir: usize) -> (u16, u16) {
+fn bt_tags(cells: &Cells, c: usize, dir: usize) -> (u32, u32) {
     let k = cells.coord[c].map(|x| (x - 1) as u16);
     let n = cells.n as u16;
-    match dir {
+    let (from, to) = match dir {
         0 => (WEST + k[1] + k[2] * n, EAST + k[1] + k[2] * n),
         1 => (SOUTH + k[0] + k[2] * n, NORTH + k[0] + k[2] * n),
         _ => (BOTTOM + k[0] + k[1] * n, TOP + k[0] + k[1] * n),
-    }
+    };
+    (from.into(), to.into())
 }
 
 /// BT x/y/z_solve: block-tridiagonal elimination cell by cell along `dir`.
@@ -1488,7 +1489,7 @@ fn sp_solve(b: &mut Builder, me: usize, r: &AdiRank, dir: usize, cell_ops: u64) 
 }
 
 /// SP's solve messages use DEFAULT_TAG = 0 (mpinpb.h).
-const SP_DEFAULT_TAG: u16 = 0;
+const SP_DEFAULT_TAG: u32 = 0;
 
 /// Points of the face of `cell` across `dir` that are off the grid boundary.
 fn sp_face_points(c: &Cells, cell: usize, dir: usize) -> u64 {

@@ -17,7 +17,7 @@ fn err(text: &str) -> String {
     }
 }
 
-fn isend(req: ReqId, dst: u16, tag: u16, bytes: u64) -> Call {
+fn isend(req: ReqId, dst: u16, tag: u32, bytes: u64) -> Call {
     Call::Isend {
         req,
         dst,
@@ -65,7 +65,7 @@ struct Delivered {
 
 struct Msg {
     src: u16,
-    tag: u16,
+    tag: u32,
     ctx: u16,
     bytes: u64,
 }
@@ -874,12 +874,12 @@ fn peer_and_tag_errors() {
             "t.goal:3:12: a send needs a destination rank; -1 (ANY_SOURCE) is for receives",
         ),
         (
-            "send 8b to 1 tag 65535",
-            "t.goal:3:18: tag 65535 out of range (0 to 65534; 65535 encodes ANY_TAG)",
+            "send 8b to 1 tag 2147483648",
+            "t.goal:3:18: tag 2147483648 out of range (0 to 2147483647, MPI_TAG_UB; -1 is ANY_TAG)",
         ),
         (
-            "recv 8b from 1 tag 70000",
-            "t.goal:3:20: tag 70000 out of range (0 to 65534; 65535 encodes ANY_TAG)",
+            "recv 8b from 1 tag 99999999999",
+            "t.goal:3:20: tag 99999999999 out of range (0 to 2147483647, MPI_TAG_UB; -1 is ANY_TAG)",
         ),
         (
             "send 8b to 1 tag -1",
