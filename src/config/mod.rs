@@ -30,7 +30,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
-use crate::textparse::line_col;
+use crate::textparse::{line_col, toml_message};
 
 /// The only network topology implemented.
 pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
@@ -451,7 +451,7 @@ impl SystemConfig {
             Err(e) => {
                 let mut key_path = path_string(e.path());
                 let inner = e.inner();
-                let msg = tidy_message(inner.message());
+                let msg = tidy_message(&toml_message(text, inner));
                 // Name the offending key itself for unknown fields.
                 if let Some(rest) = msg.strip_prefix("unknown field `") {
                     if let Some(end) = rest.find('`') {
@@ -838,6 +838,16 @@ impl fmt::Display for SystemConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a carriage return without its line feed gave an empty message.
+    #[test]
+    fn lone_carriage_return_is_named() {
+        let e = SystemConfig::from_toml_str("# generated\r\r\n", "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:1:12: expected a line feed after the carriage return"
+        );
+    }
 
     #[test]
     fn defaults_are_table_1() {

@@ -54,7 +54,7 @@ use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
 use crate::moped::DescId;
 use crate::sim::{Driver, Next};
-use crate::textparse::PosError;
+use crate::textparse::{toml_message, PosError};
 
 /// One operation of a core's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,7 +367,7 @@ impl Program {
         let err = |byte: usize, msg: String| ProgramError(PosError::at(file, text, byte, msg));
         let spec: FileSpec = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start).unwrap_or(0);
-            err(at, e.message().to_string())
+            err(at, toml_message(text, &e))
         })?;
         let mut prog = Program {
             cores: vec![Vec::new(); n_cores],
@@ -742,6 +742,16 @@ impl Driver for ProgramDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a carriage return without its line feed gave an empty message.
+    #[test]
+    fn lone_carriage_return_is_named() {
+        let e = Program::from_toml_str("\r\r[[core]]\n", "p.toml", 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.toml:1:1: expected a line feed after the carriage return"
+        );
+    }
 
     #[test]
     fn parses_each_op() {
