@@ -663,7 +663,15 @@ impl CacheSection {
         if self.size_bytes == 0 {
             return invalid(&format!("{name}.size_bytes"), "must be > 0");
         }
-        let way = self.assoc as u64 * line_bytes as u64;
+        let Some(way) = (self.assoc as u64).checked_mul(line_bytes as u64) else {
+            return invalid(
+                &format!("{name}.assoc"),
+                format!(
+                    "{} ways of {line_bytes} bytes exceed 2^64 bytes",
+                    self.assoc
+                ),
+            );
+        };
         if self.size_bytes % way != 0 {
             return invalid(
                 &format!("{name}.size_bytes"),
@@ -838,6 +846,17 @@ impl fmt::Display for SystemConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a way (assoc * line_bytes) past 2^64 bytes overflowed.
+    #[test]
+    fn huge_assoc_is_an_error_at_its_key() {
+        let text = "[l1]\nassoc = 288230376151711744\n";
+        let e = SystemConfig::from_toml_str(text, "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:2:1: key `l1.assoc`: 288230376151711744 ways of 64 bytes exceed 2^64 bytes"
+        );
+    }
 
     /// Found by fuzzing: a carriage return without its line feed gave an empty message.
     #[test]
