@@ -352,11 +352,18 @@ impl Default for SystemConfig {
     }
 }
 
+/// The one key of the table a TOML date-time is handed to serde as.
+const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
+
 /// Make a deserializer message one line, and drop the backticks serde puts
 /// around the expected field names of an unknown-field error so it reads
 /// `unknown field `asoc`, expected one of size_bytes, assoc, latency`.
 fn tidy_message(msg: &str) -> String {
     let msg = msg.trim().replace("\r\n", "\n").replace('\n', "; ");
+    // A TOML date-time reaches a section as a table of one private key: say what it is.
+    if msg.starts_with(&format!("unknown field `{TOML_DATETIME_KEY}`")) {
+        return "invalid type: date-time, expected a table".to_string();
+    }
     if msg.starts_with("unknown field") {
         if let Some(p) = msg.find(", expected") {
             return format!("{}{}", &msg[..p], msg[p..].replace('`', ""));
@@ -370,6 +377,7 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
     let mut parts = Vec::new();
     for seg in path.iter() {
         match seg {
+            Segment::Map { key } if key == TOML_DATETIME_KEY => {}
             Segment::Map { key } => parts.push(key.clone()),
             Segment::Seq { index } => parts.push(index.to_string()),
             Segment::Enum { variant } => parts.push(variant.clone()),
@@ -856,6 +864,21 @@ mod tests {
             e.to_string(),
             "c.toml:2:1: key `l1.assoc`: 288230376151711744 ways of 64 bytes exceed 2^64 bytes"
         );
+    }
+
+    /// Found by fuzzing: a section written as a date-time named TOML's private key.
+    #[test]
+    fn section_as_date_time_is_named() {
+        let text = "directory = 1979-05-27\n";
+        let e = SystemConfig::from_toml_str(text, "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:1:13: key `directory`: invalid type: date-time, expected a table"
+        );
+        let mut cfg = SystemConfig::default();
+        let e = cfg.set("directory", "1979-05-27").unwrap_err();
+        assert_eq!(e.key_path, "directory");
+        assert!(!e.msg.contains("private"), "{e}");
     }
 
     /// Found by fuzzing: a carriage return without its line feed gave an empty message.
