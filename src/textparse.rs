@@ -123,6 +123,21 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// The message of a TOML reader's error. The TOML parser has none for a character it cannot
+/// place in any rule (a carriage return without its line feed); the character is named then.
+pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim();
+    if !msg.is_empty() {
+        return msg.to_string();
+    }
+    let at = e.span().and_then(|s| text.get(s.start..));
+    match at.and_then(|t| t.chars().next()) {
+        Some('\r') => "expected a line feed after the carriage return".to_string(),
+        Some(c) => format!("unexpected character {c:?}"),
+        None => "unexpected end of file".to_string(),
+    }
+}
+
 /// A failed expectation: where, and what was expected there.
 #[derive(Debug)]
 pub(crate) struct PErr<'a> {
@@ -181,6 +196,17 @@ mod tests {
         assert_eq!(line_col("ab\nc", 99), (2, 2));
         // Byte 2 is inside `é` (bytes 1..3): it counts as the `é`.
         assert_eq!(line_col("aé", 2), (1, 2));
+    }
+
+    /// A lone carriage return: the TOML parser names nothing, the readers name it.
+    #[test]
+    fn toml_message_names_a_lone_carriage_return() {
+        let text = "# generated\r\r\n";
+        let e = toml::from_str::<toml::Table>(text).unwrap_err();
+        assert_eq!(
+            toml_message(text, &e),
+            "expected a line feed after the carriage return"
+        );
     }
 
     #[test]

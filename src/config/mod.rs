@@ -30,7 +30,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
-use crate::textparse::line_col;
+use crate::textparse::{line_col, toml_message};
 
 /// The only network topology implemented.
 pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
@@ -352,11 +352,18 @@ impl Default for SystemConfig {
     }
 }
 
+/// The one key of the table a TOML date-time is handed to serde as.
+const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
+
 /// Make a deserializer message one line, and drop the backticks serde puts
 /// around the expected field names of an unknown-field error so it reads
 /// `unknown field `asoc`, expected one of size_bytes, assoc, latency`.
 fn tidy_message(msg: &str) -> String {
     let msg = msg.trim().replace("\r\n", "\n").replace('\n', "; ");
+    // A TOML date-time reaches a section as a table of one private key: say what it is.
+    if msg.starts_with(&format!("unknown field `{TOML_DATETIME_KEY}`")) {
+        return "invalid type: date-time, expected a table".to_string();
+    }
     if msg.starts_with("unknown field") {
         if let Some(p) = msg.find(", expected") {
             return format!("{}{}", &msg[..p], msg[p..].replace('`', ""));
@@ -370,6 +377,7 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
     let mut parts = Vec::new();
     for seg in path.iter() {
         match seg {
+            Segment::Map { key } if key == TOML_DATETIME_KEY => {}
             Segment::Map { key } => parts.push(key.clone()),
             Segment::Seq { index } => parts.push(index.to_string()),
             Segment::Enum { variant } => parts.push(variant.clone()),
@@ -451,7 +459,7 @@ impl SystemConfig {
             Err(e) => {
                 let mut key_path = path_string(e.path());
                 let inner = e.inner();
-                let msg = tidy_message(inner.message());
+                let msg = tidy_message(&toml_message(text, inner));
                 // Name the offending key itself for unknown fields.
                 if let Some(rest) = msg.strip_prefix("unknown field `") {
                     if let Some(end) = rest.find('`') {
@@ -663,7 +671,15 @@ impl CacheSection {
         if self.size_bytes == 0 {
             return invalid(&format!("{name}.size_bytes"), "must be > 0");
         }
-        let way = self.assoc as u64 * line_bytes as u64;
+        let Some(way) = (self.assoc as u64).checked_mul(line_bytes as u64) else {
+            return invalid(
+                &format!("{name}.assoc"),
+                format!(
+                    "{} ways of {line_bytes} bytes exceed 2^64 bytes",
+                    self.assoc
+                ),
+            );
+        };
         if self.size_bytes % way != 0 {
             return invalid(
                 &format!("{name}.size_bytes"),
@@ -838,6 +854,42 @@ impl fmt::Display for SystemConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a way (assoc * line_bytes) past 2^64 bytes overflowed.
+    #[test]
+    fn huge_assoc_is_an_error_at_its_key() {
+        let text = "[l1]\nassoc = 288230376151711744\n";
+        let e = SystemConfig::from_toml_str(text, "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:2:1: key `l1.assoc`: 288230376151711744 ways of 64 bytes exceed 2^64 bytes"
+        );
+    }
+
+    /// Found by fuzzing: a section written as a date-time named TOML's private key.
+    #[test]
+    fn section_as_date_time_is_named() {
+        let text = "directory = 1979-05-27\n";
+        let e = SystemConfig::from_toml_str(text, "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:1:13: key `directory`: invalid type: date-time, expected a table"
+        );
+        let mut cfg = SystemConfig::default();
+        let e = cfg.set("directory", "1979-05-27").unwrap_err();
+        assert_eq!(e.key_path, "directory");
+        assert!(!e.msg.contains("private"), "{e}");
+    }
+
+    /// Found by fuzzing: a carriage return without its line feed gave an empty message.
+    #[test]
+    fn lone_carriage_return_is_named() {
+        let e = SystemConfig::from_toml_str("# generated\r\r\n", "c.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.toml:1:12: expected a line feed after the carriage return"
+        );
+    }
 
     #[test]
     fn defaults_are_table_1() {

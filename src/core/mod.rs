@@ -54,7 +54,7 @@ use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
 use crate::moped::DescId;
 use crate::sim::{Driver, Next};
-use crate::textparse::PosError;
+use crate::textparse::{toml_message, PosError};
 
 /// One operation of a core's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,7 +368,7 @@ impl Program {
         let err = |byte: usize, msg: String| ProgramError(PosError::at(file, text, byte, msg));
         let spec: FileSpec = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start).unwrap_or(0);
-            err(at, e.message().to_string())
+            err(at, toml_message(text, &e))
         })?;
         let mut prog = Program {
             cores: vec![Vec::new(); n_cores],
@@ -428,9 +428,19 @@ impl Program {
             }
             let ops = parse_ops(text, b.ops.span(), b.ops.get_ref())
                 .map_err(|(byte, msg)| err(byte, msg))?;
+            let at = block.span().start;
             for &c in &targets {
-                let off = b.offset_per_core * c as u64;
-                prog.cores[c].extend(ops.iter().map(|op| offset(*op, off)));
+                let off = b.offset_per_core.checked_mul(c as u64).ok_or_else(|| {
+                    let per = b.offset_per_core;
+                    err(
+                        at,
+                        format!("offset_per_core {per:#x} times core {c} passes 2^64"),
+                    )
+                })?;
+                for op in &ops {
+                    let moved = offset(*op, off).map_err(|m| err(at, format!("core {c}: {m}")))?;
+                    prog.cores[c].push(moved);
+                }
             }
         }
         Ok(prog)
@@ -446,15 +456,21 @@ impl Program {
     }
 }
 
-fn offset(op: Op, off: u64) -> Op {
-    match op {
+/// `op` moved by `off` bytes (its core's share of `offset_per_core`) and checked again: the
+/// address may not pass 2^64, nor the access cross a line.
+fn offset(op: Op, off: u64) -> Result<Op, String> {
+    let add = |a: u64| {
+        a.checked_add(off)
+            .ok_or_else(|| format!("address {a:#x} plus the core's offset {off:#x} passes 2^64"))
+    };
+    let moved = match op {
         Op::Load { addr, size, expect } => Op::Load {
-            addr: addr + off,
+            addr: add(addr)?,
             size,
             expect,
         },
         Op::Store { addr, size, value } => Op::Store {
-            addr: addr + off,
+            addr: add(addr)?,
             size,
             value,
         },
@@ -466,13 +482,15 @@ fn offset(op: Op, off: u64) -> Op {
             repeat,
         } => Op::Sweep {
             kind,
-            base: base + off,
+            base: add(base)?,
             bytes,
             stride,
             repeat,
         },
         c => c,
-    }
+    };
+    check_op(&moved)?;
+    Ok(moved)
 }
 
 /// Parses the ops string of one block; errors carry the byte offset in the file.
@@ -743,6 +761,45 @@ impl Driver for ProgramDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: `offset_per_core` times the core index, or plus an address, past
+    /// 2^64 overflowed; an offset that makes an access cross a line was not checked.
+    #[test]
+    fn core_offsets_are_checked() {
+        let text = |off: &str, ops: &str| {
+            format!("[[core]]\ncores = [0, 3]\noffset_per_core = {off}\nops = '{ops}'\n")
+        };
+        let read = |t: &str| {
+            Program::from_toml_str(t, "p.toml", 4)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            read(&text("0x7fffffffffffffff", "compute 1")),
+            "p.toml:1:1: offset_per_core 0x7fffffffffffffff times core 3 passes 2^64"
+        );
+        assert_eq!(
+            read(&text("0x5000000000000000", "load 0x1000000000000000")),
+            "p.toml:1:1: core 3: address 0x1000000000000000 plus the core's offset \
+             0xf000000000000000 passes 2^64"
+        );
+        assert_eq!(
+            read(&text("4", "load 0x30")),
+            "p.toml:1:1: core 3: access of 8 bytes at 0x3c crosses a 64-byte line"
+        );
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/examples/stream.toml");
+        Program::from_file(&example, 16).unwrap();
+    }
+
+    /// Found by fuzzing: a carriage return without its line feed gave an empty message.
+    #[test]
+    fn lone_carriage_return_is_named() {
+        let e = Program::from_toml_str("\r\r[[core]]\n", "p.toml", 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.toml:1:1: expected a line feed after the carriage return"
+        );
+    }
 
     #[test]
     fn parses_each_op() {

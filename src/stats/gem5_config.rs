@@ -80,8 +80,13 @@ impl Gem5Config {
     /// Reads `config.json` text; `file` names it in errors.
     pub fn parse_json(text: &str, file: &str) -> Result<Gem5Config, ConfigFileError> {
         let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            let at = (to_u32(e.line()), to_u32(e.column()));
-            PosError::new(file, at, format!("expected gem5's config.json (JSON): {e}"))
+            let at = json_offset(text, e.line(), e.column());
+            PosError::at(
+                file,
+                text,
+                at,
+                format!("expected gem5's config.json (JSON): {e}"),
+            )
         })?;
         let mut cfg = Gem5Config {
             file: file.to_string(),
@@ -206,6 +211,17 @@ impl Gem5Config {
     }
 }
 
+/// The byte offset of serde_json's error place: lines from 1, and the column counts bytes
+/// from 1 up to the byte that failed, so a newline that failed is column 0 of the next line.
+fn json_offset(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text
+        .split('\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    (start + col).saturating_sub(1)
+}
+
 fn json_word(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::String(s) => Some(s.clone()),
@@ -275,6 +291,16 @@ mod tests {
         );
         let c = Gem5Config::parse_json(&shared, "config.json").unwrap();
         assert_eq!(c.ruby_clock_period(), Ok(1000));
+    }
+
+    /// Found by fuzzing: a newline inside a string was reported at column 0; it is the end
+    /// of the line it closes. Columns count characters, not serde_json's bytes.
+    #[test]
+    fn json_errors_point_at_the_failing_character() {
+        let e = Gem5Config::parse_json("{\"path\": \"a\nb\"}", "c.json").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 12));
+        let e = Gem5Config::parse_json("{\"\u{e9}\u{e9}\": x}", "c.json").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 8));
     }
 
     #[test]

@@ -63,9 +63,12 @@ impl CheckReport {
         self.ranks.iter().map(|r| r.sends).sum()
     }
 
-    /// Bytes sent by all ranks.
+    /// Bytes sent by all ranks (at most 2^64 - 1: each rank's count is checked, their sum
+    /// saturates).
     pub fn bytes(&self) -> u64 {
-        self.ranks.iter().map(|r| r.send_bytes).sum()
+        self.ranks
+            .iter()
+            .fold(0, |sum, r| sum.saturating_add(r.send_bytes))
     }
 
     /// Local copies by all ranks.
@@ -324,6 +327,14 @@ fn hazard(
     Ok(())
 }
 
+/// Adds `n` to a rank's count `total`; past 2^64 it is an error at `here`.
+fn count(total: &mut u64, n: u64, here: &str, what: &str) -> Result<(), String> {
+    *total = total
+        .checked_add(n)
+        .ok_or_else(|| format!("{here}: the rank's {what} pass 2^64"))?;
+    Ok(())
+}
+
 /// Runs call `i` of rank `r` if it can; false when the rank blocks there.
 fn step(
     w: &Workload,
@@ -337,7 +348,12 @@ fn step(
     let call = &w.ranks[r].calls[i];
     let here = format!("rank {r} call {i}");
     match call {
-        Call::Compute(k) => ranks[r].counts.compute_instructions += k,
+        Call::Compute(k) => count(
+            &mut ranks[r].counts.compute_instructions,
+            *k,
+            &here,
+            "compute instructions",
+        )?,
         Call::Sweep {
             at,
             bytes,
@@ -359,7 +375,7 @@ fn step(
             hazard(ranks, r, i, rg, dirs, doing)?;
             let c = &mut ranks[r].counts;
             c.sweeps += 1;
-            c.sweep_bytes += bytes;
+            count(&mut c.sweep_bytes, *bytes, &here, "swept bytes")?;
         }
         Call::Copy { dst, src, bytes } => {
             let s = range(r, i, *src, *bytes)?;
@@ -371,7 +387,7 @@ fn step(
             }
             let c = &mut ranks[r].counts;
             c.copies += 1;
-            c.copy_bytes += bytes;
+            count(&mut c.copy_bytes, *bytes, &here, "copied bytes")?;
         }
         Call::Combine { acc, src, bytes } => {
             if bytes % 4 != 0 {
@@ -385,7 +401,7 @@ fn step(
             hazard(ranks, r, i, a, &[Dir::Recv, Dir::Send], "combines into")?;
             let c = &mut ranks[r].counts;
             c.combines += 1;
-            c.combine_bytes += bytes;
+            count(&mut c.combine_bytes, *bytes, &here, "combined bytes")?;
         }
         Call::Isend {
             req,
@@ -430,7 +446,7 @@ fn step(
             );
             let c = &mut ranks[r].counts;
             c.sends += 1;
-            c.send_bytes += bytes;
+            count(&mut c.send_bytes, *bytes, &here, "bytes sent")?;
             *c.send_sizes.entry(*bytes).or_default() += 1;
             if dst == r {
                 c.self_sends += 1;
@@ -549,7 +565,8 @@ fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), St
     }
     let c = &mut ranks[dst].counts;
     c.recvs += 1;
-    c.recv_bytes += m.bytes;
+    let here = format!("rank {dst} call {}", p.call);
+    count(&mut c.recv_bytes, m.bytes, &here, "bytes received")?;
     if let Some(q) = ranks[m.src].reqs.get_mut(&m.req) {
         if q.dir == Dir::Send && q.call == m.call {
             q.done = true;
@@ -624,6 +641,20 @@ mod tests {
             ranks,
             notes: Vec::new(),
         }
+    }
+
+    /// Found by fuzzing (a GOAL `calc 18446744073709551615` after a `calc 1`): a rank's
+    /// counts past 2^64 overflowed.
+    #[test]
+    fn counts_past_2_64_are_errors() {
+        let w = wl(vec![prog(
+            &[],
+            vec![Call::Compute(1), Call::Compute(u64::MAX)],
+        )]);
+        assert_eq!(
+            check(&w).unwrap_err(),
+            "rank 0 call 1: the rank's compute instructions pass 2^64"
+        );
     }
 
     fn isend(req: ReqId, dst: u16, tag: u32, bytes: u64) -> Call {

@@ -199,6 +199,24 @@ mod tests {
         }
     }
 
+    /// Found by fuzzing: a 0-byte Gather (the first size of IMB's sweep) panicked with
+    /// `an inner node has a temporary buffer`. Every benchmark runs at 0 bytes.
+    #[test]
+    fn zero_byte_messages() {
+        use ImbBenchmark::*;
+        for bench in [PingPong, PingPing, Bcast, Reduce, Gather, Alltoall] {
+            let w = build(bench, 16, 0, 2).unwrap_or_else(|e| panic!("{bench:?}: {e}"));
+            let rep = both(&w);
+            assert_eq!(rep.bytes(), 0, "{bench:?}");
+        }
+        let rep = both(&build(Gather, 16, 0, 2).unwrap());
+        assert_eq!(
+            rep.messages(),
+            0,
+            "a 0-byte gather sends nothing, as in MPICH"
+        );
+    }
+
     #[test]
     fn refuses_what_imb_cannot_run() {
         assert!(build(ImbBenchmark::PingPong, 1, 8, 1).is_err());

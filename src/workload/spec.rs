@@ -17,7 +17,7 @@
 use super::imb::{self, ImbBenchmark};
 use super::npb::{self, NpbBenchmark, NpbClass};
 use super::Workload;
-use crate::textparse::{line_col, PosError};
+use crate::textparse::{line_col, toml_message, PosError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -123,7 +123,7 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
     let err = |pos: usize, msg: String| SpecError::at(&file, text, pos, msg);
     let f: SpecFile = toml::from_str(text).map_err(|e| {
         let pos = e.span().map_or(0, |s| s.start);
-        err(pos, tidy(e.message()))
+        err(pos, tidy(&toml_message(text, &e)))
     })?;
     let suite = *f.suite.get_ref();
     let suite_pos = f.suite.span().start;
@@ -360,6 +360,16 @@ pub fn build(spec: &Spec, iteration_scale: Option<f64>) -> Result<Workload, Spec
 mod tests {
     use super::*;
     use crate::workload::check::{check, check_with, SendMode};
+
+    /// Found by fuzzing: a carriage return without its line feed gave an empty message.
+    #[test]
+    fn lone_carriage_return_is_named() {
+        let e = parse("\r\rsuite = \"imb\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:1:1: expected a line feed after the carriage return"
+        );
+    }
 
     fn parse(text: &str) -> Result<Spec, SpecError> {
         parse_spec(text, Path::new("specs/x.toml"))
