@@ -53,8 +53,8 @@ pub struct MpiDriver {
     moped: bool,
     cpi: f64,
     pub verifier: Verifier,
-    /// A rank's error, reported at the next chance the simulator gives.
-    failure: Option<String>,
+    /// The cycle of the step being run.
+    now: u64,
 }
 
 impl MpiDriver {
@@ -83,7 +83,7 @@ impl MpiDriver {
             moped,
             cpi,
             verifier: Verifier::default(),
-            failure: None,
+            now: 0,
         }
     }
 
@@ -111,29 +111,18 @@ impl MpiDriver {
 }
 
 impl Driver for MpiDriver {
-    fn next(&mut self, core: usize, _now: u64) -> Next {
+    fn next(&mut self, core: usize, now: u64) -> Result<Next, String> {
         if core >= self.ranks.len() {
-            return Next::Done;
+            return Ok(Next::Done);
         }
+        self.now = now;
         if self.ranks[core].waiting {
-            return Next::WaitForCompletion;
+            return Ok(Next::WaitForCompletion);
         }
-        match self.advance(core) {
-            Ok(n) => n,
-            Err(e) => {
-                // Reported at the next completion (drivers fail through `completed`).
-                self.ranks[core].stack.clear();
-                self.ranks[core].calls.clear();
-                self.failure.get_or_insert(e);
-                Next::Done
-            }
-        }
+        self.advance(core)
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
         if c.req.kind == AccessKind::Load && core < self.ranks.len() {
             let r = &mut self.ranks[core];
             r.waiting = false;
@@ -143,13 +132,10 @@ impl Driver for MpiDriver {
     }
 
     fn wants_memory(&self) -> bool {
-        self.verifier.has_pending() || self.failure.is_some()
+        self.verifier.has_pending()
     }
 
     fn read_memory(&mut self, mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
         self.verifier.read(mem)
     }
 }
@@ -231,8 +217,9 @@ impl MpiDriver {
             }
             Micro::Compute(n) => {
                 rank.stats.instructions += n;
-                let cycles = (n as f64 * self.cpi).ceil() as u64;
-                return Ok((cycles > 0).then_some(Next::Wait(cycles)));
+                let call = rank.pc.saturating_sub(1);
+                return Next::compute(n, self.cpi, self.now)
+                    .map_err(|e| format!("rank {} call {call}: {e}", rank.me));
             }
             // A receive to check: its bytes are read before the rank can touch the
             // buffer again.

@@ -4,6 +4,7 @@
 
 // Sibling modules form a DAG: platform <- moped_host <- cores <- memory; stats uses none.
 pub(crate) mod cores;
+pub mod interrupt;
 mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
@@ -42,9 +43,28 @@ pub enum Next {
     Done,
 }
 
+impl Next {
+    /// Computing `instructions` at `cpi` cycles each from cycle `now`: one wait however
+    /// long (none for 0 cycles), or an error when it would end past the last cycle
+    /// simulated time can hold (2^64 - 1).
+    pub fn compute(instructions: u64, cpi: f64, now: u64) -> Result<Option<Next>, String> {
+        let cycles = (instructions as f64 * cpi).ceil();
+        // 2^64 is the first float the cycle count cannot hold; NaN fails the test too.
+        let fits = cycles < 18_446_744_073_709_551_616.0;
+        match fits.then(|| now.checked_add(cycles as u64)).flatten() {
+            Some(_) => Ok((cycles > 0.0).then_some(Next::Wait(cycles as u64))),
+            None => Err(format!(
+                "compute {instructions}: {cycles} cycles at CPI {cpi} from cycle {now} end past \
+                 the last cycle of simulated time (2^64 - 1)"
+            )),
+        }
+    }
+}
+
 /// Something that generates core accesses and checks their results.
 pub trait Driver {
-    fn next(&mut self, core: usize, now: u64) -> Next;
+    /// What core `core` does next; an error fails the run at once.
+    fn next(&mut self, core: usize, now: u64) -> Result<Next, String>;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
     /// Whether the driver wants to read simulated memory ([`Driver::read_memory`]) before
@@ -78,6 +98,9 @@ pub enum SimError {
     Watchdog { cycle: u64, detail: String },
     #[error("configuration: {0}")]
     Config(String),
+    /// The run was asked to stop (Ctrl-C; see [`interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Counters of the simulator itself.
@@ -158,7 +181,6 @@ pub struct Sim {
     stalled_lines: Vec<u64>,
     done: Vec<Completed>,
     pub counters: SimCounters,
-    watchdog_armed: bool,
     /// One MOPED per core, for protocols that have MOPED events.
     pub mopeds: Vec<Moped>,
     pub os: Os,
@@ -239,7 +261,6 @@ impl Sim {
             stalled_lines: vec![0; n + banks],
             done: Vec::new(),
             counters: SimCounters::default(),
-            watchdog_armed: false,
             mopeds,
             os: Os::new(cfg.memory.size_bytes),
             moped_host,
@@ -283,15 +304,22 @@ impl Sim {
             self.cores[c].stepping = true;
             self.wire.q.schedule(0, Ev::Step(c as u16));
         }
-        if !self.watchdog_armed {
-            self.watchdog_armed = true;
-            self.wire.q.schedule(self.watchdog_period(), Ev::Watchdog);
-        }
+        // The watchdog looks at the cores between events, at most once a period: no event
+        // of its own, so a core computing for 10^15 cycles costs one event, not one per
+        // period, and a request stuck behind such a wait is seen at the wait's end.
+        let period = self.watchdog_period();
+        let mut check_at = self.now().saturating_add(period);
         while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
+            if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
+                return Err(SimError::Interrupted);
+            }
+            if now >= check_at {
+                self.check_watchdog(now)?;
+                check_at = now.saturating_add(period);
+            }
             cores::handle(self, now, ev, driver)?;
         }
-        self.watchdog_armed = false;
         self.check_quiescent()?;
         Ok(self.cycles())
     }
@@ -604,16 +632,9 @@ impl Platform for Sim {
         self.deliver_msg(slot, now, driver)
     }
 
+    /// The embedded simulator schedules no watchdog events (see [`Sim::run`]).
     fn watchdog(&mut self, now: u64) -> Result<(), SimError> {
-        self.check_watchdog(now)?;
-        if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
-            self.wire
-                .q
-                .schedule(now + self.watchdog_period(), Ev::Watchdog);
-        } else {
-            self.watchdog_armed = false;
-        }
-        Ok(())
+        self.check_watchdog(now)
     }
 
     fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {
