@@ -49,7 +49,8 @@ use nom::IResult;
 use serde::Deserialize;
 
 use crate::coherence::{AccessKind, Completed, CoreReq};
-use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
+use crate::config::WatchdogSection;
+use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
 use crate::moped::DescId;
@@ -543,6 +544,8 @@ struct CoreCursor {
     step: u8,
     /// The value of the last load (MOPED ops read their answers here).
     loaded: u64,
+    /// The cycle since which the poll in progress has answered only Pending.
+    pending_since: Option<u64>,
 }
 
 /// Runs a [`Program`] on the simulator's cores, checking `expect=` values.
@@ -580,6 +583,35 @@ impl ProgramDriver {
         let (p, r) = self.ident[core];
         // Ranks were checked when the program was read.
         self.ports.addr_of(p, r, port).unwrap_or(self.ports.base())
+    }
+
+    /// Core `c`'s poll in progress, Pending since cycle `since`: where it is, the
+    /// descriptor it polls and what the program posted into it.
+    fn describe_poll(&self, c: usize, since: u64) -> String {
+        let cur = &self.cursors[c];
+        let ops = &self.prog.cores[c];
+        let Some(&Op::MopedPoll { reg, .. }) = ops.get(cur.pc) else {
+            return String::new();
+        };
+        // The last post into the register before the poll.
+        let posted = ops[..cur.pc].iter().rev().find_map(|op| match *op {
+            Op::MopedPost {
+                reg: r,
+                envelope: e,
+                va,
+                size,
+            } if r == reg => Some(format!(
+                "{} at va {va:#x}",
+                describe_call(e.kind, e.peer, e.tag, size)
+            )),
+            _ => None,
+        });
+        let what = posted.unwrap_or_else(|| "nothing posted".to_string());
+        let at = self.prog.error_at(c, cur.pc, format!("moped_poll r{reg}"));
+        format!(
+            "\n  core {c}: {at}: descriptor {:#x} ({what}) Pending since cycle {since}",
+            cur.regs[reg as usize]
+        )
     }
 
     /// Instructions each core executed (compute instructions plus one per access).
@@ -721,8 +753,15 @@ impl Driver for ProgramDriver {
                     }
                     _ => {
                         cur.step = 0;
+                        if !matches!(
+                            PollStatus::from_value(cur.loaded),
+                            Ok(PollStatus::Pending | PollStatus::Retry)
+                        ) {
+                            cur.pending_since = None;
+                        }
                         match PollStatus::from_value(cur.loaded) {
                             Ok(PollStatus::Pending | PollStatus::Retry) => {
+                                cur.pending_since.get_or_insert(now);
                                 return Ok(Next::Wait(20));
                             }
                             Ok(s) if s == expect => cur.pc += 1,
@@ -752,6 +791,22 @@ impl Driver for ProgramDriver {
             }
         }
         Ok(())
+    }
+
+    fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
+        let stuck: Vec<String> = (0..self.cursors.len())
+            .filter_map(|c| {
+                let since = self.cursors[c].pending_since?;
+                (now - since > limits.poll_cycles).then(|| self.describe_poll(c, since))
+            })
+            .collect();
+        (!stuck.is_empty()).then(|| {
+            format!(
+                "moped_poll saw only Pending for more than watchdog.poll_cycles = {} cycles:{}",
+                limits.poll_cycles,
+                stuck.concat()
+            )
+        })
     }
 }
 

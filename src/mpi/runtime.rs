@@ -9,6 +9,7 @@
 //! the processes, the MOPED ports and the message checks.
 
 use crate::coherence::{AccessKind, Completed};
+use crate::config::WatchdogSection;
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
@@ -55,6 +56,9 @@ pub struct MpiDriver {
     pub verifier: Verifier,
     /// The cycle of the step being run.
     now: u64,
+    /// The last cycle a rank completed a call or a request, a packet moved, or a rank ran
+    /// outside MPI's waits (see [`Driver::stuck`]).
+    last_progress: u64,
 }
 
 impl MpiDriver {
@@ -84,6 +88,7 @@ impl MpiDriver {
             cpi,
             verifier: Verifier::default(),
             now: 0,
+            last_progress: 0,
         }
     }
 
@@ -137,6 +142,26 @@ impl Driver for MpiDriver {
 
     fn read_memory(&mut self, mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
         self.verifier.read(mem)
+    }
+
+    /// A rank running its own code (computing, copying) will call MPI again: only when
+    /// every unfinished rank waits inside MPI and nothing completes or moves for
+    /// `watchdog.mpi_cycles` is the run stuck.
+    fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
+        let waiting = self.ranks.iter().filter(|r| !r.finished);
+        if waiting.clone().any(|r| !r.in_blocking_call()) {
+            self.last_progress = now;
+        }
+        let quiet = now.saturating_sub(self.last_progress);
+        if quiet <= limits.mpi_cycles {
+            return None;
+        }
+        let ranks: String = waiting.map(Rank::pending_calls).collect();
+        Some(format!(
+            "no MPI rank completed a call or a request and no message moved for {quiet} \
+             cycles (watchdog.mpi_cycles = {}), every unfinished rank waiting in MPI:{ranks}",
+            limits.mpi_cycles
+        ))
     }
 }
 
@@ -247,12 +272,14 @@ impl MpiDriver {
         let rank = &mut self.ranks[c];
         match mark {
             Mark::SendDone(req) => {
+                self.last_progress = self.now;
                 if let Some(r) = rank.reqs.get_mut(&req) {
                     r.done = true;
                 }
                 Ok(false)
             }
             Mark::RecvDone(req) => {
+                self.last_progress = self.now;
                 let me = rank.me;
                 let r = rank
                     .reqs
@@ -289,7 +316,10 @@ impl MpiDriver {
             moped: self.moped,
         };
         match task {
-            Task::NextCall => self.ranks[c].next_call(&cx),
+            Task::NextCall => {
+                self.last_progress = self.now;
+                self.ranks[c].next_call(&cx)
+            }
             Task::Post { req, step } => self.post(c, req, step, value),
             Task::Barrier { k, step } => Ok(self.ranks[c].barrier(&cx, k, step)),
             Task::Wait { reqs, i } => self.ranks[c].wait(reqs, i),
@@ -335,6 +365,7 @@ impl MpiDriver {
                 self.ranks[c].search(layout, s, value)
             }
             Task::Incoming { src, head, nb, hdr } => {
+                self.last_progress = self.now;
                 self.ranks[c].incoming(layout, src, head, nb, hdr)
             }
             Task::RecvPosted { req } => self.ranks[c].recv_posted(layout, req),

@@ -17,7 +17,7 @@ use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
     DirParams, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
-use crate::config::SystemConfig;
+use crate::config::{SystemConfig, WatchdogSection};
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
@@ -75,6 +75,12 @@ pub trait Driver {
     /// Reads simulated memory as the program would see it now; an error fails the run.
     fn read_memory(&mut self, _mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
         Ok(())
+    }
+    /// The driver's own watchdog, asked between events about once a watchdog period: what
+    /// its cores wait for, if they have waited past `limits` with nothing moving (polling
+    /// completes accesses, so the per-request watchdog never sees such a wait).
+    fn stuck(&mut self, _now: u64, _limits: &WatchdogSection) -> Option<String> {
+        None
     }
 }
 
@@ -316,6 +322,9 @@ impl Sim {
             }
             if now >= check_at {
                 self.check_watchdog(now)?;
+                if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
+                    return Err(SimError::Watchdog { cycle: now, detail });
+                }
                 check_at = now.saturating_add(period);
             }
             cores::handle(self, now, ev, driver)?;
