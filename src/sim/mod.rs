@@ -343,6 +343,15 @@ impl Sim {
     }
 
     fn check_quiescent(&self) -> Result<(), SimError> {
+        // With no watchdog event to wait for, a request that can never complete is seen
+        // when the queue drains: named by its core first, as the watchdog would.
+        let now = self.now();
+        for (i, c) in self.cores.iter().enumerate() {
+            if let Some((req, since)) = c.pending().filter(|_| !c.done) {
+                let quiet = now.saturating_sub(c.last_progress.max(since));
+                return Err(self.stuck_core(i, req, since, now, quiet));
+            }
+        }
         moped_host::check_mopeds_quiescent(self, self.now())?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
@@ -407,32 +416,37 @@ impl Sim {
             if c.done {
                 continue;
             }
-            let pending = c.pending();
-            if let Some((req, since)) = pending {
+            if let Some((req, since)) = c.pending() {
                 // A core that computed for a long time has made no accesses, but no lack
                 // of progress either: count from the later of its last completion and
                 // this request.
                 let quiet = now.saturating_sub(c.last_progress.max(since));
                 if now.saturating_sub(since) > wd.request_cycles || quiet > wd.progress_cycles {
-                    let addr = line_of(req.addr);
-                    let cache = &self.caches[i];
-                    let event = match req.kind {
-                        AccessKind::Load => "Load",
-                        AccessKind::Store => "Store",
-                    };
-                    return Err(SimError::Watchdog {
-                        cycle: now,
-                        detail: format!(
-                            "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
-                            cache.name(),
-                            cache.state_name(addr),
-                            self.describe_line(addr)
-                        ),
-                    });
+                    return Err(self.stuck_core(i, req, since, now, quiet));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Core `i`'s request `req`, issued at cycle `since`, made no progress for `quiet`
+    /// cycles up to `now`.
+    fn stuck_core(&self, i: usize, req: CoreReq, since: u64, now: u64, quiet: u64) -> SimError {
+        let addr = line_of(req.addr);
+        let cache = &self.caches[i];
+        let event = match req.kind {
+            AccessKind::Load => "Load",
+            AccessKind::Store => "Store",
+        };
+        SimError::Watchdog {
+            cycle: now,
+            detail: format!(
+                "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
+                cache.name(),
+                cache.state_name(addr),
+                self.describe_line(addr)
+            ),
+        }
     }
 
     // ---- Cores ----
