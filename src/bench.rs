@@ -61,8 +61,8 @@ impl std::fmt::Display for BenchResult {
 /// and, between sweeps, stores its slot of a few shared lines and loads the others'.
 pub fn streaming_program(cores: usize, array_bytes: u64, rounds: u32) -> Program {
     let mut prog = Program {
-        processes: Vec::new(),
         cores: vec![Vec::new(); cores],
+        ..Program::default()
     };
     for (c, ops) in prog.cores.iter_mut().enumerate() {
         let base = 0x1000_0000 + c as u64 * 0x10_0000;

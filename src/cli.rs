@@ -14,6 +14,22 @@ use crate::stats::{StatValue, StatsRegistry};
 
 /// Exit status of a panic caught at the top (a bug, not a user error).
 const EXIT_INTERNAL: i32 = 101;
+/// Exit status of a command stopped by Ctrl-C: 128 + SIGINT, as shells report it.
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Makes Ctrl-C (SIGINT) stop the command: the running simulations stop at their next
+/// look at the flag and the command exits 130. A phase that never looks (reading a large
+/// file, writing results) is ended a second later all the same. For the binary only:
+/// inside Python, Python's own handler keeps SIGINT.
+pub fn stop_on_ctrl_c() {
+    // Without a handler (one was already set), Ctrl-C keeps its default: ending the process.
+    let _ = ctrlc::set_handler(|| {
+        crate::sim::interrupt::request();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let _ = writeln!(io::stderr(), "error: interrupted");
+        std::process::exit(EXIT_INTERRUPTED);
+    });
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -319,6 +335,8 @@ enum Failure {
     Reported,
     /// Stdout was closed (`moped ... | head`): stop quietly, status 0.
     BrokenPipe,
+    /// Stopped by Ctrl-C: status 130.
+    Interrupted,
 }
 
 impl From<io::Error> for Failure {
@@ -333,6 +351,9 @@ impl From<io::Error> for Failure {
 
 impl From<MopedError> for Failure {
     fn from(e: MopedError) -> Self {
+        if e.is_interrupted() {
+            return Failure::Interrupted;
+        }
         Failure::User(e.to_string())
     }
 }
@@ -370,6 +391,10 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
         Ok(Err(Failure::Reported)) => 1,
         Ok(Err(Failure::BrokenPipe)) => 0,
+        Ok(Err(Failure::Interrupted)) => {
+            let _ = writeln!(stderr, "error: interrupted");
+            EXIT_INTERRUPTED
+        }
         Err(_) => {
             let _ = writeln!(stderr, "error: internal error (a bug in moped: the panic message is above); please report it");
             EXIT_INTERNAL

@@ -64,3 +64,19 @@ pub struct Envelope {
     pub context: u16,
     pub tag: Tag,
 }
+
+/// A send or receive as a stuck run's report names it: `recv from rank 0 tag 5, 1024 bytes`.
+pub fn describe_call(kind: Kind, peer: Peer, tag: Tag, bytes: u64) -> String {
+    let peer = match peer {
+        Peer::Rank(r) => format!("rank {r}"),
+        Peer::Any => "any rank".to_string(),
+    };
+    let tag = match tag {
+        Tag::Tag(t) => format!("tag {t}"),
+        Tag::Any => "any tag".to_string(),
+    };
+    match kind {
+        Kind::Send => format!("send to {peer} {tag}, {bytes} bytes"),
+        Kind::Recv => format!("recv from {peer} {tag}, {bytes} bytes"),
+    }
+}

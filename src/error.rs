@@ -21,3 +21,10 @@ pub enum MopedError {
     #[error("{0}")]
     Io(String),
 }
+
+impl MopedError {
+    /// Whether the run was asked to stop (Ctrl-C) rather than failed.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, MopedError::Simulation(SimError::Interrupted))
+    }
+}

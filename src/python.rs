@@ -65,6 +65,36 @@ fn to_py(e: CoreError) -> PyErr {
     }
 }
 
+thread_local! {
+    /// What Python's signal handler raised while a run of this thread was checking.
+    static RAISED: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A run's stop check: runs Python's signal handlers; what one raises (KeyboardInterrupt
+/// for Ctrl-C) stops the run and is kept to be raised when it returns.
+fn python_signals() -> bool {
+    Python::with_gil(|py| match py.check_signals() {
+        Ok(()) => false,
+        Err(e) => {
+            RAISED.with(|r| *r.borrow_mut() = Some(e));
+            true
+        }
+    })
+}
+
+/// Runs `f` without the GIL, stoppable by Ctrl-C: the run stops and KeyboardInterrupt is
+/// raised.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, CoreError> + Send,
+) -> PyResult<T> {
+    let r = py.allow_threads(|| crate::sim::interrupt::with_check(python_signals, f));
+    if let Some(e) = RAISED.with(|r| r.borrow_mut().take()) {
+        return Err(e);
+    }
+    r.map_err(to_py)
+}
+
 fn analysis_err(e: AnalysisError) -> PyErr {
     MopedError::new_err(e.to_string())
 }
@@ -221,9 +251,7 @@ fn run<'py>(
         ("seed", seed.to_string()),
     ];
     let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
-    let result = py
-        .allow_threads(|| api::run::run_file(&cfg, program, design, seed, out))
-        .map_err(to_py)?;
+    let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
     let stats = PyList::empty_bound(py);
     for s in result.stats.stats() {
         let value = stat_value(py, &s.value);
@@ -331,9 +359,9 @@ fn run_workload(
         ("seed", seed.to_string()),
     ];
     let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
-    let outcome = py
-        .allow_threads(|| api::experiments::run_task(&cfg, &task, iteration_scale, out))
-        .map_err(to_py)?;
+    let outcome = interruptible(py, || {
+        api::experiments::run_task(&cfg, &task, iteration_scale, out)
+    })?;
     serde_json::to_string(&outcome).map_err(json_err)
 }
 
@@ -419,9 +447,7 @@ fn figure10(
         ("seeds", format!("{:?}", opts.seeds)),
     ];
     let dir = claim(out, "figure10", &call)?;
-    let f = py
-        .allow_threads(|| api::figure10::figure10(&opts, dir, &report))
-        .map_err(to_py)?;
+    let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
     serde_json::to_string(&f.outcomes).map_err(json_err)
 }
 

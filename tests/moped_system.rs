@@ -395,14 +395,14 @@ impl Runtime {
 }
 
 impl Driver for Runtime {
-    fn next(&mut self, core: usize, _now: u64) -> Next {
+    fn next(&mut self, core: usize, _now: u64) -> Result<Next, String> {
         if core >= self.cores.len() {
-            return Next::Done;
+            return Ok(Next::Done);
         }
         if self.cores[core].waiting {
-            return Next::WaitForCompletion;
+            return Ok(Next::WaitForCompletion);
         }
-        self.advance(core)
+        Ok(self.advance(core))
     }
 
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String> {

@@ -287,3 +287,45 @@ fn impossible_cell_in_the_simulator_names_controller_cycle_state_and_event() {
         .unwrap_or_else(|| panic!("no cycle in: {e}"));
     assert!(cycle > 0, "{e}");
 }
+
+/// Runs `ops` on core 0 of a 4-core system under `cfg` (the other cores have nothing to
+/// do): the run's result, or its error as text.
+fn run_ops(cfg: &SystemConfig, ops: &str) -> Result<moped::api::run::RunResult, String> {
+    let text = format!("[[core]]\ncores = [0]\nops = '''\n{ops}\n'''\n");
+    let p = Program::from_toml_str(&text, "idle.toml", 4).unwrap();
+    run_program(cfg, &p, Design::Baseline, 1).map_err(|e| e.to_string())
+}
+
+fn stat(r: &moped::api::run::RunResult, name: &str) -> u64 {
+    let s = r.stats.get(name).unwrap_or_else(|| panic!("no {name}"));
+    s.value.as_f64() as u64
+}
+
+#[test]
+fn idle_time_costs_one_event_however_long() {
+    // Loads block the core: the compute between them overlaps nothing.
+    let around = |n: &str| format!("load 0x40 8\ncompute {n}\nload 0x80 8");
+    let short = run_ops(&small_system(), &around("10")).unwrap();
+    let long = run_ops(&small_system(), &around("1000000000000000")).unwrap();
+    assert_eq!(stat(&short, "sim.events"), stat(&long, "sim.events"));
+    assert!(long.cycles > 1_000_000_000_000_000, "{}", long.cycles);
+    // A high CPI stretches the same compute into one wait too.
+    let mut slow = small_system();
+    slow.system.cpi = 1e11;
+    let cpi = run_ops(&slow, &around("10")).unwrap();
+    assert_eq!(stat(&short, "sim.events"), stat(&cpi, "sim.events"));
+    assert!(cpi.cycles > 1_000_000_000_000, "{}", cpi.cycles);
+}
+
+#[test]
+fn compute_past_the_end_of_simulated_time_names_its_op() {
+    let e = run_ops(&small_system(), "compute 5\ncompute 18446744073709551615").unwrap_err();
+    assert!(
+        e.contains("idle.toml:5:1") && e.contains("simulated time"),
+        "{e}"
+    );
+    // Computes that fit alone but not together: the one that overflows is named.
+    let third = "compute 6000000000000000000";
+    let e = run_ops(&small_system(), &[third; 4].join("\n")).unwrap_err();
+    assert!(e.contains("idle.toml:7:1"), "{e}");
+}

@@ -2,8 +2,8 @@
 //! across host cores, each writing its statistics and a run record.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,7 @@ use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::error::MopedError;
 use crate::mpi::{run_workload, MpiParams, MpiRun};
+use crate::sim::{interrupt, SimError};
 use crate::workload::load_workload;
 
 use super::output::{self, OutDir, RunInfo};
@@ -121,6 +122,9 @@ fn simulate_task(
 ) -> Result<(Outcome, MpiRun), MopedError> {
     let (w, group) = load_workload(&task.spec, iteration_scale).map_err(MopedError::Io)?;
     let run = run_workload(cfg, &w, task.design, task.seed, MpiParams::default()).map_err(|e| {
+        if e.is_interrupted() {
+            return e;
+        }
         MopedError::Io(format!(
             "{} under {} (seed {}): {e}",
             w.name, task.design, task.seed
@@ -148,7 +152,9 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) 
 
 /// Runs `tasks` on `jobs` host threads, each writing into `runs/<task dir name>/` of `out`
 /// when it is given; `progress` hears of each finished run. Outcomes come back in task order; the first error
-/// stops the runs not yet started.
+/// stops the runs not yet started. A stop request seen by the calling thread (Ctrl-C,
+/// Python's signal check) stops the runs in flight and cancels the rest: the error is then
+/// [`SimError::Interrupted`](crate::sim::SimError).
 pub fn run_all(
     cfg: &SystemConfig,
     tasks: &[Task],
@@ -161,28 +167,46 @@ pub fn run_all(
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Outcome, MopedError>>>> =
         Mutex::new((0..tasks.len()).map(|_| None).collect());
-    let failed = std::sync::atomic::AtomicBool::new(false);
+    let failed = AtomicBool::new(false);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let workers = jobs.clamp(1, tasks.len().max(1));
+    let running = AtomicUsize::new(workers);
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, tasks.len().max(1)) {
-            s.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(t) = tasks.get(i) else { return };
-                let dir = out.map(|o| o.child(&format!("runs/{}", t.dir_name())));
-                let r = dir
-                    .transpose()
-                    .and_then(|dir| run_task(cfg, t, iteration_scale, dir));
-                if r.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(i, n, &r);
-                results.lock().expect("no panics while held")[i] = Some(r);
+        for _ in 0..workers {
+            s.spawn(|| {
+                let stop = Arc::clone(&cancel);
+                let stopped = move || stop.load(Ordering::Relaxed);
+                interrupt::with_check(stopped.clone(), || loop {
+                    if failed.load(Ordering::Relaxed) || stopped() {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(t) = tasks.get(i) else { break };
+                    let dir = out.map(|o| o.child(&format!("runs/{}", t.dir_name())));
+                    let r = dir
+                        .transpose()
+                        .and_then(|dir| run_task(cfg, t, iteration_scale, dir));
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress(i, n, &r);
+                    results.lock().expect("no panics while held")[i] = Some(r);
+                });
+                running.fetch_sub(1, Ordering::SeqCst);
             });
         }
+        // The workers cannot see the caller's own stop check: pass a request on.
+        while running.load(Ordering::SeqCst) > 0 {
+            if interrupt::requested() {
+                cancel.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(SimError::Interrupted.into());
+    }
     let mut out = Vec::new();
     for r in results
         .into_inner()

@@ -13,7 +13,8 @@
 //!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
 //!               # walk_cache_lines = 32,
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
-//! [watchdog]    # progress_cycles = 50000, request_cycles = 500000
+//! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
+//!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -310,6 +311,11 @@ pub struct WatchdogSection {
     pub progress_cycles: u64,
     /// Maximum cycles one request may stay outstanding.
     pub request_cycles: u64,
+    /// Maximum cycles, while every unfinished MPI rank waits inside an MPI call, in which no
+    /// rank completes a call or a request and no packet moves (polling does not count).
+    pub mpi_cycles: u64,
+    /// Maximum cycles a program core's `moped_poll` may see only Pending.
+    pub poll_cycles: u64,
 }
 
 impl Default for WatchdogSection {
@@ -317,6 +323,10 @@ impl Default for WatchdogSection {
         WatchdogSection {
             progress_cycles: 50_000,
             request_cycles: 500_000,
+            // Far above the longest message copy of the paper's workloads (1 MiB), and
+            // about a host second of two ranks polling.
+            mpi_cycles: 10_000_000,
+            poll_cycles: 10_000_000,
         }
     }
 }
@@ -835,11 +845,13 @@ impl WatchdogSection {
                 "must be > 0 (the watchdog cannot be disabled)",
             );
         }
-        if self.request_cycles == 0 {
-            return invalid(
-                "watchdog.request_cycles",
-                "must be > 0 (the watchdog cannot be disabled)",
-            );
+        let limits = [
+            ("watchdog.request_cycles", self.request_cycles),
+            ("watchdog.mpi_cycles", self.mpi_cycles),
+            ("watchdog.poll_cycles", self.poll_cycles),
+        ];
+        if let Some((key, _)) = limits.iter().find(|(_, v)| *v == 0) {
+            return invalid(key, "must be > 0 (the watchdog cannot be disabled)");
         }
         Ok(())
     }

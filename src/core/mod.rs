@@ -49,7 +49,8 @@ use nom::IResult;
 use serde::Deserialize;
 
 use crate::coherence::{AccessKind, Completed, CoreReq};
-use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
+use crate::config::WatchdogSection;
+use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
 use crate::moped::DescId;
@@ -117,6 +118,11 @@ pub struct ProcessSpec {
 pub struct Program {
     pub cores: Vec<Vec<Op>>,
     pub processes: Vec<ProcessSpec>,
+    /// The file the program was read from, and per core the (line, column) of each op
+    /// there, so that an op failing as it runs is named by its place; empty for a program
+    /// built in code.
+    pub file: String,
+    pub places: Vec<Vec<(u32, u32)>>,
 }
 
 /// A program file error with its position. A type of its own, not an alias of
@@ -373,6 +379,8 @@ impl Program {
         let mut prog = Program {
             cores: vec![Vec::new(); n_cores],
             processes: Vec::new(),
+            file: file.to_string(),
+            places: vec![Vec::new(); n_cores],
         };
         for p in &spec.process {
             let (at, ps) = (p.span().start, p.get_ref());
@@ -437,10 +445,14 @@ impl Program {
                         format!("offset_per_core {per:#x} times core {c} passes 2^64"),
                     )
                 })?;
-                for op in &ops {
+                for (_, op) in &ops {
                     let moved = offset(*op, off).map_err(|m| err(at, format!("core {c}: {m}")))?;
                     prog.cores[c].push(moved);
                 }
+                let places = ops
+                    .iter()
+                    .map(|&(at, _)| crate::textparse::line_col(text, at));
+                prog.places[c].extend(places);
             }
         }
         Ok(prog)
@@ -453,6 +465,14 @@ impl Program {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// `msg` about op `pc` of core `core`, named by its place in the file when known.
+    pub fn error_at(&self, core: usize, pc: usize, msg: String) -> String {
+        match self.places.get(core).and_then(|p| p.get(pc)) {
+            Some(&at) => PosError::new(&self.file, at, msg).to_string(),
+            None => format!("core {core} op {pc}: {msg}"),
+        }
     }
 }
 
@@ -493,12 +513,13 @@ fn offset(op: Op, off: u64) -> Result<Op, String> {
     Ok(moved)
 }
 
-/// Parses the ops string of one block; errors carry the byte offset in the file.
+/// Parses the ops string of one block into ops with the byte offset of each in the file;
+/// errors carry the byte offset too.
 fn parse_ops(
     text: &str,
     span: std::ops::Range<usize>,
     value: &str,
-) -> Result<Vec<Op>, (usize, String)> {
+) -> Result<Vec<(usize, Op)>, (usize, String)> {
     // Map the string's lines back to the file: a raw or basic multi-line string starts after
     // its delimiter (and the newline that follows it, which TOML trims).
     let raw = &text[span.clone()];
@@ -522,7 +543,7 @@ fn parse_ops(
         if !trimmed.is_empty() {
             let lead = content.len() - content.trim_start().len();
             let at = (line_start + lead).min(text.len());
-            ops.push(parse_op(trimmed).map_err(|m| (at, m))?);
+            ops.push((at, parse_op(trimmed).map_err(|m| (at, m))?));
         }
         line_start += line.len() + 1;
     }
@@ -542,8 +563,8 @@ struct CoreCursor {
     step: u8,
     /// The value of the last load (MOPED ops read their answers here).
     loaded: u64,
-    /// A poll answered something else than expected.
-    poll_error: Option<String>,
+    /// The cycle since which the poll in progress has answered only Pending.
+    pending_since: Option<u64>,
 }
 
 /// Runs a [`Program`] on the simulator's cores, checking `expect=` values.
@@ -583,6 +604,35 @@ impl ProgramDriver {
         self.ports.addr_of(p, r, port).unwrap_or(self.ports.base())
     }
 
+    /// Core `c`'s poll in progress, Pending since cycle `since`: where it is, the
+    /// descriptor it polls and what the program posted into it.
+    fn describe_poll(&self, c: usize, since: u64) -> String {
+        let cur = &self.cursors[c];
+        let ops = &self.prog.cores[c];
+        let Some(&Op::MopedPoll { reg, .. }) = ops.get(cur.pc) else {
+            return String::new();
+        };
+        // The last post into the register before the poll.
+        let posted = ops[..cur.pc].iter().rev().find_map(|op| match *op {
+            Op::MopedPost {
+                reg: r,
+                envelope: e,
+                va,
+                size,
+            } if r == reg => Some(format!(
+                "{} at va {va:#x}",
+                describe_call(e.kind, e.peer, e.tag, size)
+            )),
+            _ => None,
+        });
+        let what = posted.unwrap_or_else(|| "nothing posted".to_string());
+        let at = self.prog.error_at(c, cur.pc, format!("moped_poll r{reg}"));
+        format!(
+            "\n  core {c}: {at}: descriptor {:#x} ({what}) Pending since cycle {since}",
+            cur.regs[reg as usize]
+        )
+    }
+
     /// Instructions each core executed (compute instructions plus one per access).
     pub fn instructions(&self, core: usize) -> u64 {
         self.cursors[core].instructions
@@ -601,45 +651,46 @@ fn port_access(kind: AccessKind, addr: u64, value: u64) -> Next {
 }
 
 impl Driver for ProgramDriver {
-    fn next(&mut self, core: usize, _now: u64) -> Next {
+    fn next(&mut self, core: usize, now: u64) -> Result<Next, String> {
         let (data_port, poll_port) = (self.port(core, Port::Data), self.port(core, Port::Poll));
         let ops = &self.prog.cores[core];
         let cur = &mut self.cursors[core];
         loop {
             let Some(op) = ops.get(cur.pc) else {
-                return Next::Done;
+                return Ok(Next::Done);
             };
             match *op {
                 Op::Compute(n) => {
+                    let wait = Next::compute(n, self.cpi, now)
+                        .map_err(|e| self.prog.error_at(core, cur.pc, e))?;
                     cur.pc += 1;
                     cur.instructions += n;
-                    let cycles = (n as f64 * self.cpi).ceil() as u64;
-                    if cycles > 0 {
-                        return Next::Wait(cycles);
+                    if let Some(w) = wait {
+                        return Ok(w);
                     }
                 }
                 Op::Load { addr, size, expect } => {
                     cur.pc += 1;
                     cur.instructions += 1;
                     cur.expect = expect.map(|e| (addr, e));
-                    return Next::Access(CoreReq {
+                    return Ok(Next::Access(CoreReq {
                         id: 0,
                         kind: AccessKind::Load,
                         addr,
                         size,
                         value: 0,
-                    });
+                    }));
                 }
                 Op::Store { addr, size, value } => {
                     cur.pc += 1;
                     cur.instructions += 1;
-                    return Next::Access(CoreReq {
+                    return Ok(Next::Access(CoreReq {
                         id: 0,
                         kind: AccessKind::Store,
                         addr,
                         size,
                         value,
-                    });
+                    }));
                 }
                 Op::Sweep {
                     kind,
@@ -664,20 +715,20 @@ impl Driver for ProgramDriver {
                     }
                     cur.instructions += 1;
                     cur.expect = None;
-                    return Next::Access(CoreReq {
+                    return Ok(Next::Access(CoreReq {
                         id: 0,
                         kind,
                         addr,
                         size: 8,
                         value: addr,
-                    });
+                    }));
                 }
                 Op::MopedReserve { reg } => {
                     if cur.step == 0 {
                         cur.step = 1;
                         cur.instructions += 1;
                         cur.expect = None;
-                        return port_access(AccessKind::Load, data_port, 0);
+                        return Ok(port_access(AccessKind::Load, data_port, 0));
                     }
                     cur.regs[reg as usize] = cur.loaded;
                     cur.step = 0;
@@ -703,7 +754,7 @@ impl Driver for ProgramDriver {
                     cur.instructions += 1;
                     let id = DescId::from_bits(cur.regs[reg as usize] as u16);
                     let value = pack_store(id, payload).unwrap_or(u64::MAX);
-                    return port_access(AccessKind::Store, data_port, value);
+                    return Ok(port_access(AccessKind::Store, data_port, value));
                 }
                 Op::MopedPoll { reg, expect } => match cur.step {
                     0 => {
@@ -711,26 +762,33 @@ impl Driver for ProgramDriver {
                         cur.instructions += 1;
                         // A refused reservation's value is no ID: poll an invalid one.
                         let id = cur.regs[reg as usize].min(u16::MAX as u64 + 1);
-                        return port_access(AccessKind::Store, poll_port, id);
+                        return Ok(port_access(AccessKind::Store, poll_port, id));
                     }
                     1 => {
                         cur.step = 2;
                         cur.instructions += 1;
                         cur.expect = None;
-                        return port_access(AccessKind::Load, poll_port, 0);
+                        return Ok(port_access(AccessKind::Load, poll_port, 0));
                     }
                     _ => {
                         cur.step = 0;
+                        if !matches!(
+                            PollStatus::from_value(cur.loaded),
+                            Ok(PollStatus::Pending | PollStatus::Retry)
+                        ) {
+                            cur.pending_since = None;
+                        }
                         match PollStatus::from_value(cur.loaded) {
                             Ok(PollStatus::Pending | PollStatus::Retry) => {
-                                return Next::Wait(20);
+                                cur.pending_since.get_or_insert(now);
+                                return Ok(Next::Wait(20));
                             }
                             Ok(s) if s == expect => cur.pc += 1,
                             other => {
-                                cur.poll_error = Some(format!(
+                                let msg = format!(
                                     "core {core}: poll of r{reg} answered {other:?}, expected {expect:?}"
-                                ));
-                                cur.pc += 1;
+                                );
+                                return Err(self.prog.error_at(core, cur.pc, msg));
                             }
                         }
                     }
@@ -740,9 +798,6 @@ impl Driver for ProgramDriver {
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
-        if let Some(e) = self.cursors[core].poll_error.take() {
-            return Err(e);
-        }
         if c.req.kind == AccessKind::Load {
             self.cursors[core].loaded = c.value;
             if let Some((addr, want)) = self.cursors[core].expect.take() {
@@ -755,6 +810,22 @@ impl Driver for ProgramDriver {
             }
         }
         Ok(())
+    }
+
+    fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
+        let stuck: Vec<String> = (0..self.cursors.len())
+            .filter_map(|c| {
+                let since = self.cursors[c].pending_since?;
+                (now - since > limits.poll_cycles).then(|| self.describe_poll(c, since))
+            })
+            .collect();
+        (!stuck.is_empty()).then(|| {
+            format!(
+                "moped_poll saw only Pending for more than watchdog.poll_cycles = {} cycles:{}",
+                limits.poll_cycles,
+                stuck.concat()
+            )
+        })
     }
 }
 

@@ -61,6 +61,7 @@ pub fn run_workload(
     seed: u64,
     params: MpiParams,
 ) -> Result<MpiRun, MopedError> {
+    refuse_deadlock(w)?;
     let proto = Protocol::of(design);
     let moped = proto.has_moped();
     let mut sim = Sim::new(cfg, proto, seed)?;
@@ -91,6 +92,22 @@ pub fn run_workload(
         bytes_verified: driver.verifier.bytes,
         stats,
     })
+}
+
+/// Fails at once a workload that deadlocks even when every send is buffered (a receive no
+/// send matches, ranks that all receive first): the logical run of
+/// [`check`](crate::workload::check) proves it, naming each blocked rank and call. The
+/// deadlocks only rendezvous makes, and the ones timing makes, are the runtime
+/// watchdog's (`watchdog.mpi_cycles`). The check's other findings are left to the run,
+/// which reports them as they happen.
+fn refuse_deadlock(w: &Workload) -> Result<(), MopedError> {
+    match crate::workload::check::check(w) {
+        Err(e) if e.starts_with("deadlock") => Err(MopedError::Simulation(SimError::Check {
+            cycle: 0,
+            detail: format!("workload {}: {e}", w.name),
+        })),
+        _ => Ok(()),
+    }
 }
 
 /// The ranks of `w` made processes of `os` (rank `r` is the `r`-th process and runs on

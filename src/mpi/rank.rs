@@ -269,4 +269,67 @@ impl Rank {
              holds {room} (MPI_ERR_TRUNCATE)"
         )
     }
+
+    /// Whether the rank waits inside an MPI call (a wait, a barrier, a drain, or
+    /// MPI_Finalize finishing what others wait for) rather than running its own code.
+    pub fn in_blocking_call(&self) -> bool {
+        self.pc >= self.calls.len()
+            || self.stack.iter().any(|t| {
+                matches!(
+                    t,
+                    Task::Wait { .. } | Task::Barrier { .. } | Task::Drain { .. }
+                )
+            })
+    }
+
+    /// The call the rank is in and its requests not yet done, for a stuck run's report:
+    /// kind, peer, tag, size and where each was posted (a MOPED descriptor or shared
+    /// memory).
+    pub fn pending_calls(&self) -> String {
+        let call = match self.pc.checked_sub(1).and_then(|i| self.calls.get(i)) {
+            Some(c) if self.pc < self.calls.len() || !self.stack.is_empty() => {
+                format!("call {} ({})", self.pc - 1, call_name(c))
+            }
+            _ => "MPI_Finalize".to_string(),
+        };
+        let reqs: Vec<String> = self
+            .reqs
+            .iter()
+            .filter(|(_, q)| !q.done)
+            .map(|(id, q)| {
+                let path = match q.path {
+                    Path::New => "not posted".to_string(),
+                    Path::Moped(d) => format!("MOPED descriptor {:#06x}", d.to_bits()),
+                    Path::Shm => "shared memory".to_string(),
+                };
+                let what = crate::envelope::describe_call(
+                    q.kind,
+                    q.peer,
+                    self.tags.program(q.tag),
+                    q.bytes,
+                );
+                format!("\n    request {id}: {what} ({path})")
+            })
+            .collect();
+        format!(
+            "\n  rank {}: {call}, waiting for:{}",
+            self.me,
+            reqs.concat()
+        )
+    }
+}
+
+/// The MPI name of a call, for reports.
+fn call_name(c: &Call) -> &'static str {
+    match c {
+        Call::Compute(_) => "compute",
+        Call::Sweep { .. } => "sweep",
+        Call::Isend { .. } => "MPI_Isend",
+        Call::Irecv { .. } => "MPI_Irecv",
+        Call::Wait(_) => "MPI_Wait",
+        Call::Waitall(_) => "MPI_Waitall",
+        Call::Barrier => "MPI_Barrier",
+        Call::Combine { .. } => "combine",
+        Call::Copy { .. } => "copy",
+    }
 }

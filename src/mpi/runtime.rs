@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use crate::coherence::{AccessKind, Completed};
+use crate::config::WatchdogSection;
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
@@ -58,8 +59,11 @@ pub struct MpiDriver {
     pub verifier: Verifier,
     /// The numbers the program's tags travel as; the verifier sees the program's own.
     tags: Arc<TagMap>,
-    /// A rank's error, reported at the next chance the simulator gives.
-    failure: Option<String>,
+    /// The cycle of the step being run.
+    now: u64,
+    /// The last cycle a rank completed a call or a request, a packet moved, or a rank ran
+    /// outside MPI's waits (see [`Driver::stuck`]).
+    last_progress: u64,
 }
 
 impl MpiDriver {
@@ -103,7 +107,8 @@ impl MpiDriver {
             cpi,
             verifier: Verifier::default(),
             tags,
-            failure: None,
+            now: 0,
+            last_progress: 0,
         })
     }
 
@@ -131,29 +136,18 @@ impl MpiDriver {
 }
 
 impl Driver for MpiDriver {
-    fn next(&mut self, core: usize, _now: u64) -> Next {
+    fn next(&mut self, core: usize, now: u64) -> Result<Next, String> {
         if core >= self.ranks.len() {
-            return Next::Done;
+            return Ok(Next::Done);
         }
+        self.now = now;
         if self.ranks[core].waiting {
-            return Next::WaitForCompletion;
+            return Ok(Next::WaitForCompletion);
         }
-        match self.advance(core) {
-            Ok(n) => n,
-            Err(e) => {
-                // Reported at the next completion (drivers fail through `completed`).
-                self.ranks[core].stack.clear();
-                self.ranks[core].calls.clear();
-                self.failure.get_or_insert(e);
-                Next::Done
-            }
-        }
+        self.advance(core)
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
         if c.req.kind == AccessKind::Load && core < self.ranks.len() {
             let r = &mut self.ranks[core];
             r.waiting = false;
@@ -163,14 +157,31 @@ impl Driver for MpiDriver {
     }
 
     fn wants_memory(&self) -> bool {
-        self.verifier.has_pending() || self.failure.is_some()
+        self.verifier.has_pending()
     }
 
     fn read_memory(&mut self, mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
         self.verifier.read(mem)
+    }
+
+    /// A rank running its own code (computing, copying) will call MPI again: only when
+    /// every unfinished rank waits inside MPI and nothing completes or moves for
+    /// `watchdog.mpi_cycles` is the run stuck.
+    fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
+        let waiting = self.ranks.iter().filter(|r| !r.finished);
+        if waiting.clone().any(|r| !r.in_blocking_call()) {
+            self.last_progress = now;
+        }
+        let quiet = now.saturating_sub(self.last_progress);
+        if quiet <= limits.mpi_cycles {
+            return None;
+        }
+        let ranks: String = waiting.map(Rank::pending_calls).collect();
+        Some(format!(
+            "no MPI rank completed a call or a request and no message moved for {quiet} \
+             cycles (watchdog.mpi_cycles = {}), every unfinished rank waiting in MPI:{ranks}",
+            limits.mpi_cycles
+        ))
     }
 }
 
@@ -251,8 +262,9 @@ impl MpiDriver {
             }
             Micro::Compute(n) => {
                 rank.stats.instructions += n;
-                let cycles = (n as f64 * self.cpi).ceil() as u64;
-                return Ok((cycles > 0).then_some(Next::Wait(cycles)));
+                let call = rank.pc.saturating_sub(1);
+                return Next::compute(n, self.cpi, self.now)
+                    .map_err(|e| format!("rank {} call {call}: {e}", rank.me));
             }
             // A receive to check: its bytes are read before the rank can touch the
             // buffer again.
@@ -280,12 +292,14 @@ impl MpiDriver {
         let rank = &mut self.ranks[c];
         match mark {
             Mark::SendDone(req) => {
+                self.last_progress = self.now;
                 if let Some(r) = rank.reqs.get_mut(&req) {
                     r.done = true;
                 }
                 Ok(false)
             }
             Mark::RecvDone(req) => {
+                self.last_progress = self.now;
                 let me = rank.me;
                 let r = rank
                     .reqs
@@ -322,7 +336,10 @@ impl MpiDriver {
             moped: self.moped,
         };
         match task {
-            Task::NextCall => self.ranks[c].next_call(&cx),
+            Task::NextCall => {
+                self.last_progress = self.now;
+                self.ranks[c].next_call(&cx)
+            }
             Task::Post { req, step } => self.post(c, req, step, value),
             Task::Barrier { k, step } => Ok(self.ranks[c].barrier(&cx, k, step)),
             Task::Wait { reqs, i } => self.ranks[c].wait(reqs, i),
@@ -368,6 +385,7 @@ impl MpiDriver {
                 self.ranks[c].search(layout, s, value)
             }
             Task::Incoming { src, head, nb, hdr } => {
+                self.last_progress = self.now;
                 self.ranks[c].incoming(layout, src, head, nb, hdr)
             }
             Task::RecvPosted { req } => self.ranks[c].recv_posted(layout, req),

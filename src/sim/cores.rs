@@ -140,7 +140,10 @@ fn step<P: Platform, D: Driver + ?Sized>(
         return Ok(());
     }
     let sb_entries = p.cfg().system.store_buffer_entries.max(1);
-    match driver.next(c, now) {
+    let next = driver
+        .next(c, now)
+        .map_err(|detail| SimError::Check { cycle: now, detail })?;
+    match next {
         Next::Done => {
             let core = &mut p.cores_mut()[c];
             if core.store_buffer.is_empty() && !core.store_outstanding {
@@ -150,7 +153,17 @@ fn step<P: Platform, D: Driver + ?Sized>(
                 core.waiting_for_completion = true;
             }
         }
-        Next::Wait(n) => schedule_step(p, c, now + n.max(1)),
+        Next::Wait(n) => {
+            let Some(at) = now.checked_add(n.max(1)) else {
+                return Err(SimError::Check {
+                    cycle: now,
+                    detail: format!(
+                        "core {c}: a wait of {n} cycles from cycle {now} ends past the last cycle of simulated time"
+                    ),
+                });
+            };
+            schedule_step(p, c, at)
+        }
         Next::WaitForCompletion => {
             let core = &mut p.cores_mut()[c];
             if core.load.is_none() && core.store_buffer.is_empty() {

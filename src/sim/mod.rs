@@ -4,6 +4,7 @@
 
 // Sibling modules form a DAG: platform <- moped_host <- cores <- memory; stats uses none.
 pub(crate) mod cores;
+pub mod interrupt;
 mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
@@ -16,7 +17,7 @@ use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
     DirParams, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
-use crate::config::SystemConfig;
+use crate::config::{SystemConfig, WatchdogSection};
 use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
@@ -42,9 +43,28 @@ pub enum Next {
     Done,
 }
 
+impl Next {
+    /// Computing `instructions` at `cpi` cycles each from cycle `now`: one wait however
+    /// long (none for 0 cycles), or an error when it would end past the last cycle
+    /// simulated time can hold (2^64 - 1).
+    pub fn compute(instructions: u64, cpi: f64, now: u64) -> Result<Option<Next>, String> {
+        let cycles = (instructions as f64 * cpi).ceil();
+        // 2^64 is the first float the cycle count cannot hold; NaN fails the test too.
+        let fits = cycles < 18_446_744_073_709_551_616.0;
+        match fits.then(|| now.checked_add(cycles as u64)).flatten() {
+            Some(_) => Ok((cycles > 0.0).then_some(Next::Wait(cycles as u64))),
+            None => Err(format!(
+                "compute {instructions}: {cycles} cycles at CPI {cpi} from cycle {now} end past \
+                 the last cycle of simulated time (2^64 - 1)"
+            )),
+        }
+    }
+}
+
 /// Something that generates core accesses and checks their results.
 pub trait Driver {
-    fn next(&mut self, core: usize, now: u64) -> Next;
+    /// What core `core` does next; an error fails the run at once.
+    fn next(&mut self, core: usize, now: u64) -> Result<Next, String>;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
     /// Whether the driver wants to read simulated memory ([`Driver::read_memory`]) before
@@ -55,6 +75,12 @@ pub trait Driver {
     /// Reads simulated memory as the program would see it now; an error fails the run.
     fn read_memory(&mut self, _mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
         Ok(())
+    }
+    /// The driver's own watchdog, asked between events about once a watchdog period: what
+    /// its cores wait for, if they have waited past `limits` with nothing moving (polling
+    /// completes accesses, so the per-request watchdog never sees such a wait).
+    fn stuck(&mut self, _now: u64, _limits: &WatchdogSection) -> Option<String> {
+        None
     }
 }
 
@@ -78,6 +104,9 @@ pub enum SimError {
     Watchdog { cycle: u64, detail: String },
     #[error("configuration: {0}")]
     Config(String),
+    /// The run was asked to stop (Ctrl-C; see [`interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Counters of the simulator itself.
@@ -158,7 +187,6 @@ pub struct Sim {
     stalled_lines: Vec<u64>,
     done: Vec<Completed>,
     pub counters: SimCounters,
-    watchdog_armed: bool,
     /// One MOPED per core, for protocols that have MOPED events.
     pub mopeds: Vec<Moped>,
     pub os: Os,
@@ -239,7 +267,6 @@ impl Sim {
             stalled_lines: vec![0; n + banks],
             done: Vec::new(),
             counters: SimCounters::default(),
-            watchdog_armed: false,
             mopeds,
             os: Os::new(cfg.memory.size_bytes),
             moped_host,
@@ -283,15 +310,25 @@ impl Sim {
             self.cores[c].stepping = true;
             self.wire.q.schedule(0, Ev::Step(c as u16));
         }
-        if !self.watchdog_armed {
-            self.watchdog_armed = true;
-            self.wire.q.schedule(self.watchdog_period(), Ev::Watchdog);
-        }
+        // The watchdog looks at the cores between events, at most once a period: no event
+        // of its own, so a core computing for 10^15 cycles costs one event, not one per
+        // period, and a request stuck behind such a wait is seen at the wait's end.
+        let period = self.watchdog_period();
+        let mut check_at = self.now().saturating_add(period);
         while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
+            if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
+                return Err(SimError::Interrupted);
+            }
+            if now >= check_at {
+                self.check_watchdog(now)?;
+                if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
+                    return Err(SimError::Watchdog { cycle: now, detail });
+                }
+                check_at = now.saturating_add(period);
+            }
             cores::handle(self, now, ev, driver)?;
         }
-        self.watchdog_armed = false;
         self.check_quiescent()?;
         Ok(self.cycles())
     }
@@ -306,6 +343,15 @@ impl Sim {
     }
 
     fn check_quiescent(&self) -> Result<(), SimError> {
+        // With no watchdog event to wait for, a request that can never complete is seen
+        // when the queue drains: named by its core first, as the watchdog would.
+        let now = self.now();
+        for (i, c) in self.cores.iter().enumerate() {
+            if let Some((req, since)) = c.pending().filter(|_| !c.done) {
+                let quiet = now.saturating_sub(c.last_progress.max(since));
+                return Err(self.stuck_core(i, req, since, now, quiet));
+            }
+        }
         moped_host::check_mopeds_quiescent(self, self.now())?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
@@ -370,32 +416,37 @@ impl Sim {
             if c.done {
                 continue;
             }
-            let pending = c.pending();
-            if let Some((req, since)) = pending {
+            if let Some((req, since)) = c.pending() {
                 // A core that computed for a long time has made no accesses, but no lack
                 // of progress either: count from the later of its last completion and
                 // this request.
                 let quiet = now.saturating_sub(c.last_progress.max(since));
                 if now.saturating_sub(since) > wd.request_cycles || quiet > wd.progress_cycles {
-                    let addr = line_of(req.addr);
-                    let cache = &self.caches[i];
-                    let event = match req.kind {
-                        AccessKind::Load => "Load",
-                        AccessKind::Store => "Store",
-                    };
-                    return Err(SimError::Watchdog {
-                        cycle: now,
-                        detail: format!(
-                            "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
-                            cache.name(),
-                            cache.state_name(addr),
-                            self.describe_line(addr)
-                        ),
-                    });
+                    return Err(self.stuck_core(i, req, since, now, quiet));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Core `i`'s request `req`, issued at cycle `since`, made no progress for `quiet`
+    /// cycles up to `now`.
+    fn stuck_core(&self, i: usize, req: CoreReq, since: u64, now: u64, quiet: u64) -> SimError {
+        let addr = line_of(req.addr);
+        let cache = &self.caches[i];
+        let event = match req.kind {
+            AccessKind::Load => "Load",
+            AccessKind::Store => "Store",
+        };
+        SimError::Watchdog {
+            cycle: now,
+            detail: format!(
+                "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
+                cache.name(),
+                cache.state_name(addr),
+                self.describe_line(addr)
+            ),
+        }
     }
 
     // ---- Cores ----
@@ -604,16 +655,9 @@ impl Platform for Sim {
         self.deliver_msg(slot, now, driver)
     }
 
+    /// The embedded simulator schedules no watchdog events (see [`Sim::run`]).
     fn watchdog(&mut self, now: u64) -> Result<(), SimError> {
-        self.check_watchdog(now)?;
-        if self.cores.iter().any(|c| !c.done) || !self.wire.q.is_empty() {
-            self.wire
-                .q
-                .schedule(now + self.watchdog_period(), Ev::Watchdog);
-        } else {
-            self.watchdog_armed = false;
-        }
-        Ok(())
+        self.check_watchdog(now)
     }
 
     fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {

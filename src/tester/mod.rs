@@ -186,12 +186,12 @@ impl RandomTester {
 }
 
 impl Driver for RandomTester {
-    fn next(&mut self, core: usize, _now: u64) -> Next {
+    fn next(&mut self, core: usize, _now: u64) -> Result<Next, String> {
         if self.finished() {
-            return Next::Done;
+            return Ok(Next::Done);
         }
         if !self.in_flight[core].is_empty() && self.coin.sample(&mut self.rng) {
-            return Next::WaitForCompletion;
+            return Ok(Next::WaitForCompletion);
         }
         // Pick a random idle check; a few tries, then think for a while.
         for _ in 0..8 {
@@ -202,7 +202,7 @@ impl Driver for RandomTester {
             }
             c.busy = true;
             self.in_flight[core].push(i);
-            return Next::Access(match c.phase {
+            return Ok(Next::Access(match c.phase {
                 Phase::Writing { written } => {
                     self.report.stores += 1;
                     CoreReq {
@@ -223,9 +223,9 @@ impl Driver for RandomTester {
                         value: 0,
                     }
                 }
-            });
+            }));
         }
-        Next::Wait(self.think.sample(&mut self.rng))
+        Ok(Next::Wait(self.think.sample(&mut self.rng)))
     }
 
     fn completed(&mut self, core: usize, done: &Completed, now: u64) -> Result<(), String> {
@@ -348,7 +348,7 @@ pub fn run_ideal(cfg: &TesterConfig, corrupt_every: u64) -> Result<TesterReport,
             };
             let level = crate::coherence::HitLevel::L1;
             t.completed(core, &Completed { req, value, level }, now)?;
-        } else if let Next::Access(req) = t.next(core, now) {
+        } else if let Next::Access(req) = t.next(core, now)? {
             pending[core].push(req);
         }
     }

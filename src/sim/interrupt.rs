@@ -1,0 +1,68 @@
+//! Stopping a run on request. Ctrl-C (SIGINT) in the command line sets a process-wide
+//! flag ([`request`]); a caller can also give the thread that runs a simulation a check of
+//! its own ([`with_check`]): Python's signal check, or a run pool's cancel flag. The event
+//! loop asks [`requested`] every [`EVERY`] events (well under a millisecond of host
+//! time), and a run that sees it ends with [`SimError::Interrupted`](super::SimError).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Events between two looks at the flags: a power of two, tested with a mask.
+pub const EVERY: u64 = 4096;
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    static CHECK: RefCell<Option<Rc<dyn Fn() -> bool>>> = const { RefCell::new(None) };
+}
+
+/// Asks every run in the process to stop (the command line's Ctrl-C handler).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether the runs of this thread should stop: the process-wide request, or this
+/// thread's own check.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed) || CHECK.with(|c| c.borrow().as_ref().is_some_and(|f| f()))
+}
+
+/// Runs `f` with `check` as this thread's own stop check (the previous one is restored
+/// after, so calls nest).
+pub fn with_check<T>(check: impl Fn() -> bool + 'static, f: impl FnOnce() -> T) -> T {
+    let old = CHECK.with(|c| c.replace(Some(Rc::new(check))));
+    // Restored on unwinding too: a guard, not a statement after `f`.
+    struct Restore(Option<Rc<dyn Fn() -> bool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            CHECK.with(|c| *c.borrow_mut() = old);
+        }
+    }
+    let _restore = Restore(old);
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn a_thread_check_holds_only_within_its_call() {
+        assert!(!requested());
+        let asked = Rc::new(Cell::new(0));
+        let seen = asked.clone();
+        let inside = with_check(
+            move || {
+                seen.set(seen.get() + 1);
+                true
+            },
+            requested,
+        );
+        assert!(inside);
+        assert_eq!(asked.get(), 1);
+        assert!(!requested());
+    }
+}

@@ -1,0 +1,171 @@
+//! Runs that cannot end, and runs the user ends: the command line's exit statuses and
+//! messages for deadlocks, never-completing polls and Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh folder for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("moped-stuck-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn moped(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_moped"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// A GOAL schedule of `n` one-MiB messages from rank 0 to rank 1, one after the other:
+/// seconds of host time at least.
+fn long_goal(n: usize) -> String {
+    let mut s = String::from("num_ranks 2\n\nrank 0 {\n");
+    for i in 0..n {
+        s += &format!("  s{i}: send 1048576b to 1 tag 1\n");
+        if i > 0 {
+            s += &format!("  s{i} requires s{}\n", i - 1);
+        }
+    }
+    s += "}\n\nrank 1 {\n";
+    for i in 0..n {
+        s += &format!("  r{i}: recv 1048576b from 0 tag 1\n");
+        if i > 0 {
+            s += &format!("  r{i} requires r{}\n", i - 1);
+        }
+    }
+    s + "}\n"
+}
+
+#[test]
+fn ctrl_c_stops_moped_mpi_with_status_130() {
+    let d = scratch("sigint");
+    std::fs::write(d.join("long.goal"), long_goal(400)).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_moped"))
+        .args(["mpi", "--workload", "long.goal", "--out", "out"])
+        .args(["--set", "system.cores=2"])
+        .current_dir(&d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the simulation (the handler is set before anything else runs).
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// Runs `moped mpi` on the GOAL schedule `goal` under `design` with `set` overrides; the
+/// exit status and stderr.
+fn mpi(name: &str, goal: &str, design: &str, set: &[&str]) -> (Option<i32>, String) {
+    let d = scratch(name);
+    std::fs::write(d.join("w.goal"), goal).unwrap();
+    let mut args = vec!["mpi", "--workload", "w.goal", "--out", "out"];
+    args.extend(["--protocol", design, "--set", "system.cores=2"]);
+    for s in set {
+        args.extend(["--set", s]);
+    }
+    let out = moped(&args, &d);
+    let _ = std::fs::remove_dir_all(d);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_names(e: &str, wants: &[&str]) {
+    for w in wants {
+        assert!(e.contains(w), "`{w}` missing from: {e}");
+    }
+}
+
+#[test]
+fn a_receive_no_send_matches_is_a_deadlock_at_once() {
+    let goal = "num_ranks 2\nrank 0 {\n  r: recv 64b from 1 tag 3\n}\nrank 1 {\n  c: calc 10\n}\n";
+    for design in ["baseline", "optcopy"] {
+        let (code, err) = mpi("norecv", goal, design, &[]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_names(&err, &["deadlock", "rank 0 call 1", "from rank 1, tag 3"]);
+    }
+}
+
+/// Ranks 0 and 1 each send the other 1 MiB and only then receive: eager sends would pass
+/// each other; MPICH's rendezvous (and MOPED, which matches before it copies) wait
+/// forever for the other side's receive.
+const CROSS: &str = "num_ranks 2\n\
+    rank 0 {\n  s: send 1048576b to 1 tag 1\n  r: recv 1048576b from 1 tag 1\n  r requires s\n}\n\
+    rank 1 {\n  s: send 1048576b to 0 tag 1\n  r: recv 1048576b from 0 tag 1\n  r requires s\n}\n";
+
+#[test]
+fn a_rendezvous_cross_deadlock_trips_the_mpi_watchdog() {
+    for design in ["baseline", "optcopy"] {
+        let (code, err) = mpi("cross", CROSS, design, &["watchdog.mpi_cycles=2000000"]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_names(
+            &err,
+            &[
+                "watchdog.mpi_cycles",
+                "rank 0: call",
+                "rank 1: call",
+                "send to rank 1 tag 1, 1048576 bytes",
+                "send to rank 0 tag 1, 1048576 bytes",
+            ],
+        );
+    }
+}
+
+fn run_program(name: &str, program: &str, set: &[&str]) -> (Option<i32>, String) {
+    let d = scratch(name);
+    std::fs::write(d.join("p.toml"), program).unwrap();
+    let mut args = vec![
+        "run",
+        "--program",
+        "p.toml",
+        "--out",
+        "out",
+        "--protocol",
+        "optcopy",
+    ];
+    args.extend(["--set", "system.cores=2"]);
+    for s in set {
+        args.extend(["--set", s]);
+    }
+    let out = moped(&args, &d);
+    let _ = std::fs::remove_dir_all(d);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const PROCESSES: &str = "[[process]]\nrank = 0\ncore = 0\nregions = [[0x100000, 0x1000]]\n\
+    [[process]]\nrank = 1\ncore = 1\nregions = [[0x100000, 0x1000]]\n";
+
+#[test]
+fn a_poll_that_never_completes_trips_the_poll_watchdog() {
+    let recv = format!(
+        "{PROCESSES}[[core]]\ncores = [0]\nops = '''\nmoped_reserve r0\n\
+         moped_recv r0 src=1 tag=9 va=0x100000 size=256\nmoped_poll r0\n'''\n"
+    );
+    let (code, err) = run_program("poll", &recv, &["watchdog.poll_cycles=1000000"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_names(
+        &err,
+        &[
+            "watchdog.poll_cycles",
+            "core 0",
+            "p.toml:14:1: moped_poll r0",
+            "recv from rank 1 tag 9, 256 bytes",
+        ],
+    );
+}
