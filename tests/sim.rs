@@ -297,6 +297,10 @@ fn random_tester_drives_mopeds_under_each_moped_design() {
             r.moped_writes > 0 && r.moped_values_checked > 0,
             "{design}: {r:?}"
         );
+        assert!(
+            r.moped_reads_raced > 0,
+            "reads race stores to their lines: {r:?}"
+        );
         // Only OPTCACHE has M_FILL.
         assert_eq!(
             r.moped_fills > 0,

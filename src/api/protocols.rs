@@ -151,8 +151,9 @@ pub fn random_test(
 /// reads checked, and the MOPEDs' share of the operations.
 pub fn moped_traffic(r: &TesterReport) -> String {
     format!(
-        "MOPED: {} reads (M_GETS), {} owns (M_GETX), {} fills (M_FILL), {} writes ({} found the rights lost), {} values checked; {:.1} % of {} operations",
+        "MOPED: {} reads (M_GETS; {} raced a store to the line), {} owns (M_GETX), {} fills (M_FILL), {} writes ({} found the rights lost), {} values checked; {:.1} % of {} operations",
         r.moped_reads,
+        r.moped_reads_raced,
         r.moped_owns,
         r.moped_fills,
         r.moped_writes,

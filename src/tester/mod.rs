@@ -113,6 +113,9 @@ pub struct TesterReport {
     pub moped_writes_revoked: u64,
     /// Check values compared in the lines MOPEDs read.
     pub moped_values_checked: u64,
+    /// MOPED reads during which a store to the line (a core's or another MOPED's) was in
+    /// flight.
+    pub moped_reads_raced: u64,
 }
 
 impl TesterReport {

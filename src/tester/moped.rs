@@ -294,6 +294,7 @@ impl RandomTester {
             return Err(self.mismatch(what, now));
         }
         self.report.moped_values_checked += self.line_checks[&line].len() as u64;
+        self.report.moped_reads_raced += r.window.raced() as u64;
         self.complete_check(r.check);
         Ok(())
     }

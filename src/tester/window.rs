@@ -52,6 +52,12 @@ impl ReadWindow {
         self.stores.push((offset as u8, value));
     }
 
+    /// True if a store to the line was in flight at some point of the window (the read
+    /// raced a store).
+    pub fn raced(&self) -> bool {
+        !self.stores.is_empty()
+    }
+
     /// The first byte of `data` (in address order) that breaks the rule, if any.
     pub fn check(&self, data: &LineData) -> Option<Violation> {
         (0..LINE_BYTES).find_map(|o| {
