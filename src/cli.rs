@@ -225,9 +225,10 @@ struct RandomTestArgs {
     /// Number of consecutive seeds to run, from --seed on.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: u64,
-    /// Coherence protocol (design) name.
+    /// Design whose protocol runs; the MOPED designs give a share of the operations to
+    /// MOPED line reads, owns and fills.
     #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
-    protocol: Design,
+    design: Design,
 }
 
 #[derive(Args, Debug)]
@@ -699,8 +700,7 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let (tc, r, secs) =
-            api::protocols::random_test(a.cores as usize, a.checks, seed, a.protocol);
+        let (tc, r, secs) = api::protocols::random_test(a.cores as usize, a.checks, seed, a.design);
         match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(
@@ -715,6 +715,9 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
                     r.events,
                     r.messages,
                 )?;
+                if a.design.has_moped() {
+                    writeln!(out, "  {}", api::protocols::moped_traffic(&r))?;
+                }
             }
             Ok(r) => {
                 failed += 1;
@@ -983,5 +986,12 @@ mod tests {
             ]),
             0
         );
+        for design in ["basemoped", "optcopy", "optcache"] {
+            let args = ["moped", "random-test", "--cores", "4", "--checks", "200"];
+            assert_eq!(run(&[&args[..], &["--design", design]].concat()), 0);
+        }
+        // The design is named once, by --design; a wrong name is a usage error.
+        assert_eq!(run(&["moped", "random-test", "--design", "nope"]), 2);
+        assert_eq!(run(&["moped", "random-test", "--protocol", "optcopy"]), 2);
     }
 }

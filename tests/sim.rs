@@ -329,3 +329,136 @@ fn compute_past_the_end_of_simulated_time_names_its_op() {
     let e = run_ops(&small_system(), &[third; 4].join("\n")).unwrap_err();
     assert!(e.contains("idle.toml:7:1"), "{e}");
 }
+
+// ---- MOPED traffic in the random tester ----
+
+/// The tester's settings for `design`: 16 cores, `checks` checks.
+fn moped_tester(design: Design, checks: u64, seed: u64) -> TesterConfig {
+    let mut cfg = TesterConfig::new(16, checks, seed);
+    cfg.design = design;
+    cfg
+}
+
+#[test]
+fn random_tester_drives_mopeds_under_each_moped_design() {
+    for design in Design::MOPED {
+        let r = tester::run(&moped_tester(design, 3_000, 7))
+            .unwrap_or_else(|e| panic!("{design}: {e}"));
+        assert_eq!((r.mismatches, r.watchdog_trips), (0, 0), "{design}");
+        assert!(r.moped_share() >= 0.2, "{design}: {r:?}");
+        assert!(r.moped_reads > 0 && r.moped_owns > 0, "{design}: {r:?}");
+        assert!(
+            r.moped_writes > 0 && r.moped_values_checked > 0,
+            "{design}: {r:?}"
+        );
+        assert!(
+            r.moped_reads_raced > 0,
+            "reads race stores to their lines: {r:?}"
+        );
+        // Only OPTCACHE has M_FILL.
+        assert_eq!(
+            r.moped_fills > 0,
+            design == Design::OptCache,
+            "{design}: {r:?}"
+        );
+    }
+    let r = tester::run(&moped_tester(Design::Baseline, 1_000, 7)).unwrap();
+    assert_eq!(r.moped_requests(), 0, "the baseline has no MOPEDs");
+}
+
+/// `design`'s protocol with `from` replaced by `to` in its overlay `file` (under
+/// `protocols/`).
+fn mutated_moped(design: Design, file: &str, from: &str, to: &str) -> Protocol {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/");
+    let read = |f: &str| std::fs::read_to_string(format!("{root}{f}")).unwrap();
+    let layers = |machine: &str| -> Vec<(String, String)> {
+        let folders: &[&str] = match design {
+            Design::BaseMoped => &["basemoped"],
+            Design::OptCopy => &["basemoped", "optcopy"],
+            _ => &["basemoped", "optcopy", "optcache"],
+        };
+        folders
+            .iter()
+            .map(|d| format!("{d}/{machine}.sm"))
+            .filter(|f| std::path::Path::new(&format!("{root}{f}")).exists())
+            .map(|f| {
+                let text = read(&f);
+                let text = if f == file {
+                    assert!(text.contains(from), "{from} not in {f}");
+                    text.replace(from, to)
+                } else {
+                    text
+                };
+                (text, f)
+            })
+            .collect()
+    };
+    let (l2, dir) = (layers("L2Cache"), layers("Directory"));
+    let l2o: Vec<(&str, &str)> = l2.iter().map(|(t, f)| (t.as_str(), f.as_str())).collect();
+    let diro: Vec<(&str, &str)> = dir.iter().map(|(t, f)| (t.as_str(), f.as_str())).collect();
+    Protocol::layered("mutant", BASELINE_L2, &l2o, BASELINE_DIR, &diro).unwrap()
+}
+
+#[test]
+fn tester_catches_a_stale_copy_as_a_moped_read_mismatch() {
+    // OPTCOPY's directory answers a copy of an owned line from memory, not the owner.
+    let p = mutated_moped(
+        Design::OptCopy,
+        "optcopy/Directory.sm",
+        "transition(M, GET_COPY, MC) { v_allocateTBE; fc_forwardCopyToOwner; }",
+        "transition(M, GET_COPY, MC) { v_allocateTBE; d_sendDataFromMemory; }",
+    );
+    let e = tester::run_with_protocol(&moped_tester(Design::OptCopy, 20_000, 3), p).unwrap_err();
+    assert_names(
+        &e,
+        &[
+            "data mismatch at cycle ",
+            "MOPED ",
+            "controller L2Cache[",
+            "event M_GETS",
+            "read line 0x",
+            "expected",
+            "now: ",
+            "seed 3",
+            "replay: moped random-test --cores 16 --checks 20000 --seed 3 --design optcopy",
+        ],
+    );
+}
+
+#[test]
+fn tester_catches_a_moped_own_that_keeps_the_sharers() {
+    // BASEMOPED grants a shared line to its MOPED without invalidating the other sharers.
+    let p = mutated_moped(
+        Design::BaseMoped,
+        "basemoped/L2Cache.sm",
+        "transition(S, M_GETX, SM) { i_allocateTBE; b_issueGETX; }",
+        "transition(S, M_GETX, MM) { mg_grantToMoped; }",
+    );
+    let e = tester::run_with_protocol(&moped_tester(Design::BaseMoped, 20_000, 3), p).unwrap_err();
+    assert_names(&e, &["seed 3", "replay: moped random-test"]);
+}
+
+#[test]
+fn tester_catches_a_fill_never_granted_to_its_moped() {
+    // OPTCACHE forgets to tell the MOPED its fill (or own) was granted.
+    let p = mutated_moped(
+        Design::OptCache,
+        "optcache/L2Cache.sm",
+        "override transition({IM, SM}, All_Acks, MM) { hx_storeMissComplete; mx_notifyMopedGranted; jj_sendExclusiveUnblock; s_deallocateTBE; }",
+        "override transition({IM, SM}, All_Acks, MM) { hx_storeMissComplete; jj_sendExclusiveUnblock; s_deallocateTBE; }",
+    );
+    let e = tester::run_with_protocol(&moped_tester(Design::OptCache, 20_000, 3), p).unwrap_err();
+    assert_names(
+        &e,
+        &[
+            "watchdog",
+            "line request never answered",
+            "controller L2Cache[",
+            "state ",
+            "address 0x",
+            "cycle ",
+            "seed 3",
+            "--design optcache",
+        ],
+    );
+}

@@ -141,10 +141,27 @@ pub fn random_test(
     design: Design,
 ) -> (TesterConfig, Result<TesterReport, String>, f64) {
     let mut tc = TesterConfig::new(cores, checks, seed);
-    tc.protocol = design;
+    tc.design = design;
     let t0 = Instant::now();
     let r = tester::run(&tc);
     (tc, r, t0.elapsed().as_secs_f64())
+}
+
+/// One line on a tester run's MOPED traffic: requests by kind, writes, the values its
+/// reads checked, and the MOPEDs' share of the operations.
+pub fn moped_traffic(r: &TesterReport) -> String {
+    format!(
+        "MOPED: {} reads (M_GETS; {} raced a store to the line), {} owns (M_GETX), {} fills (M_FILL), {} writes ({} found the rights lost), {} values checked; {:.1} % of {} operations",
+        r.moped_reads,
+        r.moped_reads_raced,
+        r.moped_owns,
+        r.moped_fills,
+        r.moped_writes,
+        r.moped_writes_revoked,
+        r.moped_values_checked,
+        100.0 * r.moped_share(),
+        r.loads + r.stores + r.moped_requests(),
+    )
 }
 
 #[cfg(test)]

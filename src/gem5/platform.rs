@@ -20,7 +20,7 @@ use crate::os::phys::PhysMem;
 use crate::os::{Os, ProcId};
 use crate::sim::cores;
 use crate::sim::platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
-use crate::sim::{Driver, SimError, VirtualMemory};
+use crate::sim::{Driver, LineOp, SimError, VirtualMemory};
 
 /// Which sequencer a request goes to (`enum MopedG5Port`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,9 +291,29 @@ impl<M: PhysMem> Platform for G5Platform<M> {
         Ok(())
     }
 
-    fn moped_inputs(&mut self, _m: usize, _now: u64) -> Result<(), SimError> {
+    fn moped_inputs<D: Driver + ?Sized>(
+        &mut self,
+        _m: usize,
+        _now: u64,
+        _driver: &mut D,
+    ) -> Result<(), SimError> {
         // gem5's answers reach the device as they complete.
         Ok(())
+    }
+
+    fn driver_line<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        _op: LineOp,
+        now: u64,
+        _driver: &mut D,
+    ) -> Result<(), SimError> {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!(
+                "MOPED {m}: a driver's line operations run on the embedded simulator only"
+            ),
+        })
     }
 
     fn line_request(&mut self, m: usize, req: MopedReq, _now: u64) -> Result<(), SimError> {

@@ -172,6 +172,10 @@ fn step<P: Platform, D: Driver + ?Sized>(
                 core.waiting_for_completion = true;
             }
         }
+        Next::Moped(op) => {
+            p.driver_line(c, op, now, driver)?;
+            schedule_step(p, c, now + 1);
+        }
         Next::Switch(proc) => {
             if let Some(proc) = proc.filter(|&x| x >= p.os().procs.len()) {
                 return Err(SimError::Check {

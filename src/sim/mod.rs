@@ -15,7 +15,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
-    DirParams, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
+    DirParams, MopedDone, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
 use crate::config::{SystemConfig, WatchdogSection};
 use crate::engine::EventQueue;
@@ -39,6 +39,10 @@ pub enum Next {
     /// Run process `Some(p)` on this core from now on (its addresses are virtual), or none
     /// (physical addresses); a context switch or a migration.
     Switch(Option<ProcId>),
+    /// Have the MOPED beside this core carry out a line operation, as its copy unit would
+    /// (physical, line-aligned addresses); the answer comes through [`Driver::moped_done`].
+    /// The core steps again next cycle.
+    Moped(LineOp),
     /// The core has finished.
     Done,
 }
@@ -61,12 +65,43 @@ impl Next {
     }
 }
 
+/// A line operation of a MOPED's copy unit, issued by a driver (the random tester) through
+/// the path the device's own requests take into its L2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineOp {
+    /// A line request: `M_GETS`, `M_GETX`, or `M_FILL` where the design has it.
+    Request(MopedReq),
+    /// A write of the bytes `mask` selects into a line the MOPED was granted.
+    Write {
+        addr: LineAddr,
+        data: LineData,
+        mask: u64,
+    },
+}
+
+/// What the memory system answers a driver's [`LineOp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineAnswer {
+    /// The L2's answer to a line request.
+    Line(MopedDone),
+    /// Whether a write found its rights still there (false: the line was taken or evicted
+    /// since the grant, and must be asked for again).
+    Written { addr: LineAddr, ok: bool },
+}
+
 /// Something that generates core accesses and checks their results.
 pub trait Driver {
     /// What core `core` does next; an error fails the run at once.
     fn next(&mut self, core: usize, now: u64) -> Result<Next, String>;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
+    /// The answer to a [`Next::Moped`] operation MOPED `m` carried out; an error fails the
+    /// run. Drivers that issue none never hear of one.
+    fn moped_done(&mut self, m: usize, _a: &LineAnswer, _now: u64) -> Result<(), String> {
+        Err(format!(
+            "MOPED {m}: an answer to a line operation this driver never issued"
+        ))
+    }
     /// Whether the driver wants to read simulated memory ([`Driver::read_memory`]) before
     /// the next core steps: snapshots and checks of message buffers.
     fn wants_memory(&self) -> bool {
@@ -353,6 +388,7 @@ impl Sim {
             }
         }
         moped_host::check_mopeds_quiescent(self, self.now())?;
+        self.check_driver_lines(self.now(), 0)?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
                 return Err(SimError::Watchdog {
@@ -412,6 +448,7 @@ impl Sim {
 
     fn check_watchdog(&self, now: u64) -> Result<(), SimError> {
         let wd = &self.cfg.watchdog;
+        self.check_driver_lines(now, wd.request_cycles)?;
         for (i, c) in self.cores.iter().enumerate() {
             if c.done {
                 continue;
@@ -507,7 +544,7 @@ impl Sim {
                 if node < n {
                     self.take_completions(node, now, driver)?;
                     if self.caches[node].has_moped_done() {
-                        self.pass_moped_answers(node, now);
+                        self.pass_moped_answers(node, now, driver)?;
                     }
                 }
             }
@@ -660,8 +697,23 @@ impl Platform for Sim {
         self.check_watchdog(now)
     }
 
-    fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {
-        self.take_moped_inputs(m, now)
+    fn moped_inputs<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        self.take_moped_inputs(m, now, driver)
+    }
+
+    fn driver_line<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        op: LineOp,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        self.driver_line_op(m, op, now, driver)
     }
 
     fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError> {

@@ -7,9 +7,10 @@
 use std::collections::VecDeque;
 
 use crate::coherence::{
-    CacheCtrl, Completed, CoreOutcome, DirCtrl, HitLevel, MopedDone, MopedReq, Protocol,
+    CacheCtrl, Completed, CoreOutcome, DirCtrl, HitLevel, MopedDone, MopedKind, MopedReq, Protocol,
 };
 use crate::config::SystemConfig;
+use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams};
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
@@ -17,7 +18,7 @@ use crate::net::Network;
 use crate::stats::{stat_table, StatDef, StatsRegistry};
 
 use super::platform::{finish_access, DevNet, Ev, Platform};
-use super::{violation_at, Driver, Sim, SimError};
+use super::{violation_at, Driver, LineAnswer, LineOp, Sim, SimError};
 
 /// The MOPEDs of a system running `protocol`: one per core, or none if the protocol has no
 /// MOPED events.
@@ -112,7 +113,7 @@ pub(crate) fn moped_tick<P: Platform, D: Driver + ?Sized>(
             x.flush_walks();
         }
     }
-    p.moped_inputs(m, now)?;
+    p.moped_inputs(m, now, driver)?;
     let next = p.devices().mopeds[m].tick(now);
     drain_moped(p, m, now, driver)?;
     if let Some(t) = next {
@@ -338,6 +339,9 @@ pub(super) struct MopedHost {
     stalled: Vec<VecDeque<MopedReq>>,
     /// Answers of L2 hits, waiting for the L2's latency: (due cycle, answer).
     answers: Vec<VecDeque<(u64, MopedDone)>>,
+    /// Line requests a driver issued ([`LineOp::Request`]), per MOPED, oldest first, with
+    /// the cycle each was issued at: their answers go to the driver, not the device.
+    driver_lines: Vec<Vec<(MopedReq, u64)>>,
     pub(super) line_stalls: u64,
 }
 
@@ -347,6 +351,7 @@ impl MopedHost {
             dev: DevNet::new(cfg, net, n),
             stalled: vec![VecDeque::new(); n],
             answers: vec![VecDeque::new(); n],
+            driver_lines: vec![Vec::new(); n],
             line_stalls: 0,
         }
     }
@@ -358,24 +363,61 @@ impl MopedHost {
 
 impl Sim {
     /// Answers the L2 of core `m` produced for its MOPED while taking a message: they reach
-    /// the device at once (the message's latency is paid).
-    pub(super) fn pass_moped_answers(&mut self, m: usize, now: u64) {
+    /// the device (or the driver that asked) at once (the message's latency is paid).
+    pub(super) fn pass_moped_answers<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         let answers: Vec<MopedDone> = self.caches[m].take_moped_done().collect();
         for a in answers {
-            self.mopeds[m].line_done(a);
+            self.route_answer(m, a, now, driver)?;
         }
         wake_moped(self, m, now);
+        Ok(())
+    }
+
+    /// An L2 answer goes to the driver if it answers the driver's oldest request of its kind
+    /// on that line, else to the device.
+    fn route_answer<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        a: MopedDone,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        let is_data = matches!(a, MopedDone::Data { .. });
+        let mine = self.moped_host.driver_lines[m]
+            .iter()
+            .position(|(r, _)| r.addr == a.addr() && (r.kind == MopedKind::Read) == is_data);
+        match mine {
+            Some(i) => {
+                self.moped_host.driver_lines[m].remove(i);
+                let r = driver.moped_done(m, &LineAnswer::Line(a), now);
+                r.map_err(|e| self.driver_check_failed(e, a.addr(), now))
+            }
+            None => {
+                self.mopeds[m].line_done(a);
+                Ok(())
+            }
+        }
     }
 
     /// Due L2 answers in, stalled line requests retried ([`Platform::moped_inputs`]).
-    pub(super) fn take_moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError> {
+    pub(super) fn take_moped_inputs<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
         while let Some(&(due, a)) = self.moped_host.answers[m].front() {
             if due > now {
                 schedule_moped(self, m, due);
                 break;
             }
             self.moped_host.answers[m].pop_front();
-            self.mopeds[m].line_done(a);
+            self.route_answer(m, a, now, driver)?;
         }
         let stalled = std::mem::take(&mut self.moped_host.stalled[m]);
         for req in stalled {
@@ -421,14 +463,91 @@ impl Sim {
     pub(super) fn l2_line_write(
         &mut self,
         m: usize,
-        addr: crate::mem::LineAddr,
-        data: crate::mem::LineData,
+        addr: LineAddr,
+        data: LineData,
         mask: u64,
         now: u64,
     ) {
         let ok = self.caches[m].moped_write(addr, &data, mask);
         self.mopeds[m].write_done(addr, ok);
         wake_moped(self, m, now);
+    }
+
+    /// A driver's line operation for MOPED `m` ([`Platform::driver_line`]): a request takes
+    /// [`Sim::l2_line_request`], as the device's do, and a write the same
+    /// [`CacheCtrl::moped_write`] as the copy unit's.
+    pub(super) fn driver_line_op<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        op: LineOp,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        let addr = match op {
+            LineOp::Request(r) => r.addr,
+            LineOp::Write { addr, .. } => addr,
+        };
+        if self.mopeds.get(m).is_none() || addr != line_of(addr) {
+            return Err(SimError::Check {
+                cycle: now,
+                detail: format!(
+                    "MOPED {m}: line operation on {addr:#x} needs a design with MOPEDs ({} has {}) and a line-aligned address",
+                    self.protocol.name,
+                    self.mopeds.len()
+                ),
+            });
+        }
+        match op {
+            LineOp::Request(req) => {
+                self.moped_host.driver_lines[m].push((req, now));
+                self.l2_line_request(m, req, now)
+            }
+            LineOp::Write { addr, data, mask } => {
+                let ok = self.caches[m].moped_write(addr, &data, mask);
+                let r = driver.moped_done(m, &LineAnswer::Written { addr, ok }, now);
+                r.map_err(|e| self.driver_check_failed(e, addr, now))
+            }
+        }
+    }
+
+    /// A driver's check of a line answer failed: its message, with the states the line
+    /// has in every controller now.
+    fn driver_check_failed(&self, detail: String, addr: LineAddr, now: u64) -> SimError {
+        SimError::Check {
+            cycle: now,
+            detail: format!("{detail}; line {addr:#x} now: {}", self.describe_line(addr)),
+        }
+    }
+
+    /// A driver's line request unanswered for more than `limit` cycles (any, for 0): an
+    /// error naming the controller, the line's state and the event.
+    pub(super) fn check_driver_lines(&self, now: u64, limit: u64) -> Result<(), SimError> {
+        for (m, lines) in self.moped_host.driver_lines.iter().enumerate() {
+            let Some(&(req, since)) = lines.first() else {
+                continue;
+            };
+            if now.saturating_sub(since) < limit {
+                continue;
+            }
+            let cache = &self.caches[m];
+            let event = match req.kind {
+                MopedKind::Read => "M_GETS",
+                MopedKind::Own => "M_GETX",
+                MopedKind::Fill if self.protocol.l2.event_id("M_FILL").is_some() => "M_FILL",
+                MopedKind::Fill => "M_GETX",
+            };
+            return Err(SimError::Watchdog {
+                cycle: now,
+                detail: format!(
+                    "MOPED {m}'s line request never answered: controller {}, state {}, event {event}, address {:#x}, cycle {now}, request issued at cycle {since}; line: {}",
+                    cache.name(),
+                    cache.state_name(req.addr),
+                    req.addr,
+                    self.describe_line(req.addr)
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The MOPEDs' statistics, each with its description and unit.

@@ -18,7 +18,7 @@ use crate::net::{MsgClass, Network};
 use crate::os::phys::PhysMem;
 use crate::os::{Os, OsError, ProcId};
 
-use super::{Driver, SimError, VirtualMemory};
+use super::{Driver, LineOp, SimError, VirtualMemory};
 
 /// Translations each core keeps (direct-mapped by virtual page).
 pub(crate) const TLB_ENTRIES: usize = 64;
@@ -177,8 +177,24 @@ pub(crate) trait Platform: VirtualMemory + Sized {
     /// The periodic watchdog check ([`Ev::Watchdog`]).
     fn watchdog(&mut self, now: u64) -> Result<(), SimError>;
 
-    /// Hands MOPED `m` what its memory system has for it at the start of its tick.
-    fn moped_inputs(&mut self, m: usize, now: u64) -> Result<(), SimError>;
+    /// Hands MOPED `m` (or the driver, for its [`LineOp`]s) what its memory system has for
+    /// it at the start of its tick.
+    fn moped_inputs<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError>;
+
+    /// Carries out a driver's line operation for MOPED `m` ([`super::Next::Moped`]): into
+    /// the L2 as the device's own requests go, answered through [`Driver::moped_done`].
+    fn driver_line<D: Driver + ?Sized>(
+        &mut self,
+        m: usize,
+        op: LineOp,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError>;
 
     /// MOPED `m`'s line request (answered later through [`Moped::line_done`]).
     fn line_request(&mut self, m: usize, req: MopedReq, now: u64) -> Result<(), SimError>;

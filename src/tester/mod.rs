@@ -4,6 +4,18 @@
 //! random core loads all four and compares. Tiny caches and random message delays shake out
 //! races; the simulator's watchdogs catch deadlocks. Every failure names its seed and the
 //! command that replays it.
+//!
+//! On a design with MOPEDs, a share of the picks goes to the MOPED beside the picking core
+//! instead (see [`moped`]): it reads a check's line for its copy unit (`M_GETS`), checking
+//! the claimed check exactly and every other byte by the rule of [`window`], or owns the
+//! line (`M_GETX`, or `M_FILL` where the design has it) and writes the check's bytes as the
+//! copy unit writes a receive line, asking again when the rights were lost before the
+//! write. These go through the same L2 request path as the device's own requests.
+
+mod moped;
+pub mod window;
+
+use std::collections::BTreeMap;
 
 use rand::distributions::{Bernoulli, Distribution, Uniform};
 use rand::{Rng, SeedableRng};
@@ -12,8 +24,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::coherence::{AccessKind, Completed, CoreReq, Protocol};
 use crate::config::SystemConfig;
 use crate::design::Design;
-use crate::mem::LINE_BYTES;
-use crate::sim::{Driver, Next, Sim, SimError};
+use crate::mem::{line_of, LineAddr, LINE_BYTES};
+use crate::sim::{Driver, LineAnswer, Next, Sim, SimError};
+
+use moped::{PendingOwn, PendingRead};
 
 /// Tester settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,7 +41,9 @@ pub struct TesterConfig {
     pub conflict_checks: usize,
     /// Largest random extra delay per message, in cycles.
     pub random_delay_max: u64,
-    pub protocol: Design,
+    pub design: Design,
+    /// Share of the picks that go to a MOPED instead of a core, on designs with MOPEDs.
+    pub moped_share: f64,
 }
 
 impl TesterConfig {
@@ -39,15 +55,16 @@ impl TesterConfig {
             false_sharing_checks: 32,
             conflict_checks: 100,
             random_delay_max: 16,
-            protocol: Design::Baseline,
+            design: Design::Baseline,
+            moped_share: 0.4,
         }
     }
 
     /// The command that replays this run.
     pub fn replay_command(&self) -> String {
-        let design = match self.protocol {
+        let design = match self.design {
             Design::Baseline => String::new(),
-            d => format!(" --protocol {d}"),
+            d => format!(" --design {d}"),
         };
         format!(
             "moped random-test --cores {} --checks {} --seed {}{design}",
@@ -84,6 +101,39 @@ pub struct TesterReport {
     pub events: u64,
     pub messages: u64,
     pub max_queue: u64,
+    /// MOPED line reads (`M_GETS`) issued.
+    pub moped_reads: u64,
+    /// MOPED exclusive requests (`M_GETX`) issued, asks after lost rights included.
+    pub moped_owns: u64,
+    /// MOPED fills (`M_FILL`) issued, asks after lost rights included.
+    pub moped_fills: u64,
+    /// Copy-unit writes into granted lines that found their rights.
+    pub moped_writes: u64,
+    /// Copy-unit writes that found the rights lost (the line asked for again).
+    pub moped_writes_revoked: u64,
+    /// Check values compared in the lines MOPEDs read.
+    pub moped_values_checked: u64,
+    /// MOPED reads during which a store to the line (a core's or another MOPED's) was in
+    /// flight.
+    pub moped_reads_raced: u64,
+}
+
+impl TesterReport {
+    /// MOPED line requests issued.
+    pub fn moped_requests(&self) -> u64 {
+        self.moped_reads + self.moped_owns + self.moped_fills
+    }
+
+    /// The MOPED requests' share of all operations (core loads and stores, MOPED
+    /// requests), 0 to 1.
+    pub fn moped_share(&self) -> f64 {
+        let all = self.loads + self.stores + self.moped_requests();
+        if all == 0 {
+            0.0
+        } else {
+            self.moped_requests() as f64 / all as f64
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,10 +150,26 @@ struct Check {
     addr: u64,
     value: u8,
     phase: Phase,
+    /// Claimed by a core access or a MOPED operation in flight.
     busy: bool,
+    /// A core's store to one of its bytes is in flight (a MOPED read may see it or not).
+    storing: bool,
+    /// The bytes as the completed stores left them (memory starts zero-filled).
+    bytes: [u8; 4],
 }
 
 impl Check {
+    fn new(addr: u64) -> Check {
+        Check {
+            addr,
+            value: 0,
+            phase: Phase::Writing { written: 0 },
+            busy: false,
+            storing: false,
+            bytes: [0; 4],
+        }
+    }
+
     fn expected(&self) -> u64 {
         (0..4).fold(0u64, |v, i| {
             v | ((self.value.wrapping_add(i) as u64) << (8 * i))
@@ -124,6 +190,15 @@ pub struct RandomTester {
     bump: Uniform<u8>,
     /// The check each core's outstanding access works on.
     in_flight: Vec<Vec<usize>>,
+    /// The checks in each line (MOPEDs read, own and fill whole lines).
+    line_checks: BTreeMap<LineAddr, Vec<usize>>,
+    /// Whether a pick goes to a MOPED (never, on a design without them).
+    moped_coin: Option<Bernoulli>,
+    /// The design fills lines (`M_FILL`).
+    fill: bool,
+    /// MOPED reads and owns in flight, oldest first.
+    reads: Vec<PendingRead>,
+    owns: Vec<PendingOwn>,
     pub report: TesterReport,
     failure: Option<String>,
 }
@@ -136,12 +211,9 @@ impl RandomTester {
         let per_line = LINE_BYTES / 4;
         for k in 0..cfg.false_sharing_checks {
             let line = (k / per_line) as u64;
-            checks.push(Check {
-                addr: base + line * LINE_BYTES as u64 + 4 * (k % per_line) as u64,
-                value: 0,
-                phase: Phase::Writing { written: 0 },
-                busy: false,
-            });
+            checks.push(Check::new(
+                base + line * LINE_BYTES as u64 + 4 * (k % per_line) as u64,
+            ));
         }
         // Conflict lines: groups of lines one set-span apart, so they compete for one set.
         let conflict_base = 0x10_0000u64;
@@ -152,12 +224,11 @@ impl RandomTester {
                 + member * l2_set_span
                 + group * LINE_BYTES as u64
                 + 4 * (k as u64 % 3);
-            checks.push(Check {
-                addr,
-                value: 0,
-                phase: Phase::Writing { written: 0 },
-                busy: false,
-            });
+            checks.push(Check::new(addr));
+        }
+        let mut line_checks = BTreeMap::<LineAddr, Vec<usize>>::new();
+        for (i, c) in checks.iter().enumerate() {
+            line_checks.entry(line_of(c.addr)).or_default().push(i);
         }
         let rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x7e57_7e57);
         let n = cfg.cores;
@@ -170,9 +241,23 @@ impl RandomTester {
             checks,
             rng,
             in_flight: vec![Vec::new(); n],
+            line_checks,
+            moped_coin: None,
+            fill: false,
+            reads: Vec::new(),
+            owns: Vec::new(),
             report: TesterReport::default(),
             failure: None,
         }
+    }
+
+    /// Gives a share of the picks to the MOPEDs (a design with them), filling lines if
+    /// `fill` (the design has `M_FILL`).
+    pub fn with_mopeds(mut self, fill: bool) -> Self {
+        let share = self.cfg.moped_share.clamp(0.0, 1.0);
+        self.moped_coin = Bernoulli::new(share).ok();
+        self.fill = fill;
+        self
     }
 
     fn finished(&self) -> bool {
@@ -190,27 +275,39 @@ impl Driver for RandomTester {
         if self.finished() {
             return Ok(Next::Done);
         }
+        if let Some(op) = self.granted_work(core) {
+            return Ok(Next::Moped(op));
+        }
         if !self.in_flight[core].is_empty() && self.coin.sample(&mut self.rng) {
             return Ok(Next::WaitForCompletion);
         }
         // Pick a random idle check; a few tries, then think for a while.
         for _ in 0..8 {
             let i = self.pick_check.sample(&mut self.rng);
-            let c = &mut self.checks[i];
-            if c.busy {
+            if self.checks[i].busy {
                 continue;
             }
+            if self.moped_coin.is_some_and(|b| b.sample(&mut self.rng)) {
+                match self.moped_pick(core, i) {
+                    Some(op) => return Ok(Next::Moped(op)),
+                    None => continue,
+                }
+            }
+            let c = &mut self.checks[i];
             c.busy = true;
             self.in_flight[core].push(i);
             return Ok(Next::Access(match c.phase {
                 Phase::Writing { written } => {
                     self.report.stores += 1;
+                    c.storing = true;
+                    let (addr, value) = (c.addr + written as u64, c.value.wrapping_add(written));
+                    self.note_store(addr, value);
                     CoreReq {
                         id: 0,
                         kind: AccessKind::Store,
-                        addr: c.addr + written as u64,
+                        addr,
                         size: 1,
-                        value: c.value.wrapping_add(written) as u64,
+                        value: value as u64,
                     }
                 }
                 Phase::Reading => {
@@ -247,6 +344,8 @@ impl Driver for RandomTester {
         c.busy = false;
         match (c.phase, done.req.kind) {
             (Phase::Writing { written }, AccessKind::Store) => {
+                c.storing = false;
+                c.bytes[written as usize] = c.value.wrapping_add(written);
                 c.phase = if written + 1 == 4 {
                     Phase::Reading
                 } else {
@@ -258,20 +357,15 @@ impl Driver for RandomTester {
             (Phase::Reading, AccessKind::Load) => {
                 let want = c.expected();
                 if done.value != want {
-                    self.report.mismatches += 1;
-                    let msg = format!(
-                        "data mismatch at cycle {now}: core {core} loaded {:#010x} from {:#x}, expected {want:#010x}; seed {}; replay: {}",
-                        done.value,
-                        c.addr,
-                        self.cfg.seed,
-                        self.cfg.replay_command()
+                    let what = format!(
+                        "core {core} loaded {:#010x} from {:#x}, expected {want:#010x}",
+                        done.value, c.addr,
                     );
+                    let msg = self.mismatch(what, now);
                     self.failure.get_or_insert(msg.clone());
                     return Err(msg);
                 }
-                self.report.checks_completed += 1;
-                c.value = c.value.wrapping_add(4 + self.bump.sample(&mut self.rng));
-                c.phase = Phase::Writing { written: 0 };
+                self.complete_check(i);
             }
             _ => {
                 return Err(format!(
@@ -281,11 +375,38 @@ impl Driver for RandomTester {
         }
         Ok(())
     }
+
+    fn moped_done(&mut self, m: usize, a: &LineAnswer, now: u64) -> Result<(), String> {
+        self.moped_answer(m, a, now).inspect_err(|msg| {
+            self.failure.get_or_insert_with(|| msg.clone());
+        })
+    }
+}
+
+impl RandomTester {
+    /// A check read whole (a core's load or a MOPED's line read): the next round starts.
+    fn complete_check(&mut self, i: usize) {
+        self.report.checks_completed += 1;
+        let c = &mut self.checks[i];
+        c.busy = false;
+        c.value = c.value.wrapping_add(4 + self.bump.sample(&mut self.rng));
+        c.phase = Phase::Writing { written: 0 };
+    }
+
+    /// The message of a failed check: what was read, where, and how to replay it.
+    fn mismatch(&mut self, what: String, now: u64) -> String {
+        self.report.mismatches += 1;
+        format!(
+            "data mismatch at cycle {now}: {what}; seed {}; replay: {}",
+            self.cfg.seed,
+            self.cfg.replay_command()
+        )
+    }
 }
 
 /// Runs the tester on the real protocol. The error text names the seed and replay command.
 pub fn run(cfg: &TesterConfig) -> Result<TesterReport, String> {
-    let protocol = Protocol::of(cfg.protocol);
+    let protocol = Protocol::of(cfg.design);
     run_with_protocol(cfg, protocol)
 }
 
@@ -295,6 +416,9 @@ pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<Teste
     let mut sim = Sim::new(&sys, protocol, cfg.seed).map_err(|e| e.to_string())?;
     let span = (sys.l2.size_bytes / sys.l2.assoc as u64).max(LINE_BYTES as u64);
     let mut t = RandomTester::new(cfg.clone(), span);
+    if !sim.mopeds.is_empty() {
+        t = t.with_mopeds(sim.protocol.l2.event_id("M_FILL").is_some());
+    }
     let r = sim.run(&mut t);
     t.report.events = sim.counters.events;
     t.report.messages = sim.counters.messages;
