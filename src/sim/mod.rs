@@ -171,11 +171,6 @@ impl Sim {
         cfg.validate()
             .map_err(|e| SimError::Config(e.to_string()))?;
         let n = cfg.system.cores;
-        if n > 64 {
-            return Err(SimError::Config(
-                "system.cores: at most 64 cores are supported".into(),
-            ));
-        }
         let banks = cfg.directory.banks;
         let mut caches = Vec::with_capacity(n);
         for c in 0..n {
