@@ -98,7 +98,7 @@ pub fn run_file(
     seed: u64,
     out: Option<&Path>,
 ) -> Result<RunResult, MopedError> {
-    let program = Program::from_file(path, cfg.system.cores)?;
+    let program = Program::from_file(path, cfg)?;
     let result = run_program(cfg, &program, design, seed)?;
     if let Some(dir) = out {
         write_results(dir, &result)?;
