@@ -739,6 +739,51 @@ impl SystemConfig {
     }
 }
 
+/// Host bytes each cache way takes beyond its line of data: tag, state and dirty bit,
+/// rounded up.
+const WAY_OVERHEAD_BYTES: u64 = 16;
+
+impl SystemConfig {
+    /// Fails, naming the larger cache's `size_bytes`, if the caches of every core (which
+    /// the simulator allocates when it starts) need more than `host_bytes` of host memory;
+    /// better than an allocation that aborts the process.
+    pub fn check_host_memory(&self, host_bytes: u64) -> Result<(), ConfigError> {
+        let line = self.system.line_bytes as u64;
+        let ways =
+            |c: &CacheSection| (c.size_bytes / line).saturating_mul(line + WAY_OVERHEAD_BYTES);
+        let need = ways(&self.l1)
+            .saturating_add(ways(&self.l2))
+            .saturating_mul(self.system.cores as u64);
+        if need <= host_bytes {
+            return Ok(());
+        }
+        let key = if self.l2.size_bytes >= self.l1.size_bytes {
+            "l2.size_bytes"
+        } else {
+            "l1.size_bytes"
+        };
+        invalid(
+            key,
+            format!(
+                "the caches of {} cores need about {} MiB of host memory, more than the \
+                 {} MiB this host has",
+                self.system.cores,
+                need >> 20,
+                host_bytes >> 20
+            ),
+        )
+    }
+}
+
+/// The host's physical memory in bytes (`MemTotal` of /proc/meminfo), or None where it
+/// cannot be read.
+pub fn host_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// A value the simulator cannot model: the error for `key`.
 fn invalid(key: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::key(key, msg))
@@ -1151,6 +1196,21 @@ mod tests {
             table1.contains(&format!("(1 to {MAX_CORES})")),
             "table1.toml"
         );
+    }
+
+    /// Issue 24: `--set l2.size_bytes=1099511627776` aborted on allocation.
+    #[test]
+    fn caches_the_host_cannot_hold_are_refused_before_allocating() {
+        let mut c = SystemConfig::default();
+        c.set("l2.size_bytes", "1099511627776").unwrap();
+        c.validate().unwrap();
+        let e = c.check_host_memory(64 << 30).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `l2.size_bytes`: the caches of 16 cores need about 20971520 MiB of host memory, \
+             more than the 65536 MiB this host has"
+        );
+        SystemConfig::default().check_host_memory(1 << 30).unwrap();
     }
 
     #[test]

@@ -170,6 +170,10 @@ impl Sim {
     pub fn new(cfg: &SystemConfig, protocol: Protocol, seed: u64) -> Result<Sim, SimError> {
         cfg.validate()
             .map_err(|e| SimError::Config(e.to_string()))?;
+        if let Some(host) = crate::config::host_memory_bytes() {
+            cfg.check_host_memory(host)
+                .map_err(|e| SimError::Config(e.to_string()))?;
+        }
         let n = cfg.system.cores;
         let banks = cfg.directory.banks;
         let mut caches = Vec::with_capacity(n);
