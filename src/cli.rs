@@ -213,9 +213,9 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 struct RandomTestArgs {
-    /// Number of cores.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    cores: u16,
+    /// Number of cores (1 to 64: `system.cores`).
+    #[arg(long, default_value_t = 16)]
+    cores: usize,
     /// Checks to complete per seed.
     #[arg(long, default_value_t = 10_000)]
     checks: u64,
@@ -694,13 +694,14 @@ pub fn print_miss_summary(
 }
 
 fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
+    crate::config::check_cores(a.cores).map_err(|e| Failure::Usage(format!("--cores: {e}")))?;
     let mut out = io::stdout().lock();
     let mut failed = 0u64;
     for k in 0..a.seeds {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let (tc, r, secs) = api::protocols::random_test(a.cores as usize, a.checks, seed, a.design);
+        let (tc, r, secs) = api::protocols::random_test(a.cores, a.checks, seed, a.design);
         match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(
@@ -862,6 +863,7 @@ mod tests {
             2
         );
         assert_eq!(run(&["moped", "random-test", "--cores", "0"]), 2);
+        assert_eq!(run(&["moped", "random-test", "--cores", "65"]), 2);
         assert_eq!(run(&["moped", "protocol", "show", "nope"]), 2);
         assert_eq!(
             run(&["moped", "protocol", "show", "baseline", "--format", "html"]),

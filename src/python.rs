@@ -284,11 +284,7 @@ fn random_test<'py>(
     checks: u64,
     seed: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if cores == 0 {
-        return Err(ConfigError::new_err(
-            "the random tester needs at least one core",
-        ));
-    }
+    crate::config::check_cores(cores).map_err(config_err)?;
     let (_, r, _) =
         py.allow_threads(|| api::protocols::random_test(cores, checks, seed, Design::Baseline));
     let r = r.map_err(SimulationError::new_err)?;

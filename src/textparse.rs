@@ -76,6 +76,25 @@ impl fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
+/// The text of a file's `bytes` (`file` names it in errors), without the byte-order mark
+/// some editors write first; bytes that are not UTF-8 are an error at the first bad one.
+pub fn utf8_text<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, PosError> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        // The valid prefix gives the bad byte's line and column.
+        let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("");
+        PosError::at(
+            file,
+            good,
+            good.len(),
+            format!(
+                "invalid UTF-8 (byte {:#04x}); the file must be UTF-8 text",
+                bytes[e.valid_up_to()]
+            ),
+        )
+    })
+}
+
 /// 1-based (line, column in characters) of byte offset `off` in `text`. An offset past the
 /// end counts as the end, one inside a character as the start of that character.
 pub fn line_col(text: &str, off: usize) -> (u32, u32) {
@@ -163,6 +182,21 @@ pub(crate) type PResult<'a, T> = IResult<&'a str, T, PErr<'a>>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24: a non-UTF-8 protocol file had no position, and a BOM was reported as an
+    /// invisible character.
+    #[test]
+    fn utf8_text_skips_a_bom_and_places_a_bad_byte() {
+        assert_eq!(
+            utf8_text("f.sm", b"\xef\xbb\xbfstate I;\n"),
+            Ok("state I;\n")
+        );
+        let e = utf8_text("f.sm", b"a\nbc\xff d\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.sm:2:3: invalid UTF-8 (byte 0xff); the file must be UTF-8 text"
+        );
+    }
 
     /// The column of each offset as the readers counted it before they shared this helper:
     /// lines split at `\n`, columns in characters.

@@ -1276,7 +1276,7 @@ mod files {
                 (Err(e), Some(t)) => config_positioned(&e, t)?,
                 (r, _) => drop(r),
             }
-            match (Program::from_file(&path, 4), text) {
+            match (Program::from_file(&path, &small_machine()), text) {
                 (Err(e), Some(t)) => positioned(&e, t, &file)?,
                 (r, _) => drop(r),
             }
@@ -1306,4 +1306,11 @@ mod files {
             read_all(&bytes)?;
         }
     }
+}
+
+/// A 4-core machine, the size the program generators target.
+fn small_machine() -> SystemConfig {
+    let mut cfg = SystemConfig::default();
+    cfg.system.cores = 4;
+    cfg
 }

@@ -746,7 +746,7 @@ fn the_example_program_runs_in_every_moped_design() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("workloads/examples/moped_pingpong.toml");
     let cfg = SystemConfig::default();
-    let prog = moped::core::Program::from_file(&path, cfg.system.cores).unwrap();
+    let prog = moped::core::Program::from_file(&path, &cfg).unwrap();
     let mut misses = Vec::new();
     for design in Design::MOPED {
         let r = moped::api::run::run_program(&cfg, &prog, design, 1)

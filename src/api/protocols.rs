@@ -49,7 +49,11 @@ pub fn lint_file(path: &Path) -> Result<Machine, String> {
 /// the files before it that built its machine, else on the shipped baseline.
 pub fn lint_files(paths: &[PathBuf]) -> Vec<Result<Machine, String>> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("error: {}: cannot read: {e}", p.display()))
+        let bytes =
+            std::fs::read(p).map_err(|e| format!("error: {}: cannot read: {e}", p.display()))?;
+        crate::textparse::utf8_text(&p.display().to_string(), &bytes)
+            .map(str::to_string)
+            .map_err(|e| format!("error: {e}"))
     };
     let texts: Vec<Result<String, String>> = paths.iter().map(|p| read(p)).collect();
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();

@@ -95,7 +95,7 @@ pub fn run_file(
     seed: u64,
     out: Option<OutDir>,
 ) -> Result<RunResult, MopedError> {
-    let result = Program::from_file(path, cfg.system.cores)
+    let result = Program::from_file(path, cfg)
         .map_err(MopedError::from)
         .and_then(|program| run_program(cfg, &program, design, seed));
     output::finish(out, result, |r, dir| {

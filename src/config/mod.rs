@@ -36,8 +36,23 @@ use crate::textparse::{line_col, toml_message};
 /// The only network topology implemented.
 pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
 
-/// Largest supported core count.
-pub const MAX_CORES: usize = 1024;
+/// Largest supported core count: the directory keeps each line's sharers, and MOPED its
+/// set of MOPEDs, in a 64-bit mask.
+pub const MAX_CORES: usize = 64;
+
+/// Largest number of directory banks.
+pub const MAX_DIR_BANKS: usize = 1024;
+
+/// Checks a core count against [`MAX_CORES`]; the error names `system.cores`.
+pub fn check_cores(cores: usize) -> Result<(), ConfigError> {
+    if cores == 0 || cores > MAX_CORES {
+        return invalid(
+            "system.cores",
+            format!("must be between 1 and {MAX_CORES}, got {cores}"),
+        );
+    }
+    Ok(())
+}
 
 /// A configuration error, located as precisely as known.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -90,7 +105,7 @@ impl ConfigError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CoreSection {
-    /// Number of cores (1..=1024).
+    /// Number of cores (1 to [`MAX_CORES`]).
     pub cores: usize,
     /// Core clock in GHz.
     pub core_ghz: f64,
@@ -379,7 +394,106 @@ fn tidy_message(msg: &str) -> String {
             return format!("{}{}", &msg[..p], msg[p..].replace('`', ""));
         }
     }
+    // serde names the Rust type (`expected u32`); say which integers the key takes.
+    if let Some((head, ty)) = msg.rsplit_once(", expected ") {
+        if let Some(range) = int_range(ty) {
+            return match head.strip_prefix("invalid value: integer ") {
+                Some(n) => format!("{} is out of range, expected {range}", n.trim_matches('`')),
+                None => format!("{head}, expected {range}"),
+            };
+        }
+    }
     msg
+}
+
+/// The integers a config field of Rust type `ty` takes, as words; TOML's integers are
+/// 64-bit signed, which caps the unsigned 64-bit types.
+fn int_range(ty: &str) -> Option<String> {
+    let (lo, hi): (i128, i128) = match ty {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, i64::MAX.into()),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    Some(format!("an integer from {lo} to {hi}"))
+}
+
+/// The error for a `--set` value that reads as an integer but that TOML cannot hold:
+/// `value` is out of range for the key (whose Rust type a probe with -1 reveals).
+fn int_out_of_range(root: &toml::Value, key_path: &str, value: &str) -> ConfigError {
+    fn slot<'a>(v: &'a mut toml::Value, segs: &[&str]) -> Option<&'a mut toml::Value> {
+        match segs.split_first() {
+            None => Some(v),
+            Some((head, rest)) => slot(v.get_mut(*head)?, rest),
+        }
+    }
+    let mut probe = root.clone();
+    let segs: Vec<&str> = key_path.split('.').collect();
+    if let Some(node) = slot(&mut probe, &segs) {
+        *node = toml::Value::Integer(-1);
+    }
+    let ty = match serde_path_to_error::deserialize::<_, SystemConfig>(probe) {
+        Ok(_) => "i64".to_string(),
+        Err(e) => e
+            .inner()
+            .message()
+            .rsplit_once(", expected ")
+            .map_or(String::new(), |(_, t)| t.trim().to_string()),
+    };
+    let range = int_range(&ty).unwrap_or_else(|| int_range("i64").expect("known type"));
+    ConfigError::key(
+        key_path,
+        format!("{value} is out of range, expected {range}"),
+    )
+}
+
+/// Whether `value` is written as a TOML integer (sign, digits, `_`, `0x`/`0o`/`0b`).
+fn looks_like_integer(value: &str) -> bool {
+    let v = value.trim().trim_start_matches(['+', '-']);
+    let (digits, hex) = match ["0x", "0o", "0b"].iter().find_map(|p| v.strip_prefix(p)) {
+        Some(d) => (d, true),
+        None => (v, false),
+    };
+    !digits.is_empty()
+        && digits
+            .chars()
+            .all(|c| c == '_' || c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()))
+}
+
+/// Fails if a section of `text` is written as something else than a table, e.g.
+/// `l2 = [1024, 2, 99]`, which serde would otherwise read field by field.
+fn sections_are_tables(text: &str) -> Result<(), ConfigError> {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        // Syntax errors are reported, with their position, by the typed parse.
+        return Ok(());
+    };
+    let Ok(toml::Value::Table(known)) = toml::Value::try_from(SystemConfig::default()) else {
+        return Ok(());
+    };
+    for (key, value) in &doc {
+        if known.get(key).is_some_and(toml::Value::is_table) && !value.is_table() {
+            return Err(ConfigError::key(
+                key,
+                format!(
+                    "expected a table (`[{key}]` with one `name = value` a line, or \
+                     `{key} = {{ name = value, ... }}`), found {} {}",
+                    article(value.type_str()),
+                    value.type_str()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 fn path_string(path: &serde_path_to_error::Path) -> String {
@@ -463,6 +577,13 @@ fn is_pow2(x: u64) -> bool {
 impl SystemConfig {
     /// Parse and validate a configuration. `file` is used only in errors.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Self, ConfigError> {
+        if let Err(mut e) = sections_are_tables(text) {
+            e.file = file.to_string();
+            if let Some((l, c)) = locate_key(text, &e.key_path) {
+                (e.line, e.col) = (Some(l), Some(c));
+            }
+            return Err(e);
+        }
         let de = toml::Deserializer::new(text);
         let cfg: SystemConfig = match serde_path_to_error::deserialize(de) {
             Ok(c) => c,
@@ -541,12 +662,14 @@ impl SystemConfig {
     /// not validated (several overrides may be needed to reach a valid
     /// configuration): call [`validate`](Self::validate) afterwards.
     pub fn set(&mut self, key_path: &str, value: &str) -> Result<(), ConfigError> {
-        let new_value = match format!("v = {value}").parse::<toml::Table>() {
-            Ok(mut t) if t.len() == 1 && t.contains_key("v") => t.remove("v").expect("checked"),
-            _ => toml::Value::String(value.to_string()),
+        let parsed = match format!("v = {value}").parse::<toml::Table>() {
+            Ok(mut t) if t.len() == 1 && t.contains_key("v") => t.remove("v"),
+            _ => None,
         };
         let mut root = toml::Value::try_from(&*self)
             .map_err(|e| ConfigError::key(key_path, format!("cannot serialize config: {e}")))?;
+        let out_of_range = parsed.is_none() && looks_like_integer(value);
+        let new_value = parsed.unwrap_or_else(|| toml::Value::String(value.to_string()));
         let segs: Vec<&str> = key_path.split('.').collect();
         if segs.iter().any(|s| s.is_empty()) {
             return Err(ConfigError::key(key_path, "malformed key path"));
@@ -574,6 +697,9 @@ impl SystemConfig {
                 ));
             }
             node = table.get_mut(*seg).expect("checked");
+        }
+        if out_of_range {
+            return Err(int_out_of_range(&root, key_path, value));
         }
         if node.is_table() && !new_value.is_table() {
             return Err(ConfigError::key(
@@ -631,6 +757,51 @@ impl SystemConfig {
     }
 }
 
+/// Host bytes each cache way takes beyond its line of data: tag, state and dirty bit,
+/// rounded up.
+const WAY_OVERHEAD_BYTES: u64 = 16;
+
+impl SystemConfig {
+    /// Fails, naming the larger cache's `size_bytes`, if the caches of every core (which
+    /// the simulator allocates when it starts) need more than `host_bytes` of host memory;
+    /// better than an allocation that aborts the process.
+    pub fn check_host_memory(&self, host_bytes: u64) -> Result<(), ConfigError> {
+        let line = self.system.line_bytes as u64;
+        let ways =
+            |c: &CacheSection| (c.size_bytes / line).saturating_mul(line + WAY_OVERHEAD_BYTES);
+        let need = ways(&self.l1)
+            .saturating_add(ways(&self.l2))
+            .saturating_mul(self.system.cores as u64);
+        if need <= host_bytes {
+            return Ok(());
+        }
+        let key = if self.l2.size_bytes >= self.l1.size_bytes {
+            "l2.size_bytes"
+        } else {
+            "l1.size_bytes"
+        };
+        invalid(
+            key,
+            format!(
+                "the caches of {} cores need about {} MiB of host memory, more than the \
+                 {} MiB this host has",
+                self.system.cores,
+                need >> 20,
+                host_bytes >> 20
+            ),
+        )
+    }
+}
+
+/// The host's physical memory in bytes (`MemTotal` of /proc/meminfo), or None where it
+/// cannot be read.
+pub fn host_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// A value the simulator cannot model: the error for `key`.
 fn invalid(key: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::key(key, msg))
@@ -638,12 +809,7 @@ fn invalid(key: &str, msg: impl Into<String>) -> Result<(), ConfigError> {
 
 impl CoreSection {
     fn validate(&self) -> Result<(), ConfigError> {
-        if self.cores == 0 || self.cores > MAX_CORES {
-            return invalid(
-                "system.cores",
-                format!("must be between 1 and {MAX_CORES}, got {}", self.cores),
-            );
-        }
+        check_cores(self.cores)?;
         if !(self.core_ghz.is_finite() && self.core_ghz > 0.0) {
             return invalid(
                 "system.core_ghz",
@@ -718,11 +884,11 @@ impl CacheSection {
 
 impl DirSection {
     fn validate(&self) -> Result<(), ConfigError> {
-        if !is_pow2(self.banks as u64) || self.banks > MAX_CORES {
+        if !is_pow2(self.banks as u64) || self.banks > MAX_DIR_BANKS {
             return invalid(
                 "directory.banks",
                 format!(
-                    "must be a power of two between 1 and {MAX_CORES}, got {}",
+                    "must be a power of two between 1 and {MAX_DIR_BANKS}, got {}",
                     self.banks
                 ),
             );
@@ -973,7 +1139,11 @@ mod tests {
         let e = SystemConfig::from_toml_str("[l2]\nassoc = \"x\"\n", "cfg.toml").unwrap_err();
         assert_eq!(e.key_path, "l2.assoc");
         assert_eq!(e.line, Some(2));
-        assert!(e.msg.contains("expected usize"), "{e}");
+        assert!(
+            e.msg
+                .contains("expected an integer from 0 to 9223372036854775807"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1012,7 +1182,7 @@ mod tests {
         assert_eq!(e.key_path, "nosuch");
         let e = c.set("l2.assoc", "\"x\"").unwrap_err();
         assert_eq!(e.key_path, "l2.assoc");
-        assert!(e.msg.contains("expected usize"), "{e}");
+        assert!(e.msg.contains("expected an integer from 0 to"), "{e}");
         let e = c.set("l2.assoc.deeper", "1").unwrap_err();
         assert_eq!(e.key_path, "l2.assoc.deeper");
         assert!(c.set("l2", "4").is_err());
@@ -1022,6 +1192,89 @@ mod tests {
         assert_eq!(c.l2.assoc, 8);
         c.set("l2.assoc", "3").unwrap();
         assert!(c.validate().is_err());
+    }
+
+    /// Issue 24: `--set memory.latency=18446744073709551615` said `invalid type: string`.
+    #[test]
+    fn set_names_the_range_of_an_integer_too_large_for_toml() {
+        let mut c = SystemConfig::default();
+        let e = c.set("memory.latency", "18446744073709551615").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `memory.latency`: 18446744073709551615 is out of range, expected an integer \
+             from 0 to 9223372036854775807"
+        );
+        let e = c.set("network.hop_latency", "5000000000").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `network.hop_latency`: 5000000000 is out of range, expected an integer from 0 \
+             to 4294967295"
+        );
+        let e = c.set("moped.ops_per_cycle", "-1").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `moped.ops_per_cycle`: -1 is out of range, expected an integer from 0 to \
+             4294967295"
+        );
+        // Not integers: still taken as strings, so the type error names what was given.
+        let e = c.set("memory.latency", "12abc").unwrap_err();
+        assert!(e.msg.contains("invalid type: string \"12abc\""), "{e}");
+        assert_eq!(c, SystemConfig::default());
+    }
+
+    /// Issue 24: `l2 = [1024, 2, 99]` was read field by field.
+    #[test]
+    fn a_section_written_as_an_array_is_refused() {
+        let e = SystemConfig::from_toml_str("# t\nl2 = [1024, 2, 99]\n", "a.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a.toml:2:1: key `l2`: expected a table (`[l2]` with one `name = value` a line, or \
+             `l2 = { name = value, ... }`), found an array"
+        );
+        for text in ["system = [16]\n", "watchdog = 5\n", "network = \"x\"\n"] {
+            let e = SystemConfig::from_toml_str(text, "a.toml").unwrap_err();
+            assert!(e.msg.starts_with("expected a table"), "{text}: {e}");
+        }
+        let mut over = toml::Table::new();
+        over.insert("l1".into(), toml::Value::Array(vec![1.into(), 2.into()]));
+        let e = crate::api::config::with_overrides(&SystemConfig::default(), over).unwrap_err();
+        assert_eq!(e.key_path, "l1", "{e}");
+    }
+
+    /// Issue 24: one core limit, at its key, with one message for too few and too many.
+    #[test]
+    fn one_core_limit_at_system_cores() {
+        for n in [0, MAX_CORES + 1] {
+            let e = check_cores(n).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("key `system.cores`: must be between 1 and 64, got {n}")
+            );
+            let mut c = SystemConfig::default();
+            c.system.cores = n;
+            assert_eq!(c.validate().unwrap_err(), e);
+        }
+        check_cores(MAX_CORES).unwrap();
+        let table1 = include_str!("../../configs/table1.toml");
+        assert!(
+            table1.contains(&format!("(1 to {MAX_CORES})")),
+            "table1.toml"
+        );
+    }
+
+    /// Issue 24: `--set l2.size_bytes=1099511627776` aborted on allocation.
+    #[test]
+    fn caches_the_host_cannot_hold_are_refused_before_allocating() {
+        let mut c = SystemConfig::default();
+        c.set("l2.size_bytes", "1099511627776").unwrap();
+        c.validate().unwrap();
+        let e = c.check_host_memory(64 << 30).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `l2.size_bytes`: the caches of 16 cores need about 20971520 MiB of host memory, \
+             more than the 65536 MiB this host has"
+        );
+        SystemConfig::default().check_host_memory(1 << 30).unwrap();
     }
 
     #[test]

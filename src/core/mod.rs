@@ -49,7 +49,7 @@ use nom::IResult;
 use serde::Deserialize;
 
 use crate::coherence::{AccessKind, Completed, CoreReq};
-use crate::config::WatchdogSection;
+use crate::config::{SystemConfig, WatchdogSection};
 use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
@@ -149,16 +149,10 @@ struct FileSpec {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum CoreSel {
-    All(String),
-    List(Vec<usize>),
-}
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CoreSpec {
-    cores: toml::Spanned<CoreSel>,
+    /// `"all"` or a list of core indices, read by [`core_targets`].
+    cores: toml::Spanned<toml::Value>,
     #[serde(default)]
     offset_per_core: u64,
     ops: toml::Spanned<String>,
@@ -206,10 +200,38 @@ fn kind(i: &str) -> IResult<&str, AccessKind> {
     ))(i)
 }
 
-fn op_line(i: &str) -> IResult<&str, Op> {
+/// An access size in bytes as the op keeps it; wider sizes would truncate.
+fn access_size(size: u64) -> Result<u8, String> {
+    match u8::try_from(size) {
+        Ok(s @ (1 | 2 | 4 | 8)) => Ok(s),
+        _ => Err(format!("access size {size} is not 1, 2, 4 or 8 bytes")),
+    }
+}
+
+/// Checks that `value` fits an access of `size` bytes (a store would truncate it, a
+/// load could never return it).
+fn fits(what: &str, value: u64, size: u8) -> Result<u64, String> {
+    let max = u64::MAX >> (64 - 8 * u32::from(size));
+    if value > max {
+        return Err(format!(
+            "{what} {value} does not fit in {size} byte{} (0 to {max})",
+            if size == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(value)
+}
+
+/// A number read into a narrower field, or the error naming the field and its range.
+fn narrow<T: TryFrom<u64>>(what: &str, value: u64, max: u64) -> Result<T, String> {
+    T::try_from(value).map_err(|_| format!("{what}={value} is out of range (0 to {max})"))
+}
+
+/// One op, or the reason the numbers it gives are not an op (an access size that is not
+/// one, a value wider than its access); grammar errors are nom's.
+fn op_line(i: &str) -> IResult<&str, Result<Op, String>> {
     let (i, word) = take_while1(|c: char| c.is_ascii_alphabetic() || c == '_')(i)?;
     match word {
-        "moped_reserve" => map(ws_reg, |reg| Op::MopedReserve { reg })(i),
+        "moped_reserve" => map(ws_reg, |reg| Ok(Op::MopedReserve { reg }))(i),
         "moped_send" | "moped_recv" => {
             let send = word == "moped_send";
             let (i, reg) = ws_reg(i)?;
@@ -218,22 +240,28 @@ fn op_line(i: &str) -> IResult<&str, Op> {
             let (i, ctx) = opt(key_number("ctx"))(i)?;
             let (i, va) = key_number("va")(i)?;
             let (i, size) = key_number("size")(i)?;
-            let envelope = Envelope {
-                kind: if send { Kind::Send } else { Kind::Recv },
-                peer: peer.map_or(Peer::Any, |r| Peer::Rank(r as Rank)),
-                context: ctx.unwrap_or(0) as u16,
-                // A tag too wide for u32 stays too wide: the port refuses it.
-                tag: tag.map_or(Tag::Any, |t| Tag::Tag(u32::try_from(t).unwrap_or(u32::MAX))),
-            };
-            Ok((
-                i,
-                Op::MopedPost {
+            let post = || {
+                let peer_key = if send { "dst" } else { "src" };
+                let envelope = Envelope {
+                    kind: if send { Kind::Send } else { Kind::Recv },
+                    peer: match peer {
+                        Some(r) => Peer::Rank(narrow(peer_key, r, Rank::MAX.into())?),
+                        None => Peer::Any,
+                    },
+                    context: narrow("ctx", ctx.unwrap_or(0), u16::MAX.into())?,
+                    tag: match tag {
+                        Some(t) => Tag::Tag(narrow("tag", t, u32::MAX.into())?),
+                        None => Tag::Any,
+                    },
+                };
+                Ok(Op::MopedPost {
                     reg,
                     envelope,
                     va,
                     size,
-                },
-            ))
+                })
+            };
+            Ok((i, post()))
         }
         "moped_poll" => {
             let (i, reg) = ws_reg(i)?;
@@ -248,25 +276,23 @@ fn op_line(i: &str) -> IResult<&str, Op> {
             ))(i)?;
             Ok((
                 i,
-                Op::MopedPoll {
+                Ok(Op::MopedPoll {
                     reg,
                     expect: expect.unwrap_or(PollStatus::Complete),
-                },
+                }),
             ))
         }
-        "compute" => map(ws_number, Op::Compute)(i),
+        "compute" => map(ws_number, |n| Ok(Op::Compute(n)))(i),
         "load" => {
             let (i, addr) = ws_number(i)?;
             let (i, size) = opt(ws_number)(i)?;
             let (i, expect) = opt(key_number("expect"))(i)?;
-            Ok((
-                i,
-                Op::Load {
-                    addr,
-                    size: size.unwrap_or(8) as u8,
-                    expect,
-                },
-            ))
+            let load = || {
+                let size = access_size(size.unwrap_or(8))?;
+                let expect = expect.map(|v| fits("expect=", v, size)).transpose()?;
+                Ok(Op::Load { addr, size, expect })
+            };
+            Ok((i, load()))
         }
         "store" => {
             let (i, addr) = ws_number(i)?;
@@ -276,14 +302,12 @@ fn op_line(i: &str) -> IResult<&str, Op> {
                 Some(v) => (a, v),
                 None => (8, a),
             };
-            Ok((
-                i,
-                Op::Store {
-                    addr,
-                    size: size as u8,
-                    value,
-                },
-            ))
+            let store = || {
+                let size = access_size(size)?;
+                let value = fits("value", value, size)?;
+                Ok(Op::Store { addr, size, value })
+            };
+            Ok((i, store()))
         }
         "sweep" => {
             let (i, k) = preceded(space1, kind)(i)?;
@@ -291,16 +315,16 @@ fn op_line(i: &str) -> IResult<&str, Op> {
             let (i, bytes) = ws_number(i)?;
             let (i, stride) = ws_number(i)?;
             let (i, repeat) = opt(key_number("repeat"))(i)?;
-            Ok((
-                i,
-                Op::Sweep {
+            let sweep = || {
+                Ok(Op::Sweep {
                     kind: k,
                     base,
                     bytes,
                     stride,
-                    repeat: repeat.unwrap_or(1) as u32,
-                },
-            ))
+                    repeat: narrow("repeat", repeat.unwrap_or(1), u32::MAX.into())?,
+                })
+            };
+            Ok((i, sweep()))
         }
         _ => Err(nom::Err::Error(nom::error::Error::new(
             i,
@@ -317,7 +341,7 @@ pub fn parse_op(text: &str) -> Result<Op, String> {
         Ok((i, op))
     })(text);
     let op = match r {
-        Ok((_, op)) => op,
+        Ok((_, op)) => op?,
         Err(_) => {
             return Err(format!(
                 "cannot read `{text}`: expected `compute N`, `load ADDR [SIZE] [expect=V]`, `store ADDR [SIZE] VALUE`, `sweep load|store BASE BYTES STRIDE [repeat=R]`, `moped_reserve rN`, `moped_send rN dst=R tag=T [ctx=C] va=A size=S`, `moped_recv rN src=R|any tag=T|any [ctx=C] va=A size=S` or `moped_poll rN [expect=complete|failed|revoked|error]`"
@@ -329,9 +353,7 @@ pub fn parse_op(text: &str) -> Result<Op, String> {
 }
 
 fn check_access(addr: u64, size: u8) -> Result<(), String> {
-    if ![1, 2, 4, 8].contains(&size) {
-        return Err(format!("access size {size} is not 1, 2, 4 or 8 bytes"));
-    }
+    access_size(size.into())?;
     if (addr as usize % LINE_BYTES) + size as usize > LINE_BYTES {
         return Err(format!(
             "access of {size} bytes at {addr:#x} crosses a {LINE_BYTES}-byte line"
@@ -349,6 +371,9 @@ fn check_op(op: &Op) -> Result<(), String> {
         Op::Sweep { base, stride, .. } if base % 8 != 0 || stride % 8 != 0 => {
             Err("sweep base and stride must be multiples of 8 (8-byte accesses)".into())
         }
+        Op::Sweep { base, bytes, .. } if base.checked_add(bytes).is_none() => Err(format!(
+            "sweep of {bytes} bytes from {base:#x} passes the top of the address space"
+        )),
         Op::MopedPost {
             envelope, va, size, ..
         } => {
@@ -361,16 +386,97 @@ fn check_op(op: &Op) -> Result<(), String> {
     }
 }
 
+/// The cores a `cores = ...` selects: `"all"`, or a list of indices below `n_cores`.
+fn core_targets(sel: &toml::Value, n_cores: usize) -> Result<Vec<usize>, String> {
+    let expected = "expected \"all\" or a list of core indices";
+    let list = match sel {
+        toml::Value::String(s) if s == "all" => return Ok((0..n_cores).collect()),
+        toml::Value::Array(items) => items,
+        other => return Err(format!("cores = {other}: {expected}")),
+    };
+    list.iter()
+        .map(|v| match v.as_integer().map(usize::try_from) {
+            Some(Ok(c)) if c < n_cores => Ok(c),
+            Some(_) => Err(format!(
+                "core {v} does not exist (the system has {n_cores} cores, 0 to {})",
+                n_cores.saturating_sub(1)
+            )),
+            None => Err(format!("cores: {v} is not a core index; {expected}")),
+        })
+        .collect()
+}
+
+/// The bytes `[start, end)` a load, store or sweep touches (None for other ops, and for
+/// a range past the top of the address space, which [`check_op`] refuses).
+fn extent(op: &Op) -> Option<(u64, u64)> {
+    match *op {
+        Op::Load { addr, size, .. } | Op::Store { addr, size, .. } => {
+            Some((addr, addr.checked_add(size.into())?))
+        }
+        Op::Sweep { base, bytes, .. } => Some((base, base.checked_add(bytes)?)),
+        _ => None,
+    }
+}
+
+/// The system a program is read for: its cores, the bytes of its memory (physical
+/// addresses must lie below), and MOPED's port windows (which lie above).
+struct Machine {
+    cores: usize,
+    memory_bytes: u64,
+    ports: Option<PortMap>,
+}
+
+impl Machine {
+    /// Fails if `op`, run on a core without a process (so with physical addresses),
+    /// touches bytes outside memory.
+    fn check_physical(&self, op: &Op) -> Result<(), String> {
+        let Some((start, end)) = extent(op) else {
+            return Ok(());
+        };
+        let port = self.ports.as_ref().is_some_and(|p| p.contains(start));
+        if end > self.memory_bytes && !port {
+            return Err(format!(
+                "bytes {start:#x}..{end:#x} lie outside memory (memory.size_bytes = {:#x})",
+                self.memory_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Program {
-    /// Reads a program file for a system of `n_cores` cores.
-    pub fn from_file(path: &Path, n_cores: usize) -> Result<Program, ProgramError> {
+    /// Reads a program file for the system `cfg`: its cores, and its memory, which every
+    /// physical address must lie in.
+    pub fn from_file(path: &Path, cfg: &SystemConfig) -> Result<Program, ProgramError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| PosError::new(&file, (1, 1), format!("cannot read: {e}")))?;
-        Self::from_toml_str(&text, &file, n_cores)
+        Self::for_system(&text, &file, cfg)
     }
 
+    /// Reads a program (`file` names it in errors) for the system `cfg`.
+    pub fn for_system(text: &str, file: &str, cfg: &SystemConfig) -> Result<Program, ProgramError> {
+        let machine = Machine {
+            cores: cfg.system.cores,
+            memory_bytes: cfg.memory.size_bytes,
+            ports: PortMap::new(cfg.moped.port_base).ok(),
+        };
+        Self::read(text, file, &machine)
+    }
+
+    /// Reads a program for a system of `n_cores` cores and a memory that spans the whole
+    /// address space.
     pub fn from_toml_str(text: &str, file: &str, n_cores: usize) -> Result<Program, ProgramError> {
+        let machine = Machine {
+            cores: n_cores,
+            memory_bytes: u64::MAX,
+            ports: None,
+        };
+        Self::read(text, file, &machine)
+    }
+
+    fn read(text: &str, file: &str, machine: &Machine) -> Result<Program, ProgramError> {
+        let n_cores = machine.cores;
         let err = |byte: usize, msg: String| ProgramError(PosError::at(file, text, byte, msg));
         let spec: FileSpec = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start).unwrap_or(0);
@@ -418,36 +524,28 @@ impl Program {
         }
         for block in &spec.core {
             let b = block.get_ref();
-            let targets: Vec<usize> = match b.cores.get_ref() {
-                CoreSel::All(s) if s == "all" => (0..n_cores).collect(),
-                CoreSel::All(s) => {
-                    return Err(err(
-                        b.cores.span().start,
-                        format!("cores = \"{s}\": expected \"all\" or a list of core indices"),
-                    ))
-                }
-                CoreSel::List(v) => v.clone(),
-            };
-            if let Some(bad) = targets.iter().find(|&&c| c >= n_cores) {
-                return Err(err(
-                    b.cores.span().start,
-                    format!("core {bad} does not exist (the system has {n_cores} cores)"),
-                ));
-            }
+            let targets = core_targets(b.cores.get_ref(), n_cores)
+                .map_err(|m| err(b.cores.span().start, m))?;
             let ops = parse_ops(text, b.ops.span(), b.ops.get_ref())
                 .map_err(|(byte, msg)| err(byte, msg))?;
-            let at = block.span().start;
             for &c in &targets {
-                let off = b.offset_per_core.checked_mul(c as u64).ok_or_else(|| {
-                    let per = b.offset_per_core;
-                    err(
-                        at,
-                        format!("offset_per_core {per:#x} times core {c} passes 2^64"),
-                    )
-                })?;
-                for (_, op) in &ops {
-                    let moved = offset(*op, off).map_err(|m| err(at, format!("core {c}: {m}")))?;
-                    prog.cores[c].push(moved);
+                let physical = !prog.processes.iter().any(|p| p.core == c);
+                for &(at, op) in &ops {
+                    let op = b
+                        .offset_per_core
+                        .checked_mul(c as u64)
+                        .ok_or_else(|| {
+                            let per = b.offset_per_core;
+                            format!("offset_per_core {per:#x} times core {c} passes 2^64")
+                        })
+                        .and_then(|off| offset(op, off))
+                        .map_err(|m| err(at, format!("core {c}: {m}")))?;
+                    if physical {
+                        machine
+                            .check_physical(&op)
+                            .map_err(|m| err(at, format!("core {c}: {m}")))?;
+                    }
+                    prog.cores[c].push(op);
                 }
                 let places = ops
                     .iter()
@@ -510,6 +608,13 @@ fn offset(op: Op, off: u64) -> Result<Op, String> {
         c => c,
     };
     check_op(&moved)?;
+    // The move may carry the end of a range past the top.
+    let accesses = matches!(moved, Op::Load { .. } | Op::Store { .. } | Op::Sweep { .. });
+    if accesses && extent(&moved).is_none() {
+        return Err(format!(
+            "moved by {off:#x}, the access passes the top of the address space"
+        ));
+    }
     Ok(moved)
 }
 
@@ -785,8 +890,13 @@ impl Driver for ProgramDriver {
                             }
                             Ok(s) if s == expect => cur.pc += 1,
                             other => {
+                                let answer = match other {
+                                    Ok(s) => s.describe().to_string(),
+                                    Err(e) => e.to_string(),
+                                };
                                 let msg = format!(
-                                    "core {core}: poll of r{reg} answered {other:?}, expected {expect:?}"
+                                    "core {core}: poll of r{reg} answered {answer}, expected {}",
+                                    expect.describe()
                                 );
                                 return Err(self.prog.error_at(core, cur.pc, msg));
                             }
@@ -847,19 +957,19 @@ mod tests {
         };
         assert_eq!(
             read(&text("0x7fffffffffffffff", "compute 1")),
-            "p.toml:1:1: offset_per_core 0x7fffffffffffffff times core 3 passes 2^64"
+            "p.toml:4:8: core 3: offset_per_core 0x7fffffffffffffff times core 3 passes 2^64"
         );
         assert_eq!(
             read(&text("0x5000000000000000", "load 0x1000000000000000")),
-            "p.toml:1:1: core 3: address 0x1000000000000000 plus the core's offset \
+            "p.toml:4:8: core 3: address 0x1000000000000000 plus the core's offset \
              0xf000000000000000 passes 2^64"
         );
         assert_eq!(
             read(&text("4", "load 0x30")),
-            "p.toml:1:1: core 3: access of 8 bytes at 0x3c crosses a 64-byte line"
+            "p.toml:4:8: core 3: access of 8 bytes at 0x3c crosses a 64-byte line"
         );
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/examples/stream.toml");
-        Program::from_file(&example, 16).unwrap();
+        Program::from_file(&example, &SystemConfig::default()).unwrap();
     }
 
     /// Found by fuzzing: a carriage return without its line feed gave an empty message.
@@ -956,6 +1066,132 @@ mod tests {
         let e =
             Program::from_toml_str("[[core]]\ncores = [0]\nopz = ''\n", "p.toml", 2).unwrap_err();
         assert!(e.msg.contains("opz"), "{e}");
+    }
+
+    /// The error for `ops` on core 0 of a 2-core system with the default memory.
+    fn program_error(ops: &str) -> String {
+        let text = format!("[[core]]\ncores = [0, 1]\nops = '''\n{ops}\n'''\n");
+        let mut cfg = SystemConfig::default();
+        cfg.system.cores = 2;
+        Program::for_system(&text, "p.toml", &cfg)
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// Issue 24: `store 0x1000 1 256` stored 0; a size of 264 bytes read as 8.
+    #[test]
+    fn values_and_sizes_that_do_not_fit_are_refused() {
+        assert_eq!(
+            program_error("store 0x1000 1 256"),
+            "p.toml:4:1: value 256 does not fit in 1 byte (0 to 255)"
+        );
+        assert_eq!(
+            program_error("load 0x1000 2 expect=65536"),
+            "p.toml:4:1: expect= 65536 does not fit in 2 bytes (0 to 65535)"
+        );
+        assert_eq!(
+            program_error("store 0x1000 264 5"),
+            "p.toml:4:1: access size 264 is not 1, 2, 4 or 8 bytes"
+        );
+        assert_eq!(
+            program_error("sweep load 0x1000 64 8 repeat=4294967296"),
+            "p.toml:4:1: repeat=4294967296 is out of range (0 to 4294967295)"
+        );
+        assert_eq!(
+            program_error("moped_send r0 dst=65536 tag=1 va=0 size=8"),
+            "p.toml:4:1: dst=65536 is out of range (0 to 65535)"
+        );
+        assert_eq!(
+            parse_op("store 0x1000 1 255"),
+            Ok(Op::Store {
+                addr: 0x1000,
+                size: 1,
+                value: 255
+            })
+        );
+    }
+
+    /// Issue 24: a sweep across the top of the address space wrapped to address 0, and
+    /// accesses beyond `memory.size_bytes` succeeded.
+    #[test]
+    fn addresses_lie_inside_memory_and_do_not_wrap() {
+        assert_eq!(
+            program_error("compute 1\nsweep load 0xffffffffffffff00 4096 64"),
+            "p.toml:5:1: sweep of 4096 bytes from 0xffffffffffffff00 passes the top of the \
+             address space"
+        );
+        assert_eq!(
+            program_error("load 0x20000000"),
+            "p.toml:4:1: core 0: bytes 0x20000000..0x20000008 lie outside memory \
+             (memory.size_bytes = 0x20000000)"
+        );
+        assert_eq!(
+            program_error("sweep store 0x1fff0000 0x20000 64"),
+            "p.toml:4:1: core 0: bytes 0x1fff0000..0x20010000 lie outside memory \
+             (memory.size_bytes = 0x20000000)"
+        );
+        let text = "[[core]]\ncores = [0, 2]\noffset_per_core = 0x7ffffffffffffff8\n\
+                    ops = '''\nload 0x10\n'''\n";
+        let e = Program::from_toml_str(text, "p.toml", 3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.toml:5:1: core 2: address 0x10 plus the core's offset 0xfffffffffffffff0 passes \
+             2^64"
+        );
+        // The last line of memory, and MOPED's port windows above memory, are fine.
+        let mut cfg = SystemConfig::default();
+        cfg.system.cores = 1;
+        let port = cfg.moped.port_base;
+        let text =
+            format!("[[core]]\ncores = [0]\nops = '''\nload 0x1ffffff8\nload {port:#x}\n'''\n");
+        Program::for_system(&text, "p.toml", &cfg).unwrap();
+    }
+
+    /// Issue 24: `cores = [-1]` said `data did not match any variant of untagged enum`.
+    #[test]
+    fn core_selections_name_what_is_expected() {
+        for (sel, want) in [
+            (
+                "[-1]",
+                "p.toml:2:9: core -1 does not exist (the system has 2 cores, 0 to 1)",
+            ),
+            (
+                "[0, \"x\"]",
+                "p.toml:2:9: cores: \"x\" is not a core index; expected \"all\" or a list of \
+                 core indices",
+            ),
+            (
+                "3",
+                "p.toml:2:9: cores = 3: expected \"all\" or a list of core indices",
+            ),
+        ] {
+            let text = format!("[[core]]\ncores = {sel}\nops = ''\n");
+            let e = Program::from_toml_str(&text, "p.toml", 2).unwrap_err();
+            assert_eq!(e.to_string(), want);
+        }
+    }
+
+    /// Issue 24: a failed poll printed `Ok(Failed)`.
+    #[test]
+    fn a_poll_answer_is_named_in_words() {
+        let prog = Program {
+            cores: vec![vec![Op::MopedPoll {
+                reg: 0,
+                expect: PollStatus::Complete,
+            }]],
+            processes: Vec::new(),
+            file: String::new(),
+            places: Vec::new(),
+        };
+        let mut d = ProgramDriver::new(prog, 1.0);
+        // The poll's store and load are done and the load answered Failed.
+        d.cursors[0].step = 2;
+        d.cursors[0].loaded = PollStatus::Failed.to_value();
+        assert_eq!(
+            d.next(0, 0).unwrap_err(),
+            "core 0 op 0: core 0: poll of r0 answered failed (the copy failed: a buffer lies \
+             outside the process's memory), expected complete (the message has been copied)"
+        );
     }
 
     #[test]

@@ -123,11 +123,6 @@ impl<M: PhysMem> Gem5Host<M> {
         let (w, _) = crate::workload::load_workload(&opts.workload, scale)?;
         let protocol = Protocol::of(opts.design);
         let n = cfg.system.cores;
-        // MOPEDs keep sets of MOPEDs in 64-bit masks, as the embedded simulator's caches
-        // keep sharers.
-        if n > 64 {
-            return Err("system.cores: at most 64 cores are supported".into());
-        }
         let mopeds = moped_host::build_mopeds(&cfg, &protocol).map_err(|e| e.to_string())?;
         let mut net = moped_host::network(&cfg);
         let dev = DevNet::new(&cfg, &mut net, mopeds.len());

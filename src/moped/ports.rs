@@ -428,6 +428,22 @@ impl PollStatus {
         self as u64
     }
 
+    /// The answer as a program's `expect=` names it, with its meaning.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PollStatus::Pending => "pending (not finished yet)",
+            PollStatus::Complete => "complete (the message has been copied)",
+            PollStatus::Retry => "retry (another process polled in between)",
+            PollStatus::Error => {
+                "error (a bad poll value, or a descriptor the process does not own)"
+            }
+            PollStatus::Revoked => "revoked (backoff removed the unmatched descriptor)",
+            PollStatus::Failed => {
+                "failed (the copy failed: a buffer lies outside the process's memory)"
+            }
+        }
+    }
+
     pub fn from_value(value: u64) -> Result<PollStatus, PortError> {
         Ok(match value {
             0 => PollStatus::Pending,

@@ -45,6 +45,44 @@ fn page_up(x: u64) -> u64 {
     x.div_ceil(PAGE_BYTES) * PAGE_BYTES
 }
 
+/// Fails unless every rank's buffers fit both its buffer window (`BUF_BASE` up to
+/// `FLAG_VA`) and, all ranks together, the `memory_bytes` of physical memory; the error
+/// names the rank, its largest buffer and the limit.
+pub fn check_fits(w: &Workload, memory_bytes: u64) -> Result<(), String> {
+    let window = FLAG_VA - BUF_BASE;
+    let mut total: u64 = 0;
+    for (r, rank) in w.ranks.iter().enumerate() {
+        let need = rank.buffers.iter().try_fold(0u64, |sum, b| {
+            let pages = b.bytes.max(1).div_ceil(PAGE_BYTES);
+            sum.checked_add(pages.checked_mul(PAGE_BYTES)?)
+        });
+        let largest = rank.buffers.iter().max_by_key(|b| b.bytes);
+        let what = |limit: String| match largest {
+            Some(b) => format!(
+                "workload {}: rank {r}'s buffers (the largest, `{}`, of {} bytes) do not fit \
+                 {limit}",
+                w.name, b.name, b.bytes
+            ),
+            None => format!("workload {}: rank {r}'s buffers do not fit {limit}", w.name),
+        };
+        let need = match need {
+            Some(n) if n <= window => n,
+            _ => {
+                return Err(what(format!(
+                    "the {window} bytes a rank's buffers may take"
+                )))
+            }
+        };
+        total = total.saturating_add(need);
+        if total > memory_bytes {
+            return Err(what(format!(
+                "memory beside the other ranks' (memory.size_bytes = {memory_bytes})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Layout {
     pub fn new(w: &Workload) -> Layout {
         let mut buf_va = Vec::new();
@@ -88,5 +126,36 @@ impl Layout {
     /// The end of the shared queues.
     pub fn shm_end(&self) -> u64 {
         SHM_BASE + (self.ranks * self.ranks) as u64 * QUEUE_STRIDE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::goal::parse_goal;
+
+    fn pair(bytes: u64) -> Workload {
+        let text = format!(
+            "num_ranks 2\nrank 0 {{\n send {bytes}b to 1\n}}\nrank 1 {{\n recv {bytes}b from 0\n}}\n"
+        );
+        parse_goal(&text, "big.goal").unwrap()
+    }
+
+    /// Issue 24: a GOAL message size near 2^64 panicked with `capacity overflow`.
+    #[test]
+    fn buffers_must_fit_the_ranks_memory() {
+        let e = check_fits(&pair(18_446_744_073_709_551_000), 512 << 20).unwrap_err();
+        assert_eq!(
+            e,
+            "workload big: rank 0's buffers (the largest, `send`, of 18446744073709551000 \
+             bytes) do not fit the 805302272 bytes a rank's buffers may take"
+        );
+        let e = check_fits(&pair(300 << 20), 512 << 20).unwrap_err();
+        assert_eq!(
+            e,
+            "workload big: rank 1's buffers (the largest, `recv`, of 314572800 bytes) do not \
+             fit memory beside the other ranks' (memory.size_bytes = 536870912)"
+        );
+        check_fits(&pair(16384), 512 << 20).unwrap();
     }
 }

@@ -140,6 +140,7 @@ pub fn prepare(
             "{p} ranks do not fit MOPED's port window"
         )));
     }
+    layout::check_fits(w, cfg.memory.size_bytes).map_err(MopedError::Io)?;
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
     let layout = Layout::new(w);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));

@@ -233,12 +233,11 @@ impl Sim {
     pub fn new(cfg: &SystemConfig, protocol: Protocol, seed: u64) -> Result<Sim, SimError> {
         cfg.validate()
             .map_err(|e| SimError::Config(e.to_string()))?;
-        let n = cfg.system.cores;
-        if n > 64 {
-            return Err(SimError::Config(
-                "system.cores: at most 64 cores are supported".into(),
-            ));
+        if let Some(host) = crate::config::host_memory_bytes() {
+            cfg.check_host_memory(host)
+                .map_err(|e| SimError::Config(e.to_string()))?;
         }
+        let n = cfg.system.cores;
         let banks = cfg.directory.banks;
         let mut caches = Vec::with_capacity(n);
         for c in 0..n {

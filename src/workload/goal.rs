@@ -105,14 +105,7 @@ pub fn load_goal(path: &Path) -> Result<Workload, GoalError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| GoalError::new(&file, (0, 0), format!("cannot read the schedule: {e}")))?;
-    match std::str::from_utf8(&bytes) {
-        Ok(text) => parse_goal(text, &file),
-        Err(e) => {
-            // Point at the first bad byte: the valid prefix gives its line and column.
-            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("");
-            Err(GoalError::at(file, good, good.len(), "invalid UTF-8"))
-        }
-    }
+    parse_goal(crate::textparse::utf8_text(&file, &bytes)?, &file)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -941,7 +941,14 @@ fn file_errors() {
     let bad = dir.join("bad.goal");
     std::fs::write(&bad, b"num_ranks 1\nrank 0 {\n  \xff\n}\n").unwrap();
     let e = load_goal(&bad).unwrap_err();
-    assert_eq!((e.line, e.col, e.msg.as_str()), (3, 3, "invalid UTF-8"));
+    assert_eq!(
+        (e.line, e.col, e.msg.as_str()),
+        (
+            3,
+            3,
+            "invalid UTF-8 (byte 0xff); the file must be UTF-8 text"
+        )
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
