@@ -1051,7 +1051,8 @@ mod tests {
         let e = SystemConfig::from_toml_str(text, "c.toml").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "c.toml:1:13: key `directory`: invalid type: date-time, expected a table"
+            "c.toml:1:1: key `directory`: expected a table (`[directory]` with one `name = value` \
+             a line, or `directory = { name = value, ... }`), found a datetime"
         );
         let mut cfg = SystemConfig::default();
         let e = cfg.set("directory", "1979-05-27").unwrap_err();
