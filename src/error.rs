@@ -28,3 +28,14 @@ impl MopedError {
         matches!(self, MopedError::Simulation(SimError::Interrupted))
     }
 }
+
+/// The message of a panic caught at a boundary to Python or C: a panic is a bug in moped,
+/// never the user's input, so it says so and asks for a report.
+pub fn internal_error(panic: &(dyn std::any::Any + Send)) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    format!("internal error, please report: {what}")
+}

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -54,14 +54,37 @@ pyo3::create_exception!(
     MopedError,
     "A statistics file that does not parse, or a comparison whose runs lack what it needs."
 );
+pyo3::create_exception!(
+    moped._core,
+    InputError,
+    MopedError,
+    "A file, folder, workload or argument value that cannot be used: missing, unreadable, \
+     out of range."
+);
+
+/// Runs a binding's body, turning a panic into MopedError naming it: the last line of
+/// defence, since no input should make moped panic (pyo3 would raise PanicException, which
+/// `except Exception` does not catch).
+fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
+        .unwrap_or_else(|p| Err(MopedError::new_err(api::internal_error(&*p))))
+}
+
+/// Panics inside [`guard`], for the test that proves the guard catches it.
+#[doc(hidden)]
+#[pyfunction]
+fn _panic_for_test() -> PyResult<()> {
+    guard(|| panic!("a deliberate panic to test the Python boundary"))
+}
 
 fn to_py(e: CoreError) -> PyErr {
     match e {
         CoreError::Config(e) => ConfigError::new_err(e.to_string()),
         CoreError::Protocol(e) => ProtocolError::new_err(e.to_string()),
         CoreError::Program(e) => ProgramError::new_err(e.to_string()),
+        e if e.is_interrupted() => PyKeyboardInterrupt::new_err(e.to_string()),
         CoreError::Simulation(e) => SimulationError::new_err(e.to_string()),
-        CoreError::Io(msg) => MopedError::new_err(msg),
+        CoreError::Io(msg) => InputError::new_err(msg),
     }
 }
 
@@ -121,14 +144,14 @@ fn config_err(e: impl std::fmt::Display) -> PyErr {
 /// Runs the `moped` command line with `argv` (argv[0] is the program name); returns the exit
 /// status.
 #[pyfunction]
-fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.allow_threads(|| crate::cli::main_with_args(argv))
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<i32> {
+    guard(|| Ok(py.allow_threads(|| crate::cli::main_with_args(argv))))
 }
 
 /// The default configuration (the paper's Table 1) as TOML.
 #[pyfunction]
-fn default_config_toml() -> String {
-    SystemConfig::default().to_toml_string()
+fn default_config_toml() -> PyResult<String> {
+    guard(|| Ok(SystemConfig::default().to_toml_string()))
 }
 
 /// A Python value as a TOML value; `path` names the key in errors.
@@ -197,20 +220,24 @@ fn validate_config(
     file: &str,
     overrides: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let cfg = parse_config(toml_text, file)?;
-    let Some(overrides) = overrides else {
-        return Ok(cfg.to_toml_string());
-    };
-    let over = dict_to_table(overrides, "")?;
-    let cfg = api::config::with_overrides(&cfg, over).map_err(config_err)?;
-    Ok(cfg.to_toml_string())
+    guard(|| {
+        let cfg = parse_config(toml_text, file)?;
+        let Some(overrides) = overrides else {
+            return Ok(cfg.to_toml_string());
+        };
+        let over = dict_to_table(overrides, "")?;
+        let cfg = api::config::with_overrides(&cfg, over).map_err(config_err)?;
+        Ok(cfg.to_toml_string())
+    })
 }
 
 /// The resolved config as JSON (for `SystemConfig.to_dict`).
 #[pyfunction]
 fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
-    let cfg = parse_config(toml_text, file)?;
-    serde_json::to_string(&cfg).map_err(config_err)
+    guard(|| {
+        let cfg = parse_config(toml_text, file)?;
+        serde_json::to_string(&cfg).map_err(config_err)
+    })
 }
 
 /// Claims the result folder `dir` of the call `name(args)` (see `api::output`): Python
@@ -242,90 +269,106 @@ fn run<'py>(
     seed: u64,
     out: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = parse_config(config_toml, "<config>")?;
-    let design = design(protocol)?;
-    let program = Path::new(program_path);
-    let call = [
-        ("program", program_path.to_string()),
-        ("protocol", protocol.to_string()),
-        ("seed", seed.to_string()),
-    ];
-    let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
-    let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
-    let stats = PyList::empty_bound(py);
-    for s in result.stats.stats() {
-        let value = stat_value(py, &s.value);
-        let row = PyList::new_bound(
-            py,
-            [
-                s.name.clone().into_py(py),
-                value,
-                s.unit.to_string().into_py(py),
-                s.desc.to_string().into_py(py),
-            ],
-        );
-        stats.append(row)?;
-    }
-    let d = PyDict::new_bound(py);
-    d.set_item("stats", stats)?;
-    d.set_item("cycles", result.cycles)?;
-    d.set_item("config_toml", result.config.to_toml_string())?;
-    d.set_item("protocol", result.design.name())?;
-    d.set_item("host_seconds", result.host_seconds)?;
-    Ok(d)
+    guard(|| {
+        let cfg = parse_config(config_toml, "<config>")?;
+        let design = design(protocol)?;
+        let program = Path::new(program_path);
+        let call = [
+            ("program", program_path.to_string()),
+            ("protocol", protocol.to_string()),
+            ("seed", seed.to_string()),
+        ];
+        let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
+        let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
+        let stats = PyList::empty_bound(py);
+        for s in result.stats.stats() {
+            let value = stat_value(py, &s.value);
+            let row = PyList::new_bound(
+                py,
+                [
+                    s.name.clone().into_py(py),
+                    value,
+                    s.unit.to_string().into_py(py),
+                    s.desc.to_string().into_py(py),
+                ],
+            );
+            stats.append(row)?;
+        }
+        let d = PyDict::new_bound(py);
+        d.set_item("stats", stats)?;
+        d.set_item("cycles", result.cycles)?;
+        d.set_item("config_toml", result.config.to_toml_string())?;
+        d.set_item("protocol", result.design.name())?;
+        d.set_item("host_seconds", result.host_seconds)?;
+        Ok(d)
+    })
 }
 
-/// Runs the random coherence tester; a failure raises SimulationError naming the seed and the
-/// replay command.
+/// Runs the random coherence tester under `design` (its MOPEDs take part unless it is the
+/// baseline); a failure raises SimulationError naming the seed and the replay command.
 #[pyfunction]
+#[pyo3(signature = (cores, checks, seed, design="baseline"))]
 fn random_test<'py>(
     py: Python<'py>,
     cores: usize,
     checks: u64,
     seed: u64,
+    design: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    crate::config::check_cores(cores).map_err(config_err)?;
-    let (_, r, _) =
-        py.allow_threads(|| api::protocols::random_test(cores, checks, seed, Design::Baseline));
-    let r = r.map_err(SimulationError::new_err)?;
-    let d = PyDict::new_bound(py);
-    d.set_item("checks_completed", r.checks_completed)?;
-    d.set_item("loads", r.loads)?;
-    d.set_item("stores", r.stores)?;
-    d.set_item("mismatches", r.mismatches)?;
-    d.set_item("watchdog_trips", r.watchdog_trips)?;
-    d.set_item("cycles", r.cycles)?;
-    d.set_item("events", r.events)?;
-    d.set_item("messages", r.messages)?;
-    Ok(d)
+    guard(|| {
+        crate::config::check_cores(cores).map_err(config_err)?;
+        let design = self::design(design)?;
+        let (_, r, _) =
+            py.allow_threads(|| api::protocols::random_test(cores, checks, seed, design));
+        let r = r.map_err(SimulationError::new_err)?;
+        let d = PyDict::new_bound(py);
+        d.set_item("checks_completed", r.checks_completed)?;
+        d.set_item("loads", r.loads)?;
+        d.set_item("stores", r.stores)?;
+        d.set_item("mismatches", r.mismatches)?;
+        d.set_item("watchdog_trips", r.watchdog_trips)?;
+        d.set_item("cycles", r.cycles)?;
+        d.set_item("events", r.events)?;
+        d.set_item("messages", r.messages)?;
+        d.set_item("moped_reads", r.moped_reads)?;
+        d.set_item("moped_owns", r.moped_owns)?;
+        d.set_item("moped_fills", r.moped_fills)?;
+        d.set_item("moped_writes", r.moped_writes)?;
+        d.set_item("moped_values_checked", r.moped_values_checked)?;
+        Ok(d)
+    })
 }
 
 /// Every design, baseline first: (name, the paper's label, description).
 #[pyfunction]
-fn designs() -> Vec<(&'static str, &'static str, &'static str)> {
-    Design::ALL
-        .map(|d| (d.name(), d.label(), d.description()))
-        .to_vec()
+fn designs() -> PyResult<Vec<(&'static str, &'static str, &'static str)>> {
+    guard(|| {
+        Ok(Design::ALL
+            .map(|d| (d.name(), d.label(), d.description()))
+            .to_vec())
+    })
 }
 
 /// Names of the shipped protocols.
 #[pyfunction]
-fn protocol_names() -> Vec<String> {
-    Design::ALL.map(|d| d.name().to_string()).to_vec()
+fn protocol_names() -> PyResult<Vec<String>> {
+    guard(|| Ok(Design::ALL.map(|d| d.name().to_string()).to_vec()))
 }
 
 /// Both machines of a shipped protocol as Markdown tables.
 #[pyfunction]
 fn protocol_markdown(name: &str) -> PyResult<String> {
-    Ok(api::protocols::protocol_markdown(design(name)?))
+    guard(|| Ok(api::protocols::protocol_markdown(design(name)?)))
 }
 
 /// Checks one machine file's text; raises ProtocolError with `file:line:col: reason`.
 #[pyfunction]
 fn lint_protocol(text: &str, file: &str) -> PyResult<()> {
-    api::protocols::lint_text(text, file)
-        .map(|_| ())
-        .map_err(|e| ProtocolError::new_err(e.to_string()))
+    guard(|| {
+        api::protocols::lint_text(text, file)
+            .map(|_| ())
+            .map_err(|e| ProtocolError::new_err(e.to_string()))
+    })
 }
 
 /// Simulates one workload (a spec or a GOAL schedule) under `design` with every message
@@ -343,22 +386,24 @@ fn run_workload(
     iteration_scale: Option<f64>,
     out: Option<&str>,
 ) -> PyResult<String> {
-    let cfg = parse_config(config_toml, "<config>")?;
-    let task = api::experiments::Task {
-        spec: spec_path.into(),
-        design: self::design(design)?,
-        seed,
-    };
-    let call = [
-        ("spec", spec_path.to_string()),
-        ("design", design.to_string()),
-        ("seed", seed.to_string()),
-    ];
-    let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
-    let outcome = interruptible(py, || {
-        api::experiments::run_task(&cfg, &task, iteration_scale, out)
-    })?;
-    serde_json::to_string(&outcome).map_err(json_err)
+    guard(|| {
+        let cfg = parse_config(config_toml, "<config>")?;
+        let task = api::experiments::Task {
+            spec: spec_path.into(),
+            design: self::design(design)?,
+            seed,
+        };
+        let call = [
+            ("spec", spec_path.to_string()),
+            ("design", design.to_string()),
+            ("seed", seed.to_string()),
+        ];
+        let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
+        let outcome = interruptible(py, || {
+            api::experiments::run_task(&cfg, &task, iteration_scale, out)
+        })?;
+        serde_json::to_string(&outcome).map_err(json_err)
+    })
 }
 
 /// The options of a Figure-10 experiment from Python's arguments.
@@ -390,18 +435,20 @@ fn figure10_plan(
     large: bool,
     seeds: Vec<u64>,
 ) -> PyResult<Vec<(String, &'static str, u64, String)>> {
-    let tasks = api::figure10::plan(Path::new(workloads_dir), large, &seeds).map_err(to_py)?;
-    Ok(tasks
-        .iter()
-        .map(|t| {
-            (
-                t.spec.display().to_string(),
-                t.design.name(),
-                t.seed,
-                t.dir_name(),
-            )
-        })
-        .collect())
+    guard(|| {
+        let tasks = api::figure10::plan(Path::new(workloads_dir), large, &seeds).map_err(to_py)?;
+        Ok(tasks
+            .iter()
+            .map(|t| {
+                (
+                    t.spec.display().to_string(),
+                    t.design.name(),
+                    t.seed,
+                    t.dir_name(),
+                )
+            })
+            .collect())
+    })
 }
 
 /// Runs Figure 10 on the simulator's own pool of `jobs` threads (default: every core),
@@ -421,30 +468,32 @@ fn figure10(
     jobs: Option<usize>,
     progress: bool,
 ) -> PyResult<String> {
-    let opts = figure10_options(
-        out,
-        workloads_dir,
-        large,
-        seeds,
-        iteration_scale,
-        config_toml,
-        jobs,
-    )?;
-    let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)
-        .map_err(to_py)?
-        .len();
-    let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
-        if progress {
-            eprintln!("{}", api::figure10::progress_line(done, n, r));
-        }
-    };
-    let call = [
-        ("workloads", workloads_dir.to_string()),
-        ("seeds", format!("{:?}", opts.seeds)),
-    ];
-    let dir = claim(out, "figure10", &call)?;
-    let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
-    serde_json::to_string(&f.outcomes).map_err(json_err)
+    guard(|| {
+        let opts = figure10_options(
+            out,
+            workloads_dir,
+            large,
+            seeds,
+            iteration_scale,
+            config_toml,
+            jobs,
+        )?;
+        let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)
+            .map_err(to_py)?
+            .len();
+        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
+            if progress {
+                eprintln!("{}", api::figure10::progress_line(done, n, r));
+            }
+        };
+        let call = [
+            ("workloads", workloads_dir.to_string()),
+            ("seeds", format!("{:?}", opts.seeds)),
+        ];
+        let dir = claim(out, "figure10", &call)?;
+        let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
+        serde_json::to_string(&f.outcomes).map_err(json_err)
+    })
 }
 
 /// Analyses the outcomes (JSON, as `run_workload` returns them, in plan order) of runs
@@ -461,25 +510,27 @@ fn figure10_finish(
     iteration_scale: Option<f64>,
     config_toml: &str,
 ) -> PyResult<()> {
-    let opts = figure10_options(
-        out,
-        workloads_dir,
-        large,
-        seeds,
-        iteration_scale,
-        config_toml,
-        None,
-    )?;
-    let outcomes: Vec<api::experiments::Outcome> =
-        serde_json::from_str(outcomes_json).map_err(json_err)?;
-    let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
-    api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
-    let call = [
-        ("workloads", workloads_dir.to_string()),
-        ("seeds", format!("{:?}", opts.seeds)),
-    ];
-    let info = api::figure10::run_info(&opts);
-    api::output::write_record(&opts.out, &invocation("figure10", &call), &info).map_err(to_py)
+    guard(|| {
+        let opts = figure10_options(
+            out,
+            workloads_dir,
+            large,
+            seeds,
+            iteration_scale,
+            config_toml,
+            None,
+        )?;
+        let outcomes: Vec<api::experiments::Outcome> =
+            serde_json::from_str(outcomes_json).map_err(json_err)?;
+        let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
+        api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
+        let call = [
+            ("workloads", workloads_dir.to_string()),
+            ("seeds", format!("{:?}", opts.seeds)),
+        ];
+        let info = api::figure10::run_info(&opts);
+        api::output::write_record(&opts.out, &invocation("figure10", &call), &info).map_err(to_py)
+    })
 }
 
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and
@@ -488,36 +539,44 @@ fn figure10_finish(
 /// file:line:col.
 #[pyfunction]
 fn parse_goal(text: &str, file: &str) -> PyResult<String> {
-    let summary = api::mpi::goal_summary(text, file).map_err(ProgramError::new_err)?;
-    Ok(summary.to_string())
+    guard(|| {
+        let summary = api::mpi::goal_summary(text, file).map_err(ProgramError::new_err)?;
+        Ok(summary.to_string())
+    })
 }
 
 /// The reductions of the run records (a JSON list) against the baseline, as JSON.
 #[pyfunction]
 fn reductions(records_json: &str) -> PyResult<String> {
-    let red = api::analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
-    serde_json::to_string(&red).map_err(json_err)
+    guard(|| {
+        let red = api::analysis::reductions(&records(records_json)?).map_err(analysis_err)?;
+        serde_json::to_string(&red).map_err(json_err)
+    })
 }
 
 /// Per (group, design, metric): geometric mean of the ratios, smallest and largest
 /// reduction, as JSON.
 #[pyfunction]
 fn summaries(records_json: &str) -> PyResult<String> {
-    let sums = api::analysis::summaries(&records(records_json)?).map_err(analysis_err)?;
-    serde_json::to_string(&sums).map_err(json_err)
+    guard(|| {
+        let sums = api::analysis::summaries(&records(records_json)?).map_err(analysis_err)?;
+        serde_json::to_string(&sums).map_err(json_err)
+    })
 }
 
 /// The paper's claims checked on the run records, as JSON.
 #[pyfunction]
 fn claims(records_json: &str) -> PyResult<String> {
-    let claims = api::analysis::claims(&records(records_json)?).map_err(analysis_err)?;
-    serde_json::to_string(&claims).map_err(json_err)
+    guard(|| {
+        let claims = api::analysis::claims(&records(records_json)?).map_err(analysis_err)?;
+        serde_json::to_string(&claims).map_err(json_err)
+    })
 }
 
 /// The paper's published values (abstract and section 6) with their sources, as JSON.
 #[pyfunction]
 fn published_values() -> PyResult<String> {
-    serde_json::to_string(api::analysis::PUBLISHED).map_err(json_err)
+    guard(|| serde_json::to_string(api::analysis::PUBLISHED).map_err(json_err))
 }
 
 /// The Markdown report of the run records; `explanations` (claim id -> text) are added to
@@ -529,14 +588,18 @@ fn figure10_report(
     notes: Vec<String>,
     explanations: Option<std::collections::HashMap<String, String>>,
 ) -> PyResult<String> {
-    let explanations = explanations.unwrap_or_default();
-    api::analysis::report(&records(records_json)?, &notes, &explanations).map_err(analysis_err)
+    guard(|| {
+        let explanations = explanations.unwrap_or_default();
+        api::analysis::report(&records(records_json)?, &notes, &explanations).map_err(analysis_err)
+    })
 }
 
 /// Writes reductions.csv and reductions.json of the run records into `dir`.
 #[pyfunction]
 fn write_figure10_tables(dir: &str, records_json: &str) -> PyResult<()> {
-    api::analysis::write_tables(Path::new(dir), &records(records_json)?).map_err(analysis_err)
+    guard(|| {
+        api::analysis::write_tables(Path::new(dir), &records(records_json)?).map_err(analysis_err)
+    })
 }
 
 /// A value as a Python int or float.
@@ -559,33 +622,35 @@ fn parse_stats<'py>(
     file: &str,
     dump: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let err = |e: String| StatsError::new_err(e);
-    let parsed = api::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
-    let picked: Vec<(usize, &api::gem5::Dump)> = match dump {
-        Some(i) => vec![parsed.select(i).map_err(err)?],
-        None => parsed.dumps.iter().enumerate().collect(),
-    };
-    let out = PyList::empty_bound(py);
-    for (at, d) in picked {
-        let rows = PyList::empty_bound(py);
-        for f in d.values() {
-            let row = PyTuple::new_bound(
-                py,
-                [
-                    f.name.as_ref().into_py(py),
-                    stat_value(py, &f.cell.value),
-                    f.cell.pdf.into_py(py),
-                    f.cell.cdf.into_py(py),
-                    f.entry.unit.as_str().into_py(py),
-                    f.entry.desc.as_str().into_py(py),
-                    f.entry.line.into_py(py),
-                ],
-            );
-            rows.append(row)?;
+    guard(|| {
+        let err = |e: String| StatsError::new_err(e);
+        let parsed = api::gem5::StatsFile::parse(text, file).map_err(|e| err(e.to_string()))?;
+        let picked: Vec<(usize, &api::gem5::Dump)> = match dump {
+            Some(i) => vec![parsed.select(i).map_err(err)?],
+            None => parsed.dumps.iter().enumerate().collect(),
+        };
+        let out = PyList::empty_bound(py);
+        for (at, d) in picked {
+            let rows = PyList::empty_bound(py);
+            for f in d.values() {
+                let row = PyTuple::new_bound(
+                    py,
+                    [
+                        f.name.as_ref().into_py(py),
+                        stat_value(py, &f.cell.value),
+                        f.cell.pdf.into_py(py),
+                        f.cell.cdf.into_py(py),
+                        f.entry.unit.as_str().into_py(py),
+                        f.entry.desc.as_str().into_py(py),
+                        f.entry.line.into_py(py),
+                    ],
+                );
+                rows.append(row)?;
+            }
+            out.append((at, rows))?;
         }
-        out.append((at, rows))?;
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// Compares the gem5 run in `gem5_dir` (its dump `dump`, -1 for the last) with the embedded
@@ -598,17 +663,19 @@ fn compare(
     dump: i64,
     tolerance_pct: f64,
 ) -> PyResult<String> {
-    let c = py
-        .allow_threads(|| {
-            api::gem5::compare(
-                Path::new(gem5_dir),
-                Path::new(embedded_dir),
-                dump,
-                tolerance_pct,
-            )
-        })
-        .map_err(|e| StatsError::new_err(e.to_string()))?;
-    serde_json::to_string(&c.to_json()).map_err(json_err)
+    guard(|| {
+        let c = py
+            .allow_threads(|| {
+                api::gem5::compare(
+                    Path::new(gem5_dir),
+                    Path::new(embedded_dir),
+                    dump,
+                    tolerance_pct,
+                )
+            })
+            .map_err(|e| StatsError::new_err(e.to_string()))?;
+        serde_json::to_string(&c.to_json()).map_err(json_err)
+    })
 }
 
 #[pymodule]
@@ -621,6 +688,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ProgramError", py.get_type_bound::<ProgramError>())?;
     m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
     m.add("StatsError", py.get_type_bound::<StatsError>())?;
+    m.add("InputError", py.get_type_bound::<InputError>())?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(parse_stats, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

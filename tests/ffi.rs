@@ -672,3 +672,22 @@ fn a_c_program_links_the_static_library_against_the_header() {
     assert!(run.status.success(), "smoke.c failed:\n{said}");
     assert!(said.contains("finished"), "{said}");
 }
+
+#[test]
+fn a_panic_behind_an_entry_point_fails_the_run_instead_of_unwinding_into_c() {
+    let mut mem = Shared::default();
+    let h = c_new(args("optcopy"), &mut mem).unwrap();
+    let mut buf = [1 as c_char; 256];
+    unsafe {
+        assert_eq!(ffi::moped_g5_panic_for_test(h), -1);
+        assert_eq!(ffi::moped_g5_finished(h), -1);
+        ffi::moped_g5_error(h, buf.as_mut_ptr(), buf.len());
+        let e = CStr::from_ptr(buf.as_ptr()).to_str().unwrap().to_string();
+        assert!(
+            e.contains("internal error, please report")
+                && e.contains("a deliberate panic to test the C boundary"),
+            "{e}"
+        );
+        ffi::moped_g5_host_free(h);
+    }
+}

@@ -99,6 +99,24 @@ fn a_receive_no_send_matches_is_a_deadlock_at_once() {
     }
 }
 
+#[test]
+fn a_send_longer_than_its_receive_is_refused_before_the_run_naming_both_calls() {
+    let goal = "num_ranks 2\nrank 0 {\n  s: send 16b to 1 tag 5\n}\n\
+                rank 1 {\n  c: calc 10\n  r: recv 8b from 0 tag 5\n}\n";
+    for design in ["baseline", "optcopy"] {
+        let (code, err) = mpi("truncate", goal, design, &[]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_names(
+            &err,
+            &[
+                "rank 1 call 1: receives up to 8 bytes",
+                "from rank 0 (call 0) has 16 bytes (truncation)",
+            ],
+        );
+        assert!(!err.contains("never received"), "{err}");
+    }
+}
+
 /// Ranks 0 and 1 each send the other 1 MiB and only then receive: eager sends would pass
 /// each other; MPICH's rendezvous (and MOPED, which matches before it copies) wait
 /// forever for the other side's receive.
@@ -121,6 +139,8 @@ fn a_rendezvous_cross_deadlock_trips_the_mpi_watchdog() {
                 "send to rank 0 tag 1, 1048576 bytes",
             ],
         );
+        // The watchdog's own list of pending calls, not a second, Debug-formatted one.
+        assert!(!err.contains("MPI ranks") && !err.contains("None"), "{err}");
     }
 }
 

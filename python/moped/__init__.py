@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from os import PathLike, fspath
+from os import PathLike
 from typing import Any
 
-from moped import _core, analysis, experiments, plot
+from moped import _args, _core, analysis, experiments, plot
 from moped._core import (
     ConfigError,
+    InputError,
     MopedError,
     ProgramError,
     ProtocolError,
@@ -47,6 +48,7 @@ __version__: str = _core.__version__
 __all__ = [
     "DESIGNS",
     "ConfigError",
+    "InputError",
     "MopedError",
     "ProgramError",
     "ProtocolError",
@@ -89,15 +91,26 @@ def run(
     run.json are written into that folder too: it must be missing, empty or hold only a
     FAILED marker (else :class:`MopedError`), and a failed run leaves only FAILED there.
     """
-    out_dir = None if out is None else fspath(out)
-    raw = _core.run(config_toml(config), fspath(program), protocol, seed, out_dir)
+    program = _args.path("program", program)
+    protocol = _args.text("protocol", protocol)
+    seed = _args.integer("seed", seed)
+    out_dir = _args.optional_path("out", out)
+    raw = _core.run(config_toml(config), program, protocol, seed, out_dir)
     return Result.from_core(raw, out=out_dir)
 
 
-def random_test(cores: int = 4, checks: int = 1000, seed: int = 1) -> dict[str, int]:
-    """Runs the random coherence tester; raises :class:`SimulationError` (naming the seed and
-    the replay command) on a failure, else returns its counters."""
-    return _core.random_test(cores, checks, seed)
+def random_test(
+    cores: int = 4, checks: int = 1000, seed: int = 1, design: str = BASELINE
+) -> dict[str, int]:
+    """Runs the random coherence tester under ``design`` (its MOPEDs read, own and fill the
+    lines the cores store to, unless it is the baseline); raises :class:`SimulationError`
+    (naming the seed and the replay command) on a failure, else returns its counters."""
+    return _core.random_test(
+        _args.integer("cores", cores),
+        _args.integer("checks", checks),
+        _args.integer("seed", seed),
+        _args.text("design", design),
+    )
 
 
 def protocol_names() -> list[str]:
@@ -107,12 +120,12 @@ def protocol_names() -> list[str]:
 
 def protocol_table(name: str = BASELINE) -> str:
     """The transition tables of a protocol's machines, as Markdown."""
-    return _core.protocol_markdown(name)
+    return _core.protocol_markdown(_args.text("name", name))
 
 
 def lint_protocol(path: str | PathLike[str]) -> None:
     """Checks one protocol machine file; raises :class:`ProtocolError` (``file:line:col:``)."""
-    p = fspath(path)
+    p = _args.path("path", path)
     _core.lint_protocol(read_text(p, ProtocolError), p)
 
 
@@ -122,5 +135,5 @@ def load_goal(path: str | PathLike[str]) -> dict[str, Any]:
     ``recvs``, ``any_source_recvs`` and ``buffer_bytes``. A malformed schedule raises
     :class:`ProgramError` naming ``file:line:col``. Run one with
     ``moped.sweep([{"workload": path, "design": "optcopy"}])``."""
-    p = fspath(path)
+    p = _args.path("path", path)
     return json.loads(_core.parse_goal(read_text(p, ProgramError), p))

@@ -22,10 +22,10 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from numbers import Real
-from os import PathLike, fspath
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from moped import _core
+from moped import _args, _core
 from moped.designs import DESIGNS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,9 @@ def _metric_value(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _record(row: Mapping[str, Any]) -> dict[str, Any]:
+def _record(row: Any) -> dict[str, Any]:
+    if not isinstance(row, Mapping):
+        raise TypeError(f"records: a run record must be a mapping, not {type(row).__name__}")
     missing = [k for k in RUN_KEYS if k not in row]
     if missing:
         raise _core.MopedError(f"run record {dict(row)!r} lacks {', '.join(missing)}")
@@ -83,11 +85,14 @@ def _record(row: Mapping[str, Any]) -> dict[str, Any]:
         value = _metric_value(v)
         if value is not None:
             metrics[str(k)] = value
+    seed = row["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, Real) or seed != int(seed) or seed < 0:
+        raise _core.InputError(f"run record {dict(row)!r}: seed must be a whole number >= 0")
     return {
         "benchmark": str(row["benchmark"]),
         "group": str(row["group"]),
         "design": str(row["design"]),
-        "seed": int(row["seed"]),
+        "seed": int(seed),
         "metrics": metrics,
     }
 
@@ -97,11 +102,19 @@ def to_records(records: Records) -> list[dict[str, Any]]:
     run), dicts (nested or flat) or a JSON string. NaN and non-numeric fields are
     dropped from the metrics."""
     if isinstance(records, str):
-        records = json.loads(records)
+        try:
+            records = json.loads(records)
+        except ValueError as e:
+            raise _core.InputError(f"records: not JSON: {e}") from e
     if hasattr(records, "to_dict") and hasattr(records, "columns"):
         rows: Iterable[Mapping[str, Any]] = records.to_dict("records")  # type: ignore[union-attr]
+    elif isinstance(records, Iterable) and not isinstance(records, (bytes, Mapping)):
+        rows = records
     else:
-        rows = records  # type: ignore[assignment]
+        raise TypeError(
+            "records must be a DataFrame, a list of dicts or a JSON string, "
+            f"not {type(records).__name__}"
+        )
     return [_record(r) for r in rows]
 
 
@@ -174,11 +187,17 @@ def report(
 ) -> str:
     """The Markdown report; ``notes`` go under "What was run", ``explanations`` (claim id
     to text) are added to the claims' explanations."""
+    if isinstance(notes, str) or not isinstance(notes, Iterable):
+        raise TypeError(f"notes must be an iterable of str, not {type(notes).__name__}")
+    if explanations is not None:
+        _args.mapping("explanations", explanations)
     return _core.figure10_report(
-        records_json(records), [str(n) for n in notes], dict(explanations or {})
+        records_json(records),
+        [str(n) for n in notes],
+        {str(k): str(v) for k, v in (explanations or {}).items()},
     )
 
 
 def write_tables(out_dir: str | PathLike[str], records: Records) -> None:
     """Writes ``reductions.csv`` and ``reductions.json`` into ``out_dir``."""
-    _core.write_figure10_tables(fspath(out_dir), records_json(records))
+    _core.write_figure10_tables(_args.path("out_dir", out_dir), records_json(records))

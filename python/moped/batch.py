@@ -28,13 +28,13 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
-from os import PathLike, fspath
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moped import _core
+from moped import _args, _core
 from moped._core import MopedError
-from moped.config import config_toml
+from moped.config import check_config, config_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -77,6 +77,17 @@ class Task:
     iterations: float | None = None
     out: str | None = None
 
+    def __post_init__(self) -> None:
+        # Checked here, so a wrong task fails when it is made, naming the field, and not
+        # in a worker.
+        set_ = object.__setattr__
+        set_(self, "workload", _args.path("workload", self.workload))
+        set_(self, "design", _args.text("design", self.design))
+        set_(self, "seed", _args.integer("seed", self.seed))
+        set_(self, "iterations", _args.optional_number("iterations", self.iterations))
+        set_(self, "out", _args.optional_path("out", self.out))
+        check_config(self.config)
+
     @classmethod
     def of(cls, task: Task | Mapping[str, Any]) -> Task:
         """A Task from itself or from a dict with the same keys."""
@@ -90,14 +101,7 @@ class Task:
             raise TypeError(f"unknown task key(s) {', '.join(unknown)} in {dict(task)!r}")
         if "workload" not in task or "design" not in task:
             raise TypeError(f"a task needs `workload` and `design`: {dict(task)!r}")
-        return cls(
-            workload=fspath(task["workload"]),
-            design=str(task["design"]),
-            seed=int(task.get("seed", 1)),
-            config=task.get("config"),
-            iterations=None if task.get("iterations") is None else float(task["iterations"]),
-            out=None if task.get("out") is None else fspath(task["out"]),
-        )
+        return cls(**task)
 
     @property
     def name(self) -> str:
@@ -123,7 +127,14 @@ def run_workload(
             "this build of moped._core has no run_workload: the workload runner is not "
             "part of it yet"
         )
-    return fn(spec_path, design, config_toml, seed, iteration_scale, out)
+    return fn(
+        _args.path("spec_path", spec_path),
+        _args.text("design", design),
+        _args.text("config_toml", config_toml),
+        _args.integer("seed", seed),
+        _args.optional_number("iteration_scale", iteration_scale),
+        _args.optional_path("out", out),
+    )
 
 
 def _execute(
@@ -175,6 +186,10 @@ def run_tasks(
     line instead. A failed task raises :class:`SweepError` naming it (the other tasks are
     cancelled where the executor allows it).
     """
+    if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
+        raise TypeError(f"tasks must be Tasks or dicts, not {type(tasks).__name__}")
+    if not (isinstance(progress, bool) or callable(progress)):
+        raise TypeError(f"progress must be a bool or a callable, not {type(progress).__name__}")
     todo = [Task.of(t) for t in tasks]
     if not todo:
         return []

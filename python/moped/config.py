@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from os import PathLike, fspath
+from os import PathLike
 from typing import Any
 
-from moped import _core
+from moped import _args, _core
 from moped._core import ConfigError, MopedError
 
-__all__ = ["SystemConfig", "config_toml", "read_text"]
+__all__ = ["SystemConfig", "check_config", "config_toml", "read_text"]
 
 
 def read_text(path: str, error: type[MopedError]) -> str:
@@ -78,12 +78,12 @@ class SystemConfig:
     @classmethod
     def from_toml(cls, text: str, *, file: str = "<string>", **overrides: Any) -> SystemConfig:
         """A config from TOML text (missing fields take their defaults), plus overrides."""
-        return cls._from_text(text, file, overrides)
+        return cls._from_text(_args.text("text", text), _args.text("file", file), overrides)
 
     @classmethod
     def from_file(cls, path: str | PathLike[str], **overrides: Any) -> SystemConfig:
         """A config from a TOML file (missing fields take their defaults), plus overrides."""
-        p = fspath(path)
+        p = _args.path("path", path)
         return cls._from_text(read_text(p, ConfigError), p, overrides)
 
     def replace(self, **overrides: Any) -> SystemConfig:
@@ -99,10 +99,12 @@ class SystemConfig:
         return json.loads(_core.config_to_json(self._toml, self._file))
 
     def __getitem__(self, key: str) -> Any:
+        """A value or section by its dotted key path (``cfg["l2.latency"]``); a key the
+        config lacks raises :class:`ConfigError` naming it."""
         node: Any = self.to_dict()
-        for part in key.split("."):
+        for part in _args.text("key", key).split("."):
             if not isinstance(node, dict) or part not in node:
-                raise KeyError(key)
+                raise ConfigError(f"config key `{key}`: no such key")
             node = node[part]
         return node
 
@@ -124,5 +126,15 @@ def config_toml(config: SystemConfig | Mapping[str, Any] | str | PathLike[str] |
     if isinstance(config, SystemConfig):
         return config.to_toml()
     if isinstance(config, Mapping):
-        return SystemConfig(**config).to_toml()
-    return SystemConfig.from_file(config).to_toml()
+        return SystemConfig(**{str(k): v for k, v in config.items()}).to_toml()
+    return SystemConfig.from_file(check_config(config)).to_toml()
+
+
+def check_config(config: Any) -> Any:
+    """``config`` itself if it is what :func:`config_toml` takes, else TypeError."""
+    if config is None or isinstance(config, (SystemConfig, Mapping, str, PathLike)):
+        return config
+    raise TypeError(
+        "config must be a SystemConfig, a dict of overrides, a TOML file path or None, "
+        f"not {type(config).__name__}"
+    )

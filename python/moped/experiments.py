@@ -22,10 +22,10 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moped import _core
+from moped import _args, _core
 from moped._core import MopedError
 from moped.batch import Task, frame, run_tasks
-from moped.config import config_toml
+from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +39,7 @@ __all__ = ["DESIGNS", "figure10", "figure10_specs", "find_workloads_dir"]
 def find_workloads_dir(start: str | PathLike[str] | None = None) -> Path:
     """The ``workloads/`` folder of ``start`` (default: the current directory) or of its
     nearest parent that has one."""
-    here = (Path.cwd() if start is None else Path(start)).resolve()
+    here = (Path.cwd() if start is None else Path(_args.path("start", start))).resolve()
     for d in (here, *here.parents):
         if (d / "workloads").is_dir():
             return d / "workloads"
@@ -50,7 +50,10 @@ def find_workloads_dir(start: str | PathLike[str] | None = None) -> Path:
 
 
 def _workloads(workloads_dir: str | PathLike[str] | None) -> Path:
-    root = find_workloads_dir() if workloads_dir is None else Path(workloads_dir)
+    if workloads_dir is None:
+        root = find_workloads_dir()
+    else:
+        root = Path(_args.path("workloads_dir", workloads_dir))
     if not root.is_dir():
         raise MopedError(f"{fspath(root)}: no such workloads folder")
     return root
@@ -62,6 +65,7 @@ def figure10_specs(
     """Figure 10's runs in the paper's order, as ``(spec path, design, seed 1, results
     folder name)``; raises :class:`moped.MopedError` listing every spec file that is
     missing."""
+    large = _args.flag("large", large)
     return _core.figure10_plan(fspath(_workloads(workloads_dir)), large, [1])
 
 
@@ -89,11 +93,17 @@ def figure10(
     """
     from moped.plot import figure10 as draw
 
-    seeds = [int(s) for s in seeds]
+    out_dir = Path(_args.path("out", out))
+    large = _args.flag("large", large)
+    if isinstance(seeds, str) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be an iterable of int, not {type(seeds).__name__}")
+    seeds = [_args.integer("seeds", s) for s in seeds]
+    iteration_scale = _args.optional_number("iteration_scale", iteration_scale)
+    progress = _args.flag("progress", progress)
+    check_config(config)
     if not seeds:
         raise MopedError("figure10 needs at least one seed")
     root = fspath(_workloads(workloads_dir))
-    out_dir = Path(out)
     toml = config_toml(config)
     args = (root, large, seeds, iteration_scale, toml)
     if executor is None:

@@ -10,10 +10,10 @@ whose elements are named ``name::0``, ``name::1``, ... A malformed file raises
 from __future__ import annotations
 
 import json
-from os import PathLike, fspath
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from moped import _core
+from moped import _args, _core
 from moped._core import StatsError
 from moped.results import parse_stats, read_stats_txt, read_text
 
@@ -61,7 +61,13 @@ def compare(
     """
     import pandas as pd
 
-    raw = json.loads(_core.compare(fspath(gem5_dir), fspath(embedded_dir), dump, tolerance))
+    raw = _core.compare(
+        _args.path("gem5_dir", gem5_dir),
+        _args.path("embedded_dir", embedded_dir),
+        _args.integer("dump", dump, -(2**63), 2**63 - 1),
+        _args.number("tolerance", tolerance),
+    )
+    raw = json.loads(raw)
     df = pd.DataFrame(raw["rows"])
     df.attrs = {k: raw[k] for k in ("gem5", "embedded", "tolerance_pct")}
     return df
@@ -86,7 +92,7 @@ def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
     ``messages_verified`` and ``bytes_verified`` (MPI payloads checked at the receivers).
     A missing file or statistic raises :class:`moped.StatsError` naming it.
     """
-    d = fspath(run_dir)
+    d = _args.path("run_dir", run_dir)
     sidecar = f"{d}/moped.json"
     try:
         with open(sidecar, encoding="utf-8") as f:

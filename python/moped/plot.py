@@ -22,6 +22,8 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import Any
 
+from moped import _args
+from moped._core import InputError
 from moped.designs import LABELS, MOPED_DESIGNS
 
 __all__ = ["figure10", "main"]
@@ -48,21 +50,36 @@ GROUP_LABEL = {"imb": "IMB", "npb": "NPB", "imb-1m": "IMB 1 MB"}
 def _number(v: Any) -> float | None:
     if v is None:
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"reductions: {v!r} is not a number") from e
     return f if math.isfinite(f) else None
 
 
 def _rows(reductions: Any) -> list[dict[str, Any]]:
     """Reduction rows as dicts from a DataFrame, dicts, or a reductions.json path."""
     if isinstance(reductions, (str, PathLike)):
-        with open(fspath(reductions), encoding="utf-8") as f:
-            reductions = json.load(f)
+        path = fspath(reductions)
+        try:
+            with open(path, encoding="utf-8") as f:
+                reductions = json.load(f)
+        except (OSError, ValueError) as e:
+            raise InputError(f"{path}: cannot read: {e}") from e
     if hasattr(reductions, "to_dict") and hasattr(reductions, "columns"):
         reductions = reductions.to_dict("records")
+    if isinstance(reductions, (bytes, Mapping)) or not isinstance(reductions, Iterable):
+        raise TypeError(
+            "reductions must be a DataFrame, a list of dicts or a reductions.json path, "
+            f"not {type(reductions).__name__}"
+        )
     out = []
     for r in reductions:
         if not isinstance(r, Mapping):
-            raise TypeError(f"a reduction row must be a mapping, not {type(r).__name__}")
+            raise TypeError(f"reductions: a row must be a mapping, not {type(r).__name__}")
+        missing = [k for k in ("group", "benchmark", "design", "metric") if k not in r]
+        if missing:
+            raise InputError(f"reduction row {dict(r)!r} lacks {', '.join(missing)}")
         out.append(
             {
                 "group": str(r["group"]),
@@ -89,6 +106,7 @@ def figure10(reductions: Any, out_dir: str | PathLike[str]) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    out_dir = _args.path("out_dir", out_dir)
     rows = _rows(reductions)
     by_key = {(r["group"], r["benchmark"], r["design"], r["metric"]): r for r in rows}
     present_rows = [
@@ -97,7 +115,7 @@ def figure10(reductions: Any, out_dir: str | PathLike[str]) -> list[Path]:
     others = sorted({r["group"] for r in rows} - {g for _, gs in ROWS for g in gs})
     present_rows += [(g, (g,)) for g in others]
     if not present_rows:
-        raise ValueError("no reductions to plot")
+        raise InputError("no reductions to plot")
     designs = _order({r["design"] for r in rows}, tuple(DESIGN_STYLE))
 
     fig = Figure(figsize=(4.4 * len(PANELS), 3.4 * len(present_rows) + 0.6), layout="constrained")

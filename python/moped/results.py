@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from os import PathLike, fspath
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from moped import _core
+from moped import _args, _core
 from moped._core import StatsError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,6 +53,10 @@ def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return root
 
 
+#: The range of a dump index (a 64-bit signed integer, negative from the end).
+_I64 = (-(2**63), 2**63 - 1)
+
+
 @dataclass
 class Result:
     """The outcome of one simulated program.
@@ -90,7 +94,11 @@ class Result:
         )
 
     def __getitem__(self, name: str) -> Number:
-        return self.flat[name]
+        """A statistic's value by its full name; a name the run lacks raises StatsError."""
+        value = self.flat.get(_args.text("name", name))
+        if value is None:
+            raise StatsError(f"no statistic {name} in this run")
+        return value
 
     def to_pandas(self) -> pandas.DataFrame:
         """A DataFrame with one row per statistic: name, value, unit, description."""
@@ -135,6 +143,7 @@ def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Num
     cannot be read or parsed raises :class:`moped.StatsError` (a :class:`moped.MopedError`)
     naming it; see :func:`moped.read_stats` for descriptions, units and percentages.
     """
+    dump = _args.integer("dump", dump, *_I64)
     text, file = read_text(path)
     [(_, rows)] = parse_stats(text, file=file, dump=dump)
     return {name: value for name, value, *_ in rows}
@@ -142,7 +151,7 @@ def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Num
 
 def read_text(path: str | PathLike[str]) -> tuple[str, str]:
     """The text of a statistics file and its name; an unreadable one raises StatsError."""
-    p = fspath(path)
+    p = _args.path("path", path)
     try:
         with open(p, encoding="utf-8") as f:
             return f.read(), p
@@ -156,4 +165,6 @@ def parse_stats(
     """Parses ``stats.txt`` text into ``(dump index, rows)`` pairs, every dump or only
     dump ``dump`` (from 0, or from the end when negative). A row is ``(name, value, pdf,
     cdf, unit, description, line)``, pdf and cdf in percent or None."""
-    return _core.parse_stats(text, file, dump)
+    if dump is not None:
+        dump = _args.integer("dump", dump, *_I64)
+    return _core.parse_stats(_args.text("text", text), _args.text("file", file), dump)

@@ -27,4 +27,4 @@ pub mod run;
 
 pub use crate::bench;
 pub use crate::design::{Design, UnknownDesign};
-pub use crate::error::MopedError;
+pub use crate::error::{internal_error, MopedError};

@@ -92,14 +92,9 @@ pub struct MopedG5Host {
     host: Gem5Host<CallbackMem>,
 }
 
-/// A panic's message.
+/// A panic's message, as an internal error.
 fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
-    let what = p
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into());
-    format!("internal error: {what}")
+    crate::api::internal_error(&*p)
 }
 
 /// Runs `f` on the host, failing the run if it panics; `dflt` without a host.
@@ -332,6 +327,18 @@ pub unsafe extern "C" fn moped_g5_complete(
             Ok(()) => 0,
             Err(_) => -1,
         }
+    })
+}
+
+/// Panics inside [`with_host`], for the test that proves the entry points catch panics;
+/// not exported to C. Returns -1 when the panic was caught and failed the run.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[doc(hidden)]
+pub unsafe extern "C" fn moped_g5_panic_for_test(host: *mut MopedG5Host) -> c_int {
+    with_host(host, 0, -1, |_| {
+        panic!("a deliberate panic to test the C boundary")
     })
 }
 

@@ -61,7 +61,7 @@ pub fn run_workload(
     seed: u64,
     params: MpiParams,
 ) -> Result<MpiRun, MopedError> {
-    refuse_deadlock(w)?;
+    refuse_certain_failures(w)?;
     let proto = Protocol::of(design);
     let moped = proto.has_moped();
     let mut sim = Sim::new(cfg, proto, seed)?;
@@ -73,13 +73,8 @@ pub fn run_workload(
         sim.place(r, Some(proc));
     }
     let t0 = Instant::now();
-    let cycles = sim.run(&mut driver).map_err(|e| match e {
-        SimError::Watchdog { cycle, detail } => SimError::Watchdog {
-            cycle,
-            detail: format!("{detail}\nMPI ranks:{}", driver.describe()),
-        },
-        e => e,
-    })?;
+    // The watchdog's report names each blocked rank's pending calls itself.
+    let cycles = sim.run(&mut driver)?;
     let host_seconds = t0.elapsed().as_secs_f64();
     check_all_received(&driver, cycles)?;
     let mut stats = sim.stats(host_seconds);
@@ -95,17 +90,21 @@ pub fn run_workload(
 }
 
 /// Fails at once a workload that deadlocks even when every send is buffered (a receive no
-/// send matches, ranks that all receive first): the logical run of
-/// [`check`](crate::workload::check) proves it, naming each blocked rank and call. The
-/// deadlocks only rendezvous makes, and the ones timing makes, are the runtime
-/// watchdog's (`watchdog.mpi_cycles`). The check's other findings are left to the run,
-/// which reports them as they happen.
-fn refuse_deadlock(w: &Workload) -> Result<(), MopedError> {
+/// send matches, ranks that all receive first), or whose message is longer than the
+/// receive it matches (MPI_ERR_TRUNCATE): the logical run of
+/// [`check`](crate::workload::check) proves both, naming the ranks and calls. A truncation
+/// must be caught here, since the simulated run may stop at another symptom of it first
+/// (the message left unreceived). The deadlocks only rendezvous makes, and the ones timing
+/// makes, are the runtime watchdog's (`watchdog.mpi_cycles`). The check's other findings
+/// are left to the run, which reports them as they happen.
+fn refuse_certain_failures(w: &Workload) -> Result<(), MopedError> {
     match crate::workload::check::check(w) {
-        Err(e) if e.starts_with("deadlock") => Err(MopedError::Simulation(SimError::Check {
-            cycle: 0,
-            detail: format!("workload {}: {e}", w.name),
-        })),
+        Err(e) if e.starts_with("deadlock") || e.ends_with(crate::workload::check::TRUNCATION) => {
+            Err(MopedError::Simulation(SimError::Check {
+                cycle: 0,
+                detail: format!("workload {}: {e}", w.name),
+            }))
+        }
         _ => Ok(()),
     }
 }

@@ -245,18 +245,6 @@ impl Rank {
             stats: RankStats::default(),
         }
     }
-
-    /// The call being run and the task on top of the stack, for a stuck run's report.
-    pub fn describe(&self) -> String {
-        format!(
-            "\n  rank {}: call {} of {} ({:?}), task {:?}",
-            self.me,
-            self.pc,
-            self.calls.len(),
-            self.calls.get(self.pc.saturating_sub(1)),
-            self.stack.last()
-        )
-    }
 }
 
 impl Rank {

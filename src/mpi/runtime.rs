@@ -130,7 +130,7 @@ impl MpiDriver {
         self.ranks
             .iter()
             .filter(|r| !r.finished)
-            .map(Rank::describe)
+            .map(Rank::pending_calls)
             .collect()
     }
 }

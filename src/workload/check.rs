@@ -111,6 +111,9 @@ impl fmt::Display for CheckReport {
     }
 }
 
+/// How a truncation error ends: a message longer than the receive it matched.
+pub const TRUNCATION: &str = "(truncation)";
+
 /// Runs `w` with buffered sends.
 pub fn check(w: &Workload) -> Result<CheckReport, String> {
     check_with(w, SendMode::Buffered)
@@ -556,7 +559,7 @@ fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), St
     if m.bytes > p.bytes {
         return Err(format!(
             "rank {dst} call {}: receives up to {} bytes, but the matching message from rank \
-             {} (call {}) has {} bytes (truncation)",
+             {} (call {}) has {} bytes {TRUNCATION}",
             p.call, p.bytes, m.src, m.call, m.bytes
         ));
     }
