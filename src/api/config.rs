@@ -89,3 +89,18 @@ fn unknown_key(known: &toml::Table, over: &toml::Table, prefix: &str) -> Option<
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: a section given as an array in Python's override tables is refused at
+    /// its key, as it is in a file.
+    #[test]
+    fn an_override_section_that_is_not_a_table_is_refused() {
+        let mut over = toml::Table::new();
+        over.insert("l1".into(), toml::Value::Array(vec![1.into(), 2.into()]));
+        let e = with_overrides(&SystemConfig::default(), over).unwrap_err();
+        assert_eq!(e.key_path, "l1", "{e}");
+    }
+}

@@ -1236,10 +1236,6 @@ mod tests {
             let e = SystemConfig::from_toml_str(text, "a.toml").unwrap_err();
             assert!(e.msg.starts_with("expected a table"), "{text}: {e}");
         }
-        let mut over = toml::Table::new();
-        over.insert("l1".into(), toml::Value::Array(vec![1.into(), 2.into()]));
-        let e = crate::api::config::with_overrides(&SystemConfig::default(), over).unwrap_err();
-        assert_eq!(e.key_path, "l1", "{e}");
     }
 
     /// Issue 24: one core limit, at its key, with one message for too few and too many.
