@@ -110,7 +110,7 @@ fn a_send_longer_than_its_receive_is_refused_before_the_run_naming_both_calls() 
             &err,
             &[
                 "rank 1 call 1: receives up to 8 bytes",
-                "from rank 0 (call 0) has 16 bytes (truncation)",
+                "from rank 0 (call 0, tag 5) has 16 bytes (truncation)",
             ],
         );
         assert!(!err.contains("never received"), "{err}");

@@ -559,8 +559,8 @@ fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), St
     if m.bytes > p.bytes {
         return Err(format!(
             "rank {dst} call {}: receives up to {} bytes, but the matching message from rank \
-             {} (call {}) has {} bytes {TRUNCATION}",
-            p.call, p.bytes, m.src, m.call, m.bytes
+             {} (call {}, tag {}) has {} bytes {TRUNCATION}",
+            p.call, p.bytes, m.src, m.call, m.tag, m.bytes
         ));
     }
     if let Some(q) = ranks[dst].reqs.get_mut(&p.req) {
@@ -786,7 +786,7 @@ mod tests {
             w.ranks[1].clone(),
         ]);
         let e = check(&swapped).unwrap_err();
-        assert!(e.contains("rank 1 call 0: receives up to 8 bytes, but the matching message from rank 0 (call 0) has 64 bytes (truncation)"), "{e}");
+        assert!(e.contains("rank 1 call 0: receives up to 8 bytes, but the matching message from rank 0 (call 0, tag 1) has 64 bytes (truncation)"), "{e}");
     }
 
     #[test]
