@@ -118,39 +118,15 @@ impl TagMap {
         calls
             .iter()
             .map(|c| {
-                Ok(match c.clone() {
-                    Call::Isend {
-                        req,
-                        dst,
-                        tag,
-                        ctx,
-                        buf,
-                        bytes,
-                    } => Call::Isend {
-                        req,
-                        dst,
-                        tag: wire(tag)?,
-                        ctx,
-                        buf,
-                        bytes,
-                    },
-                    Call::Irecv {
-                        req,
-                        src,
-                        tag: Tag::Tag(tag),
-                        ctx,
-                        buf,
-                        bytes,
-                    } => Call::Irecv {
-                        req,
-                        src,
-                        tag: Tag::Tag(wire(tag)?),
-                        ctx,
-                        buf,
-                        bytes,
-                    },
-                    other => other,
-                })
+                let mut c = c.clone();
+                match &mut c {
+                    Call::Isend { tag, .. }
+                    | Call::Irecv {
+                        tag: Tag::Tag(tag), ..
+                    } => *tag = wire(*tag)?,
+                    _ => {}
+                }
+                Ok(c)
             })
             .collect()
     }
