@@ -458,6 +458,27 @@ fn a_context_switch_between_poll_store_and_load_answers_retry() {
 }
 
 #[test]
+fn reserving_past_the_table_is_refused_and_a_poll_of_the_refusal_answers_error() {
+    let mut h = Host::new(2, 4, 7);
+    let a = h.spawn(0, 0, 0, &[(0x10_0000, 64)]);
+    for _ in 0..4 {
+        assert!(h.load(a, Port::Data) < 0x1_0000);
+    }
+    let refused = h.load(a, Port::Data);
+    assert_eq!(refused, REFUSED);
+    // The program stores the refusal as if it were an ID: the posted store is an error,
+    // and the process learns of it at its next poll, never a Pending or Retry forever.
+    assert!(h.store(a, Port::Poll, refused).is_err());
+    assert_eq!(
+        PollStatus::from_value(h.load(a, Port::Poll)).unwrap(),
+        PollStatus::Error
+    );
+    // The same for an ID of an entry past the table.
+    let past = DescId { moped: 0, index: 9 };
+    assert_eq!(h.poll(a, past), PollStatus::Error);
+}
+
+#[test]
 fn a_process_that_moved_cores_is_forwarded_to_its_descriptors() {
     let mut h = Host::new(4, 64, 7);
     let s = h.spawn(0, 0, 0, &[(0x10_0000, 512)]);

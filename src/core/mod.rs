@@ -52,7 +52,7 @@ use crate::coherence::{AccessKind, Completed, CoreReq};
 use crate::config::{SystemConfig, WatchdogSection};
 use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
-use crate::moped::ports::{pack_store, PollStatus, Port, PortMap};
+use crate::moped::ports::{pack_store, PollStatus, Port, PortMap, REFUSED};
 use crate::moped::DescId;
 use crate::sim::{Driver, Next};
 use crate::textparse::{toml_message, PosError};
@@ -894,8 +894,18 @@ impl Driver for ProgramDriver {
                                     Ok(s) => s.describe().to_string(),
                                     Err(e) => e.to_string(),
                                 };
+                                let refused = if cur.regs[reg as usize] == REFUSED {
+                                    format!(
+                                        " (r{reg} holds a refused reservation: MOPED's \
+                                         moped.descriptor_entries were all in use, or the \
+                                         program was in backoff)"
+                                    )
+                                } else {
+                                    String::new()
+                                };
                                 let msg = format!(
-                                    "core {core}: poll of r{reg} answered {answer}, expected {}",
+                                    "core {core}: poll of r{reg} answered {answer}, expected \
+                                     {}{refused}",
                                     expect.describe()
                                 );
                                 return Err(self.prog.error_at(core, cur.pc, msg));

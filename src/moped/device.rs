@@ -341,8 +341,10 @@ pub struct Moped {
     drained: [u64; 4],
     /// At the home: per program in backoff, the MOPEDs that reported drained.
     episodes: FxHashMap<ProgramId, u64>,
-    /// The one cached poll mapping: (program, rank) -> descriptor.
-    poll_cache: Option<(ProgramId, Rank, DescId)>,
+    /// The one cached poll mapping: (program, rank) -> descriptor. `None` inside: the last
+    /// poll store named no descriptor, so that process's next poll load answers Error (a
+    /// posted store's error reaches the process at its next poll).
+    poll_cache: Option<(ProgramId, Rank, Option<DescId>)>,
     /// Round-robin start among active slots when issuing.
     next_slot: usize,
     /// Page-table lines kept from the last transfer's walks (see `walk_cache_lines`).
@@ -476,9 +478,9 @@ impl Moped {
         match port.port {
             Port::Data => self.data_store(port.program, port.rank, ctx.pt_root, value),
             Port::Poll => {
-                let id = unpack_poll(value).map_err(|e| self.error(e))?;
-                self.poll_cache = Some((port.program, port.rank, id));
-                Ok(())
+                let id = unpack_poll(value).map_err(|e| self.error(e));
+                self.poll_cache = Some((port.program, port.rank, id.as_ref().ok().copied()));
+                id.map(|_| ())
             }
         }
     }
@@ -571,7 +573,10 @@ impl Moped {
     fn poll_load(&mut self, ctx: PortCtx, port: PortAddr) -> PortAnswer {
         self.stats.polls += 1;
         let id = match self.poll_cache {
-            Some((p, r, id)) if p == port.program && r == port.rank => id,
+            Some((p, r, Some(id))) if p == port.program && r == port.rank => id,
+            Some((p, r, None)) if p == port.program && r == port.rank => {
+                return PortAnswer::Value(PollStatus::Error.to_value());
+            }
             _ => {
                 // Another process stored its poll in between (a context switch).
                 self.stats.poll_retries += 1;
