@@ -125,9 +125,37 @@ const CROSS: &str = "num_ranks 2\n\
     rank 1 {\n  s: send 1048576b to 0 tag 1\n  r: recv 1048576b from 0 tag 1\n  r requires s\n}\n";
 
 #[test]
-fn a_rendezvous_cross_deadlock_trips_the_mpi_watchdog() {
+fn a_rendezvous_cross_deadlock_is_refused_before_the_run() {
     for design in ["baseline", "optcopy"] {
-        let (code, err) = mpi("cross", CROSS, design, &["watchdog.mpi_cycles=2000000"]);
+        let (code, err) = mpi("cross", CROSS, design, &[]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_names(
+            &err,
+            &[
+                "deadlock",
+                "rank 0 call 1 waits for request 0 (call 0: send of 1048576 B to rank 1",
+                "rank 1 call 1 waits for request 0 (call 0: send of 1048576 B to rank 0",
+                "completes only when a receive matches it",
+            ],
+        );
+        assert!(!err.contains("watchdog"), "{err}");
+    }
+}
+
+/// The same cross, but each receive takes ANY_SOURCE: whether a receive is matched then
+/// depends on timing, so nothing is refused before the run, and the watchdog finds it.
+#[test]
+fn a_cross_deadlock_with_wildcard_receives_trips_the_mpi_watchdog() {
+    let cross_any = CROSS
+        .replace("from 1 tag 1", "from -1 tag 1")
+        .replace("from 0 tag 1", "from -1 tag 1");
+    for design in ["baseline", "optcopy"] {
+        let (code, err) = mpi(
+            "crossany",
+            &cross_any,
+            design,
+            &["watchdog.mpi_cycles=2000000"],
+        );
         assert_eq!(code, Some(1), "{err}");
         assert_names(
             &err,
@@ -142,6 +170,29 @@ fn a_rendezvous_cross_deadlock_trips_the_mpi_watchdog() {
         // The watchdog's own list of pending calls, not a second, Debug-formatted one.
         assert!(!err.contains("MPI ranks") && !err.contains("None"), "{err}");
     }
+}
+
+/// A program that completes in some timings and not in others is not refused: rank 0's
+/// first receive takes ANY_SOURCE, and only if it matches rank 2's message can the second
+/// (from rank 1) complete. The logical run matches rank 1's first; the simulated run
+/// decides by timing, and either completes or is named by the watchdog.
+#[test]
+fn a_program_that_may_complete_is_never_refused_before_the_run() {
+    let goal = "num_ranks 3\n\
+        rank 0 {\n  a: recv 64b from -1 tag 1\n  b: recv 64b from 1 tag 1\n  b requires a\n}\n\
+        rank 1 {\n  s: send 64b to 0 tag 1\n}\n\
+        rank 2 {\n  c: calc 5000\n  s: send 64b to 0 tag 1\n  s requires c\n}\n";
+    let (code, err) = mpi(
+        "maybe",
+        goal,
+        "baseline",
+        &["system.cores=3", "watchdog.mpi_cycles=2000000"],
+    );
+    assert!(!err.contains("deadlock"), "{err}");
+    assert!(
+        code == Some(0) || err.contains("watchdog.mpi_cycles"),
+        "{err}"
+    );
 }
 
 fn run_program(name: &str, program: &str, set: &[&str]) -> (Option<i32>, String) {
@@ -188,4 +239,46 @@ fn a_poll_that_never_completes_trips_the_poll_watchdog() {
             "recv from rank 1 tag 9, 256 bytes",
         ],
     );
+}
+
+#[test]
+fn a_send_no_receive_matches_trips_the_poll_watchdog() {
+    let send = format!(
+        "{PROCESSES}[[core]]\ncores = [0]\nops = '''\nmoped_reserve r0\n\
+         moped_send r0 dst=1 tag=9 va=0x100000 size=256\nmoped_poll r0\n'''\n"
+    );
+    let (code, err) = run_program("nosend", &send, &["watchdog.poll_cycles=1000000"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_names(
+        &err,
+        &[
+            "watchdog.poll_cycles",
+            "core 0",
+            "p.toml:14:1: moped_poll r0",
+            "send to rank 1 tag 9, 256 bytes",
+        ],
+    );
+}
+
+#[test]
+fn reserving_more_descriptors_than_exist_fails_at_the_poll_of_the_refused_one() {
+    let mut ops = String::new();
+    for r in 0..5 {
+        ops += &format!("moped_reserve r{r}\n");
+    }
+    let program = format!(
+        "{PROCESSES}[[core]]\ncores = [0]\nops = '''\n{ops}\
+         moped_send r4 dst=1 tag=9 va=0x100000 size=256\nmoped_poll r4\n'''\n"
+    );
+    let (code, err) = run_program("reserve", &program, &["moped.descriptor_entries=4"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_names(
+        &err,
+        &[
+            "p.toml:18:1",
+            "poll of r4 answered error",
+            "refused reservation",
+        ],
+    );
+    assert!(!err.contains("watchdog"), "{err}");
 }

@@ -7,7 +7,8 @@
 //! messages between two ranks in one context matching in the order they were sent.
 //! With [`SendMode::Buffered`] a send completes at once; with
 //! [`SendMode::Synchronous`] only when it is matched, as a rendezvous send (or a MOPED
-//! send descriptor) does, which finds programs that need MPI to buffer. A barrier
+//! send descriptor) does, which finds programs that need MPI to buffer;
+//! [`SendMode::Eager`] buffers only messages up to an eager limit. A barrier
 //! completes when every rank has reached it.
 //!
 //! It also holds the program to MPI's rules on buffers and requests: ranges inside
@@ -28,6 +29,20 @@ pub enum SendMode {
     Buffered,
     /// When a receive has matched it (rendezvous sends).
     Synchronous,
+    /// At once for a message of at most `max_bytes` to another rank (eager), when matched
+    /// for a longer one or one to the rank itself (rendezvous and self sends).
+    Eager { max_bytes: u64 },
+}
+
+impl SendMode {
+    /// Whether a send of `bytes` completes when it is issued.
+    fn buffers(self, bytes: u64, to_itself: bool) -> bool {
+        match self {
+            SendMode::Buffered => true,
+            SendMode::Synchronous => false,
+            SendMode::Eager { max_bytes } => bytes <= max_bytes && !to_itself,
+        }
+    }
 }
 
 /// What one rank did.
@@ -443,7 +458,7 @@ fn step(
                     buf: rg.0,
                     lo: rg.1,
                     hi: rg.2,
-                    done: mode == SendMode::Buffered,
+                    done: mode.buffers(*bytes, dst == r),
                     what,
                 },
             );

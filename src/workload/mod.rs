@@ -143,6 +143,22 @@ pub struct Workload {
     pub notes: Vec<String>,
 }
 
+impl Workload {
+    /// Whether any rank posts a receive from MPI_ANY_SOURCE: then which send a receive
+    /// matches, and so whether the program completes, may depend on timing.
+    pub fn receives_from_any_source(&self) -> bool {
+        self.ranks.iter().flat_map(|r| &r.calls).any(|c| {
+            matches!(
+                c,
+                Call::Irecv {
+                    src: crate::envelope::Peer::Any,
+                    ..
+                }
+            )
+        })
+    }
+}
+
 /// The group a spec's results belong to in the figure.
 pub fn group_of(s: &spec::Spec) -> String {
     match &s.kind {
