@@ -70,6 +70,14 @@ fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
         .unwrap_or_else(|p| Err(MopedError::new_err(api::internal_error(&*p))))
 }
 
+/// Stops every run of this process in flight (those of a thread-pool sweep the user
+/// interrupted): each raises KeyboardInterrupt in its own thread. Later runs go on.
+#[doc(hidden)]
+#[pyfunction]
+fn _stop_runs() {
+    crate::sim::interrupt::stop_started();
+}
+
 /// Panics inside [`guard`], for the test that proves the guard catches it.
 #[doc(hidden)]
 #[pyfunction]
@@ -105,13 +113,16 @@ fn python_signals() -> bool {
     })
 }
 
-/// Runs `f` without the GIL, stoppable by Ctrl-C: the run stops and KeyboardInterrupt is
-/// raised.
+/// Runs `f` without the GIL, stoppable by Ctrl-C (on the main thread) and by
+/// [`_stop_runs`] (on any): the run stops and KeyboardInterrupt is raised.
 fn interruptible<T: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> Result<T, CoreError> + Send,
 ) -> PyResult<T> {
-    let r = py.allow_threads(|| crate::sim::interrupt::with_check(python_signals, f));
+    use crate::sim::interrupt;
+    let started = interrupt::generation();
+    let check = move || python_signals() || interrupt::generation() != started;
+    let r = py.allow_threads(|| interrupt::with_check(check, f));
     if let Some(e) = RAISED.with(|r| r.borrow_mut().take()) {
         return Err(e);
     }
@@ -142,10 +153,18 @@ fn config_err(e: impl std::fmt::Display) -> PyErr {
 }
 
 /// Runs the `moped` command line with `argv` (argv[0] is the program name); returns the exit
-/// status.
+/// status (130 when Ctrl-C stopped it, as the binary's).
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<i32> {
-    guard(|| Ok(py.allow_threads(|| crate::cli::main_with_args(argv))))
+    guard(|| {
+        let status = py.allow_threads(|| {
+            crate::sim::interrupt::with_check(python_signals, || crate::cli::main_with_args(argv))
+        });
+        // Ctrl-C has become status 130 and its message, as in the binary: the
+        // KeyboardInterrupt the signal check kept is spent.
+        RAISED.with(|r| r.borrow_mut().take());
+        Ok(status)
+    })
 }
 
 /// The default configuration (the paper's Table 1) as TOML.
@@ -690,6 +709,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("StatsError", py.get_type_bound::<StatsError>())?;
     m.add("InputError", py.get_type_bound::<InputError>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(parse_stats, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -184,7 +184,8 @@ def run_tasks(
 
     ``progress``: True prints one line per finished run to stderr; a callable gets each
     line instead. A failed task raises :class:`SweepError` naming it (the other tasks are
-    cancelled where the executor allows it).
+    cancelled where the executor allows it). Ctrl-C cancels the tasks not started and
+    stops the runs in flight, those in this process's threads included.
     """
     if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
         raise TypeError(f"tasks must be Tasks or dicts, not {type(tasks).__name__}")
@@ -218,6 +219,7 @@ def run_tasks(
         executor = cf.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, len(todo)))
     futures: list[Any] = []
     ok = False
+    interrupted = False
     try:
         for t in todo:
             args = (t.workload, t.design, task_config(t), t.seed, t.iterations, t.out)
@@ -243,7 +245,13 @@ def run_tasks(
                 report(_progress_line(done, len(todo), task, results[i]))
         ok = True
         return [r for r in results if r is not None]
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
+        if interrupted:
+            # Runs in an executor's threads cannot see the main thread's Ctrl-C.
+            _core._stop_runs()
         if not ok:
             for f in futures:
                 cancel = getattr(f, "cancel", None)

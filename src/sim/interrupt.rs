@@ -6,12 +6,16 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Events between two looks at the flags: a power of two, tested with a mask.
 pub const EVERY: u64 = 4096;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Bumped by [`stop_started`]: a run whose check compares it with the value it started
+/// under stops when it changes, and runs started later are not affected.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static CHECK: RefCell<Option<Rc<dyn Fn() -> bool>>> = const { RefCell::new(None) };
@@ -20,6 +24,18 @@ thread_local! {
 /// Asks every run in the process to stop (the command line's Ctrl-C handler).
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Asks the runs started so far whose checks watch [`generation`] to stop (Python's
+/// sweeps on Ctrl-C: runs in an executor's threads cannot see the main thread's signal).
+pub fn stop_started() {
+    GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The current generation: a check made with it asks whether [`stop_started`] was
+/// called since.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
 }
 
 /// Whether the runs of this thread should stop: the process-wide request, or this
