@@ -259,10 +259,71 @@ fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
     })
 }
 
-/// Claims the result folder `dir` of the call `name(args)` (see `api::output`): Python
-/// has no `force`, so a folder holding results is refused.
-fn claim(dir: &str, name: &str, args: &[(&str, String)]) -> PyResult<api::output::OutDir> {
-    api::output::OutDir::claim(Path::new(dir), false, invocation(name, args)).map_err(to_py)
+/// Claims the result folder `dir` of the call `name(args)` (see `api::output`): a folder
+/// holding results is refused unless `force`.
+fn claim(
+    dir: &str,
+    force: bool,
+    name: &str,
+    args: &[(&str, String)],
+) -> PyResult<api::output::OutDir> {
+    api::output::OutDir::claim(Path::new(dir), force, invocation(name, args)).map_err(to_py)
+}
+
+/// A result folder claimed for runs made elsewhere (Figure 10 on a user's executor): they
+/// write into `path`, and [`figure10_finish`] moves it into place, or `fail` leaves only
+/// the FAILED marker.
+#[pyclass(name = "OutputClaim", module = "moped._core")]
+struct OutputClaim {
+    out: Option<api::output::OutDir>,
+}
+
+impl OutputClaim {
+    fn finished() -> PyErr {
+        MopedError::new_err("this output folder was already finished")
+    }
+
+    fn take(&mut self) -> PyResult<api::output::OutDir> {
+        self.out.take().ok_or_else(Self::finished)
+    }
+}
+
+#[pymethods]
+impl OutputClaim {
+    /// The temporary folder the results are written into.
+    #[getter]
+    fn path(&self) -> PyResult<String> {
+        let out = self.out.as_ref().ok_or_else(Self::finished)?;
+        Ok(out.path().display().to_string())
+    }
+
+    /// Ends the claim with `error`: the folder holds only FAILED, naming it.
+    fn fail(&mut self, error: &str) -> PyResult<()> {
+        guard(|| {
+            self.take()?.fail(&CoreError::Io(error.to_string()));
+            Ok(())
+        })
+    }
+}
+
+/// Claims `out` for a Figure-10 experiment whose runs are made elsewhere.
+#[pyfunction]
+#[pyo3(signature = (out, workloads_dir, seeds, force=false))]
+fn figure10_claim(
+    out: &str,
+    workloads_dir: &str,
+    seeds: Vec<u64>,
+    force: bool,
+) -> PyResult<OutputClaim> {
+    guard(|| {
+        let call = [
+            ("workloads", workloads_dir.to_string()),
+            ("seeds", format!("{seeds:?}")),
+        ];
+        Ok(OutputClaim {
+            out: Some(claim(out, force, "figure10", &call)?),
+        })
+    })
 }
 
 /// The call `name(args)` as run.json records it.
@@ -279,7 +340,7 @@ fn invocation(name: &str, args: &[(&str, String)]) -> api::output::Invocation {
 /// Returns {"stats": [[name, value, unit, description], ...], "cycles", "config_toml",
 /// "protocol", "host_seconds"}.
 #[pyfunction]
-#[pyo3(signature = (config_toml, program_path, protocol, seed, out=None))]
+#[pyo3(signature = (config_toml, program_path, protocol, seed, out=None, force=false))]
 fn run<'py>(
     py: Python<'py>,
     config_toml: &str,
@@ -287,6 +348,7 @@ fn run<'py>(
     protocol: &str,
     seed: u64,
     out: Option<String>,
+    force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         let cfg = parse_config(config_toml, "<config>")?;
@@ -297,7 +359,7 @@ fn run<'py>(
             ("protocol", protocol.to_string()),
             ("seed", seed.to_string()),
         ];
-        let out = out.map(|o| claim(&o, "run", &call)).transpose()?;
+        let out = out.map(|o| claim(&o, force, "run", &call)).transpose()?;
         let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
         let stats = PyList::empty_bound(py);
         for s in result.stats.stats() {
@@ -417,7 +479,9 @@ fn run_workload(
             ("design", design.to_string()),
             ("seed", seed.to_string()),
         ];
-        let out = out.map(|o| claim(o, "run_workload", &call)).transpose()?;
+        let out = out
+            .map(|o| claim(o, false, "run_workload", &call))
+            .transpose()?;
         let outcome = interruptible(py, || {
             api::experiments::run_task(&cfg, &task, iteration_scale, out)
         })?;
@@ -474,7 +538,7 @@ fn figure10_plan(
 /// printing a line per finished run to stderr when `progress`, and writes its results into
 /// `out`. Returns the JSON of the runs' outcomes.
 #[pyfunction]
-#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true))]
+#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn figure10(
     py: Python<'_>,
@@ -486,6 +550,7 @@ fn figure10(
     config_toml: &str,
     jobs: Option<usize>,
     progress: bool,
+    force: bool,
 ) -> PyResult<String> {
     guard(|| {
         let opts = figure10_options(
@@ -509,19 +574,20 @@ fn figure10(
             ("workloads", workloads_dir.to_string()),
             ("seeds", format!("{:?}", opts.seeds)),
         ];
-        let dir = claim(out, "figure10", &call)?;
+        let dir = claim(out, force, "figure10", &call)?;
         let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
         serde_json::to_string(&f.outcomes).map_err(json_err)
     })
 }
 
 /// Analyses the outcomes (JSON, as `run_workload` returns them, in plan order) of runs
-/// made elsewhere and writes Figure 10's tables, report, records and config into `out`.
+/// made elsewhere into the claim's folder, writes Figure 10's tables, report, records,
+/// config.toml and run.json there, and moves it into place; an error leaves only FAILED.
 #[pyfunction]
-#[pyo3(signature = (out, outcomes_json, workloads_dir, large, seeds, iteration_scale, config_toml))]
+#[pyo3(signature = (claim, outcomes_json, workloads_dir, large, seeds, iteration_scale, config_toml))]
 #[allow(clippy::too_many_arguments)]
 fn figure10_finish(
-    out: &str,
+    mut claim: PyRefMut<'_, OutputClaim>,
     outcomes_json: &str,
     workloads_dir: &str,
     large: bool,
@@ -530,8 +596,9 @@ fn figure10_finish(
     config_toml: &str,
 ) -> PyResult<()> {
     guard(|| {
+        let dest = claim.path()?;
         let opts = figure10_options(
-            out,
+            &dest,
             workloads_dir,
             large,
             seeds,
@@ -539,16 +606,16 @@ fn figure10_finish(
             config_toml,
             None,
         )?;
-        let outcomes: Vec<api::experiments::Outcome> =
-            serde_json::from_str(outcomes_json).map_err(json_err)?;
-        let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds).map_err(to_py)?;
-        api::figure10::finish(&opts.out, &tasks, &outcomes, &opts, None).map_err(to_py)?;
-        let call = [
-            ("workloads", workloads_dir.to_string()),
-            ("seeds", format!("{:?}", opts.seeds)),
-        ];
-        let info = api::figure10::run_info(&opts);
-        api::output::write_record(&opts.out, &invocation("figure10", &call), &info).map_err(to_py)
+        let dir = claim.take()?;
+        let analysed = serde_json::from_str::<Vec<api::experiments::Outcome>>(outcomes_json)
+            .map_err(|e| CoreError::Io(format!("the runs' outcomes: {e}")))
+            .and_then(|outcomes| {
+                let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?;
+                api::figure10::finish(dir.path(), &tasks, &outcomes, &opts, None)
+            });
+        dir.finish(analysed, |_, _| Ok(api::figure10::run_info(&opts)))
+            .map(|_| ())
+            .map_err(to_py)
     })
 }
 
@@ -710,6 +777,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", py.get_type_bound::<InputError>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_stop_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(figure10_claim, m)?)?;
+    m.add_class::<OutputClaim>()?;
     m.add_function(wrap_pyfunction!(parse_stats, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -83,19 +83,22 @@ def run(
     protocol: str = BASELINE,
     seed: int = 1,
     out: str | PathLike[str] | None = None,
+    force: bool = False,
 ) -> Result:
     """Simulates a program file (see the README for its format) and returns its statistics.
 
     ``config`` is a :class:`SystemConfig`, a dict of overrides, a TOML file path, or None for
     the paper's Table 1. With ``out``, stats.txt, stats.json, stats.csv, config.toml and
     run.json are written into that folder too: it must be missing, empty or hold only a
-    FAILED marker (else :class:`MopedError`), and a failed run leaves only FAILED there.
+    FAILED marker (else :class:`InputError`) unless ``force`` (its contents are then
+    replaced), and a failed run leaves only FAILED there.
     """
     program = _args.path("program", program)
     protocol = _args.text("protocol", protocol)
     seed = _args.integer("seed", seed)
     out_dir = _args.optional_path("out", out)
-    raw = _core.run(config_toml(config), program, protocol, seed, out_dir)
+    force = _args.flag("force", force)
+    raw = _core.run(config_toml(config), program, protocol, seed, out_dir, force)
     return Result.from_core(raw, out=out_dir)
 
 

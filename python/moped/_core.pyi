@@ -22,6 +22,7 @@ def run(
     protocol: str,
     seed: int,
     out: str | None = None,
+    force: bool = False,
 ) -> dict[str, Any]: ...
 def random_test(cores: int, checks: int, seed: int, design: str = "baseline") -> dict[str, int]: ...
 def designs() -> list[tuple[str, str, str]]: ...
@@ -69,9 +70,19 @@ def figure10(
     config_toml: str,
     jobs: int | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> str: ...
+
+class OutputClaim:
+    @property
+    def path(self) -> str: ...
+    def fail(self, error: str) -> None: ...
+
+def figure10_claim(
+    out: str, workloads_dir: str, seeds: list[int], force: bool = False
+) -> OutputClaim: ...
 def figure10_finish(
-    out: str,
+    claim: OutputClaim,
     outcomes_json: str,
     workloads_dir: str,
     large: bool,

@@ -78,6 +78,7 @@ def figure10(
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
     progress: bool = True,
     workloads_dir: str | PathLike[str] | None = None,
+    force: bool = False,
 ) -> pandas.DataFrame:
     """Runs Figure 10's sweep and writes into ``out`` what ``moped figure10`` writes:
 
@@ -90,6 +91,11 @@ def figure10(
     with one (any ``concurrent.futures``-style executor, see :func:`moped.sweep`) each run
     is submitted to it. ``progress`` prints one line per finished run to stderr. Returns
     one row per run.
+
+    ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
+    contents are then replaced). The results are written into a hidden sibling folder that
+    takes ``out``'s place only when every file is written; a failure (a run's, Ctrl-C)
+    leaves ``out`` holding only FAILED with the error.
     """
     from moped.plot import figure10 as draw
 
@@ -100,6 +106,7 @@ def figure10(
     seeds = [_args.integer("seeds", s) for s in seeds]
     iteration_scale = _args.optional_number("iteration_scale", iteration_scale)
     progress = _args.flag("progress", progress)
+    force = _args.flag("force", force)
     check_config(config)
     if not seeds:
         raise MopedError("figure10 needs at least one seed")
@@ -107,22 +114,27 @@ def figure10(
     toml = config_toml(config)
     args = (root, large, seeds, iteration_scale, toml)
     if executor is None:
-        outcomes = json.loads(_core.figure10(fspath(out_dir), *args, None, progress))
+        outcomes = json.loads(_core.figure10(fspath(out_dir), *args, None, progress, force))
     else:
         plan = _core.figure10_plan(root, large, seeds)
-        tasks = [
-            Task(
-                workload=spec,
-                design=design,
-                seed=seed,
-                config=config,
-                iterations=iteration_scale,
-                out=fspath(out_dir / "runs" / name),
-            )
-            for spec, design, seed, name in plan
-        ]
-        outcomes = run_tasks(tasks, executor, progress)
-        _core.figure10_finish(fspath(out_dir), json.dumps(outcomes), *args)
+        claim = _core.figure10_claim(fspath(out_dir), root, seeds, force)
+        try:
+            tasks = [
+                Task(
+                    workload=spec,
+                    design=design,
+                    seed=seed,
+                    config=config,
+                    iterations=iteration_scale,
+                    out=fspath(Path(claim.path) / "runs" / name),
+                )
+                for spec, design, seed, name in plan
+            ]
+            outcomes = run_tasks(tasks, executor, progress)
+        except BaseException as e:
+            claim.fail(f"{type(e).__name__}: {e}")
+            raise
+        _core.figure10_finish(claim, json.dumps(outcomes), *args)
     df = frame(outcomes)
     df.to_csv(out_dir / "runs.csv", index=False)
     draw(out_dir / "reductions.json", out_dir)

@@ -69,6 +69,10 @@ def test_run_refuses_a_folder_holding_results_and_marks_failures(
     with pytest.raises(moped.MopedError):
         moped.run(tmp_path / "missing.toml", config=small_config(), out=bad)
     assert sorted(p.name for p in bad.iterdir()) == ["FAILED"]
+    # With force the folder's contents are replaced.
+    (out / "stats.txt").write_text("stale")
+    again = moped.run(small_program, config=small_config(), out=out, force=True)
+    assert f"{again.cycles}" in (out / "stats.txt").read_text()
 
 
 def test_read_stats_txt_unreadable_file_names_it(tmp_path: Path) -> None:

@@ -172,6 +172,38 @@ def test_figure10_experiment(
     assert cyc.n == 2 and cyc.ci_low < cyc.reduction < cyc.ci_high
 
 
+def test_figure10_on_an_executor_keeps_its_folder_honest(
+    fake_runner: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Runs made on the user's executor go into a hidden sibling folder that takes the
+    # result folder's place only when Figure 10 is finished.
+    make_workloads(tmp_path, large=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "fig10"
+    out.mkdir()
+    (out / "report.md").write_text("an earlier run")
+    with pytest.raises(moped.InputError, match="not empty"):
+        experiments.figure10(out, executor=SubmitOnly(), progress=False)
+    assert (out / "report.md").read_text() == "an earlier run"
+    experiments.figure10(out, executor=SubmitOnly(), progress=False, force=True)
+    assert "an earlier run" not in (out / "report.md").read_text()
+    assert (out / "run.json").is_file() and (out / "records.json").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fig10.partial")]
+
+    # A failed run leaves only FAILED, never the earlier complete-looking results.
+    def cg_fails(spec: str, *args: Any) -> str:
+        if Path(spec).name == "cg-S.toml":
+            raise RuntimeError("boom")
+        return sweep_fakes.fake_run_workload(spec, *args)
+
+    monkeypatch.setattr(batch, "run_workload", cg_fails)
+    with pytest.raises(moped.SweepError, match="boom"):
+        experiments.figure10(out, executor=SubmitOnly(), progress=False, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["FAILED"]
+    assert "RuntimeError: boom" in (out / "FAILED").read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fig10.partial")]
+
+
 def test_figure10_missing_specs_are_listed(tmp_path: Path) -> None:
     w = make_workloads(tmp_path, large=False)
     (w / "npb" / "cg-S.toml").unlink()

@@ -148,6 +148,12 @@ impl OutDir {
         written
     }
 
+    /// Ends a claim whose runs, made elsewhere, failed with `error`: the folder holds only
+    /// [`FAILED`].
+    pub fn fail(self, error: &MopedError) {
+        self.leave_failed(error);
+    }
+
     fn write_record(&self, info: &RunInfo) -> Result<(), MopedError> {
         write_record(&self.tmp, &self.invocation, info)
     }
