@@ -84,6 +84,7 @@ fn pingpong(bytes: u64, iters: u32) -> Workload {
         name: format!("pingpong-{bytes}"),
         ranks,
         notes: vec![],
+        origins: None,
     }
 }
 
@@ -155,6 +156,7 @@ fn all_to_all(p: usize, bytes: u64) -> Workload {
         name: format!("all-to-all-{p}x{bytes}"),
         ranks,
         notes: vec![],
+        origins: None,
     }
 }
 

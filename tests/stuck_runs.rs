@@ -109,8 +109,8 @@ fn a_send_longer_than_its_receive_is_refused_before_the_run_naming_both_calls() 
         assert_names(
             &err,
             &[
-                "rank 1 call 1: receives up to 8 bytes",
-                "from rank 0 (call 0, tag 5) has 16 bytes (truncation)",
+                "rank 1 call 1 at w.goal:7:3: receives up to 8 bytes",
+                "from rank 0 (call 0 at w.goal:3:3, tag 5) has 16 bytes (truncation)",
             ],
         );
         assert!(!err.contains("never received"), "{err}");
@@ -133,8 +133,10 @@ fn a_rendezvous_cross_deadlock_is_refused_before_the_run() {
             &err,
             &[
                 "deadlock",
-                "rank 0 call 1 waits for request 0 (call 0: send of 1048576 B to rank 1",
-                "rank 1 call 1 waits for request 0 (call 0: send of 1048576 B to rank 0",
+                "rank 0 call 1 at w.goal:4:3 waits for request 0 (call 0 at w.goal:3:3: \
+                 send of 1048576 B to rank 1",
+                "rank 1 call 1 at w.goal:9:3 waits for request 0 (call 0 at w.goal:8:3: \
+                 send of 1048576 B to rank 0",
                 "completes only when a receive matches it",
             ],
         );
@@ -161,9 +163,10 @@ fn a_cross_deadlock_with_wildcard_receives_trips_the_mpi_watchdog() {
             &err,
             &[
                 "watchdog.mpi_cycles",
-                "rank 0: call",
-                "rank 1: call",
-                "send to rank 1 tag 1, 1048576 bytes",
+                "rank 0: call 1 at w.goal:4:3 (MPI_Wait)",
+                "rank 1: call 1 at w.goal:9:3 (MPI_Wait)",
+                "send to rank 1 tag 1, 1048576 bytes (",
+                "; call 0 at w.goal:3:3)",
                 "send to rank 0 tag 1, 1048576 bytes",
             ],
         );

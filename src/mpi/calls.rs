@@ -137,6 +137,7 @@ impl Rank {
         }
         q.va = self.va(cx.layout, buf);
         q.bytes = bytes;
+        q.call = self.pc - 1;
         self.seq += 1;
         q.seq = self.seq;
         self.reqs.insert(req, q);
@@ -206,10 +207,12 @@ impl Rank {
         let from = ((me + p - d % p) % p) as u16;
         let tag = Tag::Tag(BARRIER_TAG);
         self.stats.instructions += cx.call_instructions;
-        self.reqs
-            .insert(s, Req::new(Kind::Send, Peer::Rank(to), tag, CTX_COLL));
-        self.reqs
-            .insert(r, Req::new(Kind::Recv, Peer::Rank(from), tag, CTX_COLL));
+        // The barrier's own messages belong to the barrier call.
+        let call = self.pc.saturating_sub(1);
+        let send = Req::new(Kind::Send, Peer::Rank(to), tag, CTX_COLL);
+        let recv = Req::new(Kind::Recv, Peer::Rank(from), tag, CTX_COLL);
+        self.reqs.insert(s, Req { call, ..send });
+        self.reqs.insert(r, Req { call, ..recv });
         self.stack.push(Task::Barrier { k, step: 1 });
         self.stack.push(Task::Wait {
             reqs: vec![s, r],

@@ -13,7 +13,7 @@ use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::DescId;
 use crate::sim::Next;
 use crate::workload::tags::TagMap;
-use crate::workload::{Call, ReqId};
+use crate::workload::{Call, Origins, ReqId};
 
 use super::layout::Layout;
 use super::ops::{Loop, Micro};
@@ -47,6 +47,8 @@ pub(super) struct Req {
     pub claim: Option<Claim>,
     /// Posting order, for draining MOPED descriptors in order.
     pub seq: u64,
+    /// The call that started it (index into the rank's calls), for reports.
+    pub call: usize,
 }
 
 impl Req {
@@ -63,6 +65,7 @@ impl Req {
             done: false,
             claim: None,
             seq: 0,
+            call: 0,
         }
     }
 }
@@ -272,11 +275,15 @@ impl Rank {
 
     /// The call the rank is in and its requests not yet done, for a stuck run's report:
     /// kind, peer, tag, size and where each was posted (a MOPED descriptor or shared
-    /// memory).
-    pub fn pending_calls(&self) -> String {
+    /// memory); `origins` says where the workload's calls were written, when it knows.
+    pub fn pending_calls(&self, origins: Option<&Origins>) -> String {
+        let at = |i: usize| match origins.and_then(|o| o.at(self.me as usize, i)) {
+            Some(place) => format!(" at {place}"),
+            None => String::new(),
+        };
         let call = match self.pc.checked_sub(1).and_then(|i| self.calls.get(i)) {
             Some(c) if self.pc < self.calls.len() || !self.stack.is_empty() => {
-                format!("call {} ({})", self.pc - 1, call_name(c))
+                format!("call {}{} ({})", self.pc - 1, at(self.pc - 1), call_name(c))
             }
             _ => "MPI_Finalize".to_string(),
         };
@@ -296,7 +303,11 @@ impl Rank {
                     self.tags.program(q.tag),
                     q.bytes,
                 );
-                format!("\n    request {id}: {what} ({path})")
+                format!(
+                    "\n    request {id}: {what} ({path}; call {}{})",
+                    q.call,
+                    at(q.call)
+                )
             })
             .collect();
         format!(

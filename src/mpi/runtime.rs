@@ -64,6 +64,8 @@ pub struct MpiDriver {
     /// The last cycle a rank completed a call or a request, a packet moved, or a rank ran
     /// outside MPI's waits (see [`Driver::stuck`]).
     last_progress: u64,
+    /// Where the workload's calls were written, for reports.
+    origins: Option<crate::workload::Origins>,
 }
 
 impl MpiDriver {
@@ -109,6 +111,7 @@ impl MpiDriver {
             tags,
             now: 0,
             last_progress: 0,
+            origins: w.origins.clone(),
         })
     }
 
@@ -130,7 +133,7 @@ impl MpiDriver {
         self.ranks
             .iter()
             .filter(|r| !r.finished)
-            .map(Rank::pending_calls)
+            .map(|r| r.pending_calls(self.origins.as_ref()))
             .collect()
     }
 }
@@ -176,7 +179,9 @@ impl Driver for MpiDriver {
         if quiet <= limits.mpi_cycles {
             return None;
         }
-        let ranks: String = waiting.map(Rank::pending_calls).collect();
+        let ranks: String = waiting
+            .map(|r| r.pending_calls(self.origins.as_ref()))
+            .collect();
         Some(format!(
             "no MPI rank completed a call or a request and no message moved for {quiet} \
              cycles (watchdog.mpi_cycles = {}), every unfinished rank waiting in MPI:{ranks}",

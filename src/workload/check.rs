@@ -228,7 +228,7 @@ pub fn check_with(w: &Workload, mode: SendMode) -> Result<CheckReport, String> {
             counts: RankCounts::default(),
         })
         .collect();
-    let here = |r: usize, i: usize| format!("rank {r} call {i}");
+    let here = |r: usize, i: usize| format!("rank {r} {}", call_at(w, r, i));
 
     // Checks a buffer range of rank `r` and returns it as (buf, lo, hi).
     let range = |r: usize, i: usize, at: BufRef, bytes: u64| -> Result<(u16, u64, u64), String> {
@@ -319,6 +319,7 @@ type RangeFn<'a> = dyn Fn(usize, usize, BufRef, u64) -> Result<(u16, u64, u64), 
 /// Fails if `[lo, hi)` of buffer `buf` overlaps an outstanding request of rank `r` in
 /// one of `dirs`.
 fn hazard(
+    w: &Workload,
     ranks: &[Rank],
     r: usize,
     i: usize,
@@ -337,9 +338,11 @@ fn hazard(
     clash.sort_by_key(|(id, _)| **id);
     if let Some((id, q)) = clash.first() {
         return Err(format!(
-            "rank {r} call {i}: {doing} bytes {lo}..{hi} of buffer {buf}, which request {id} \
-             (call {}: {}) still uses",
-            q.call, q.what
+            "rank {r} {}: {doing} bytes {lo}..{hi} of buffer {buf}, which request {id} \
+             ({}: {}) still uses",
+            call_at(w, r, i),
+            call_at(w, r, q.call),
+            q.what
         ));
     }
     Ok(())
@@ -390,7 +393,7 @@ fn step(
                 SweepKind::Load => (&[Dir::Recv], "reads"),
                 SweepKind::Store | SweepKind::Update => (&[Dir::Recv, Dir::Send], "writes"),
             };
-            hazard(ranks, r, i, rg, dirs, doing)?;
+            hazard(w, ranks, r, i, rg, dirs, doing)?;
             let c = &mut ranks[r].counts;
             c.sweeps += 1;
             count(&mut c.sweep_bytes, *bytes, &here, "swept bytes")?;
@@ -398,8 +401,8 @@ fn step(
         Call::Copy { dst, src, bytes } => {
             let s = range(r, i, *src, *bytes)?;
             let d = range(r, i, *dst, *bytes)?;
-            hazard(ranks, r, i, s, &[Dir::Recv], "copies from")?;
-            hazard(ranks, r, i, d, &[Dir::Recv, Dir::Send], "copies into")?;
+            hazard(w, ranks, r, i, s, &[Dir::Recv], "copies from")?;
+            hazard(w, ranks, r, i, d, &[Dir::Recv, Dir::Send], "copies into")?;
             if s.0 == d.0 && s.1 < d.2 && d.1 < s.2 && *bytes > 0 {
                 return Err(format!("{here}: a copy's source and destination overlap"));
             }
@@ -415,8 +418,8 @@ fn step(
             }
             let s = range(r, i, *src, *bytes)?;
             let a = range(r, i, *acc, *bytes)?;
-            hazard(ranks, r, i, s, &[Dir::Recv], "combines from")?;
-            hazard(ranks, r, i, a, &[Dir::Recv, Dir::Send], "combines into")?;
+            hazard(w, ranks, r, i, s, &[Dir::Recv], "combines from")?;
+            hazard(w, ranks, r, i, a, &[Dir::Recv, Dir::Send], "combines into")?;
             let c = &mut ranks[r].counts;
             c.combines += 1;
             count(&mut c.combine_bytes, *bytes, &here, "combined bytes")?;
@@ -439,8 +442,8 @@ fn step(
                 return Err(format!("{here}: tag {tag} is above MPI_TAG_UB ({TAG_UB})"));
             }
             let rg = range(r, i, *buf, *bytes)?;
-            hazard(ranks, r, i, rg, &[Dir::Recv], "sends from")?;
-            new_req(ranks, r, i, *req)?;
+            hazard(w, ranks, r, i, rg, &[Dir::Recv], "sends from")?;
+            new_req(w, ranks, r, i, *req)?;
             let what = format!("send of {bytes} B to rank {dst}, tag {tag}, context {ctx}");
             let msg = Msg {
                 src: r,
@@ -473,7 +476,7 @@ fn step(
             match pos {
                 Some(k) => {
                     let p = ranks[dst].posted.remove(k).expect("position is in range");
-                    deliver(ranks, dst, &p, &msg)?;
+                    deliver(w, ranks, dst, &p, &msg)?;
                 }
                 None => ranks[dst].unexpected.push_back(msg),
             }
@@ -499,8 +502,8 @@ fn step(
                 }
             }
             let rg = range(r, i, *buf, *bytes)?;
-            hazard(ranks, r, i, rg, &[Dir::Recv, Dir::Send], "receives into")?;
-            new_req(ranks, r, i, *req)?;
+            hazard(w, ranks, r, i, rg, &[Dir::Recv, Dir::Send], "receives into")?;
+            new_req(w, ranks, r, i, *req)?;
             let what = format!(
                 "receive of up to {bytes} B from {}, {}, context {ctx}",
                 peer_str(*src),
@@ -530,7 +533,7 @@ fn step(
             match pos {
                 Some(k) => {
                     let m = ranks[r].unexpected.remove(k).expect("position is in range");
-                    deliver(ranks, r, &p, &m)?;
+                    deliver(w, ranks, r, &p, &m)?;
                 }
                 None => ranks[r].posted.push_back(p),
             }
@@ -559,23 +562,36 @@ fn step(
     Ok(true)
 }
 
-fn new_req(ranks: &[Rank], r: usize, i: usize, req: ReqId) -> Result<(), String> {
+fn new_req(w: &Workload, ranks: &[Rank], r: usize, i: usize, req: ReqId) -> Result<(), String> {
     if let Some(q) = ranks[r].reqs.get(&req) {
         return Err(format!(
-            "rank {r} call {i}: request {req} is reused while still outstanding (call {}: {})",
-            q.call, q.what
+            "rank {r} {}: request {req} is reused while still outstanding ({}: {})",
+            call_at(w, r, i),
+            call_at(w, r, q.call),
+            q.what
         ));
     }
     Ok(())
 }
 
 /// Completes the receive `p` of rank `dst` with message `m`.
-fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), String> {
+fn deliver(
+    w: &Workload,
+    ranks: &mut [Rank],
+    dst: usize,
+    p: &Posted,
+    m: &Msg,
+) -> Result<(), String> {
     if m.bytes > p.bytes {
         return Err(format!(
-            "rank {dst} call {}: receives up to {} bytes, but the matching message from rank \
-             {} (call {}, tag {}) has {} bytes {TRUNCATION}",
-            p.call, p.bytes, m.src, m.call, m.tag, m.bytes
+            "rank {dst} {}: receives up to {} bytes, but the matching message from rank {} \
+             ({}, tag {}) has {} bytes {TRUNCATION}",
+            call_at(w, dst, p.call),
+            p.bytes,
+            m.src,
+            call_at(w, m.src, m.call),
+            m.tag,
+            m.bytes
         ));
     }
     if let Some(q) = ranks[dst].reqs.get_mut(&p.req) {
@@ -583,7 +599,7 @@ fn deliver(ranks: &mut [Rank], dst: usize, p: &Posted, m: &Msg) -> Result<(), St
     }
     let c = &mut ranks[dst].counts;
     c.recvs += 1;
-    let here = format!("rank {dst} call {}", p.call);
+    let here = format!("rank {dst} {}", call_at(w, dst, p.call));
     count(&mut c.recv_bytes, m.bytes, &here, "bytes received")?;
     if let Some(q) = ranks[m.src].reqs.get_mut(&m.req) {
         if q.dir == Dir::Send && q.call == m.call {
@@ -613,6 +629,14 @@ fn wait_ready(ranks: &mut [Rank], r: usize, i: usize, reqs: &[ReqId]) -> Result<
     Ok(true)
 }
 
+/// `call I`, and `at file:line:col` where the workload knows where the call was written.
+fn call_at(w: &Workload, r: usize, i: usize) -> String {
+    match w.origin(r, i) {
+        Some(at) => format!("call {i} at {at}"),
+        None => format!("call {i}"),
+    }
+}
+
 fn deadlock(w: &Workload, ranks: &[Rank]) -> String {
     let mut lines = vec!["deadlock:".to_string()];
     for (r, k) in ranks.iter().enumerate() {
@@ -620,7 +644,7 @@ fn deadlock(w: &Workload, ranks: &[Rank]) -> String {
         let line = if k.pc >= calls.len() {
             format!("rank {r} has finished")
         } else if k.at_barrier {
-            format!("rank {r} call {} waits at a barrier", k.pc)
+            format!("rank {r} {} waits at a barrier", call_at(w, r, k.pc))
         } else {
             let reqs: Vec<ReqId> = match &calls[k.pc] {
                 Call::Wait(q) => vec![*q],
@@ -630,9 +654,13 @@ fn deadlock(w: &Workload, ranks: &[Rank]) -> String {
             let pending: Vec<String> = reqs
                 .iter()
                 .filter_map(|q| k.reqs.get(q).filter(|x| !x.done).map(|x| (q, x)))
-                .map(|(q, x)| format!("request {q} (call {}: {})", x.call, x.what))
+                .map(|(q, x)| format!("request {q} ({}: {})", call_at(w, r, x.call), x.what))
                 .collect();
-            format!("rank {r} call {} waits for {}", k.pc, pending.join(" and "))
+            format!(
+                "rank {r} {} waits for {}",
+                call_at(w, r, k.pc),
+                pending.join(" and ")
+            )
         };
         lines.push(line);
     }
@@ -658,6 +686,7 @@ mod tests {
             name: "t".into(),
             ranks,
             notes: Vec::new(),
+            origins: None,
         }
     }
 

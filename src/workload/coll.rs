@@ -280,6 +280,7 @@ impl Builder {
             name: name.to_string(),
             ranks: self.ranks,
             notes: Vec::new(),
+            origins: None,
         }
     }
 }

@@ -75,9 +75,9 @@ use nom::combinator::{eof, opt, recognize};
 use nom::sequence::{pair, tuple};
 
 use super::tags::TagMap;
-use super::{BufId, BufRef, Call, RankProgram, ReqId, Workload, CTX_PT2PT};
+use super::{BufId, BufRef, Call, Origins, RankProgram, ReqId, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag, TAG_UB};
-use crate::textparse::{line_col, PErr, PResult, PosError};
+use crate::textparse::{line_col, LineIndex, PErr, PResult, PosError};
 
 /// Most ranks a schedule may have: ranks stay below `0x7FFF`, the ANY_SOURCE encoding of
 /// MOPED's peer field.
@@ -381,6 +381,9 @@ struct Reader<'a> {
     /// `num_ranks` and where it was given.
     num_ranks: Option<(u32, &'a str)>,
     programs: Vec<Option<RankProgram>>,
+    /// Per rank, the line and column of the operation each call comes from.
+    origins: Vec<Vec<(u32, u32)>>,
+    lines: LineIndex<'a>,
     /// Where each rank's block starts.
     block_at: Vec<Option<&'a str>>,
     block: Option<Block<'a>>,
@@ -395,6 +398,8 @@ impl<'a> Reader<'a> {
             file,
             num_ranks: None,
             programs: Vec::new(),
+            origins: Vec::new(),
+            lines: LineIndex::new(text),
             block_at: Vec::new(),
             block: None,
             any_calc: false,
@@ -499,6 +504,7 @@ impl<'a> Reader<'a> {
                 };
                 self.num_ranks = Some((count, i));
                 self.programs = vec![None; count as usize];
+                self.origins = vec![Vec::new(); count as usize];
                 self.block_at = vec![None; count as usize];
                 Ok(rest)
             }
@@ -720,6 +726,11 @@ impl<'a> Reader<'a> {
         }
         match schedule(&b.ops, &edges) {
             Ok(s) => {
+                self.origins[b.rank as usize] = s
+                    .call_op
+                    .iter()
+                    .map(|op| op.map_or((0, 0), |x| self.lines.pos(self.offset(b.op_at[x]))))
+                    .collect();
                 self.programs[b.rank as usize] = Some(s.program);
                 Ok(())
             }
@@ -775,7 +786,16 @@ impl<'a> Reader<'a> {
         if self.any_placement {
             notes.push("GOAL cpu and nic numbers ignored: each rank runs on one core".to_string());
         }
-        let mut w = Workload { name, ranks, notes };
+        let origins = Origins {
+            file: self.file.to_string(),
+            ranks: self.origins,
+        };
+        let mut w = Workload {
+            name,
+            ranks,
+            notes,
+            origins: Some(origins),
+        };
         // A map that fails (too many wide tags) is refused when the workload is run.
         let renumbering = TagMap::of(&w).ok().and_then(|m| m.note());
         w.notes.extend(renumbering);
@@ -796,6 +816,9 @@ fn empty_program() -> RankProgram {
 /// A rank's program and the operation placed at each step (for tests).
 struct Scheduled {
     program: RankProgram,
+    /// The operation each call comes from (a wait: the operation that needs it); `None`
+    /// for the final wait for what nothing needed.
+    call_op: Vec<Option<usize>>,
     #[cfg_attr(not(test), allow(dead_code))]
     order: Vec<usize>,
 }
@@ -914,6 +937,7 @@ fn schedule(ops: &[OpKind], edges: &[Edge]) -> Result<Scheduled, SchedError> {
     let mut blocked: BTreeSet<usize> = BTreeSet::new();
 
     let mut calls = Vec::with_capacity(n + 1);
+    let mut call_op = Vec::with_capacity(n + 1);
     let mut order = Vec::with_capacity(n);
     let mut comms: Vec<usize> = Vec::new();
     let mut arena = Arena::default();
@@ -931,6 +955,7 @@ fn schedule(ops: &[OpKind], edges: &[Edge]) -> Result<Scheduled, SchedError> {
                 [(r, _)] => Call::Wait(*r),
                 _ => Call::Waitall(due.iter().map(|d| d.0).collect()),
             });
+            call_op.push(Some(x));
             for &(_, y) in &due {
                 waited[y] = true;
                 arena.free(y);
@@ -942,6 +967,7 @@ fn schedule(ops: &[OpKind], edges: &[Edge]) -> Result<Scheduled, SchedError> {
                 }
             }
         }
+        call_op.push(Some(x));
         match ops[x] {
             OpKind::Calc(amount) => calls.push(Call::Compute(amount)),
             OpKind::Send { bytes, dst, tag } => {
@@ -995,12 +1021,17 @@ fn schedule(ops: &[OpKind], edges: &[Edge]) -> Result<Scheduled, SchedError> {
         .collect();
     if !rest.is_empty() {
         calls.push(Call::Waitall(rest));
+        call_op.push(None);
     }
     let mut program = RankProgram::default();
     program.buffer("send", max_send);
     program.buffer("recv", arena.peak);
     program.calls = calls;
-    Ok(Scheduled { program, order })
+    Ok(Scheduled {
+        program,
+        call_op,
+        order,
+    })
 }
 
 /// A cycle among the operations Kahn's algorithm could not place (`indeg > 0`): each of

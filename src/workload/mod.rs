@@ -141,9 +141,34 @@ pub struct Workload {
     /// What the build changed from the specification (a scaled iteration count), said
     /// wherever the results are reported.
     pub notes: Vec<String>,
+    /// Where the calls were written, when the workload was read from a file (GOAL).
+    pub origins: Option<Origins>,
+}
+
+/// Where a workload's calls were written, for errors: the file and, per rank, each call's
+/// line and column (from 1; `(0, 0)` for a call the reader added, such as a final wait).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origins {
+    pub file: String,
+    pub ranks: Vec<Vec<(u32, u32)>>,
+}
+
+impl Origins {
+    /// `file:line:col` of call `call` of rank `rank`, where it is known.
+    pub fn at(&self, rank: usize, call: usize) -> Option<String> {
+        match self.ranks.get(rank)?.get(call)? {
+            (0, _) => None,
+            (line, col) => Some(format!("{}:{line}:{col}", self.file)),
+        }
+    }
 }
 
 impl Workload {
+    /// `file:line:col` of call `call` of rank `rank`, where the workload knows it.
+    pub fn origin(&self, rank: usize, call: usize) -> Option<String> {
+        self.origins.as_ref()?.at(rank, call)
+    }
+
     /// Whether any rank posts a receive from MPI_ANY_SOURCE: then which send a receive
     /// matches, and so whether the program completes, may depend on timing.
     pub fn receives_from_any_source(&self) -> bool {

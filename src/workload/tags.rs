@@ -159,6 +159,7 @@ mod tests {
                 calls,
             }],
             notes: vec![],
+            origins: None,
         }
     }
 

@@ -1229,3 +1229,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn each_call_knows_the_line_and_column_of_its_operation() {
+    let w = parse(
+        "num_ranks 2\nrank 0 {\n  s: send 8b to 1 tag 1\n    r: recv 8b from 1 tag 2\n  \
+         r requires s\n}\nrank 1 {\n}\n",
+    );
+    // Isend (s), its wait (needed by r), Irecv (r), and the final wait nothing needed.
+    assert_eq!(w.ranks[0].calls.len(), 4);
+    let at: Vec<Option<String>> = (0..4).map(|i| w.origin(0, i)).collect();
+    assert_eq!(
+        at,
+        [
+            Some("t.goal:3:3".to_string()),
+            Some("t.goal:4:5".to_string()),
+            Some("t.goal:4:5".to_string()),
+            None
+        ]
+    );
+    assert_eq!(w.origin(1, 0), None);
+    assert_eq!(w.origin(2, 0), None);
+}
