@@ -150,6 +150,10 @@ struct MpiArgs {
     /// Override one config field, e.g. `--set l2.latency=12` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     set: Vec<(String, String)>,
+    /// Skip the workload's warm-up: cold caches, statistics from the first cycle (the same
+    /// as `--set workload.warmup=false`).
+    #[arg(long)]
+    no_warmup: bool,
 }
 
 #[derive(Args, Debug)]
@@ -181,6 +185,10 @@ struct Figure10Args {
     /// Override one config field, e.g. `--set l2.latency=12` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     set: Vec<(String, String)>,
+    /// Skip every workload's warm-up: cold caches, statistics from the first cycle (the
+    /// same as `--set workload.warmup=false`).
+    #[arg(long)]
+    no_warmup: bool,
 }
 
 #[derive(Args, Debug)]
@@ -510,8 +518,9 @@ fn claim_out(
     api::output::OutDir::claim(dir, force, invocation).map_err(usage)
 }
 
-fn cmd_mpi(a: MpiArgs, command: &[String]) -> CmdResult {
+fn cmd_mpi(mut a: MpiArgs, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
+    no_warmup(&mut a.set, a.no_warmup);
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let r = api::mpi::mpi(
@@ -550,8 +559,9 @@ fn cmd_mpi(a: MpiArgs, command: &[String]) -> CmdResult {
     Ok(())
 }
 
-fn cmd_figure10(a: Figure10Args, command: &[String]) -> CmdResult {
+fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
+    no_warmup(&mut a.set, a.no_warmup);
     let opts = api::figure10::Figure10Options {
         out: a.out.clone(),
         workloads: a.workloads.clone(),
@@ -615,6 +625,13 @@ fn print_figure10(
         f.tasks[0].dir_name(),
         opts.out.display()
     )
+}
+
+/// `--no-warmup` as the override it stands for, so run.json records it as one.
+fn no_warmup(set: &mut Vec<(String, String)>, asked: bool) {
+    if asked {
+        set.push(("workload.warmup".into(), "false".into()));
+    }
 }
 
 fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {

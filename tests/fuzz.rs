@@ -865,7 +865,7 @@ mod specs {
         if !small {
             return Ok(());
         }
-        match spec::build(s, Some(0.01)) {
+        match spec::build(s, Some(0.01), true) {
             Ok(w) => {
                 let _ = check(&w);
             }

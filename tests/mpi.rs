@@ -337,3 +337,77 @@ fn a_program_that_backs_off_finishes_through_shared_memory_and_returns_after_a_b
         );
     }
 }
+
+/// The value of statistic `name` of a run.
+fn stat(r: &MpiRun, name: &str) -> u64 {
+    match r
+        .stats
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .value
+    {
+        moped::stats::StatValue::Int(v) => v,
+        moped::stats::StatValue::Float(f) => f as u64,
+    }
+}
+
+#[test]
+fn statistics_restarted_at_the_very_end_count_almost_nothing() {
+    // Every counter the timed region subtracts: one left out would keep its whole-run
+    // value here, thousands of accesses and messages.
+    // After a barrier, so that the rank that reaches its mark first leaves no copy to
+    // the other.
+    let mut w = pingpong(16_384, 4);
+    for r in &mut w.ranks {
+        r.calls.extend([Call::Barrier, Call::ResetStats]);
+    }
+    for design in ["baseline", "optcopy"] {
+        let run = run_workload(
+            &cfg(2),
+            &w,
+            design.parse().unwrap(),
+            1,
+            MpiParams::default(),
+        )
+        .unwrap();
+        assert!(stat(&run, "sim.timed_from") > 0);
+        assert_eq!(stat(&run, "mpi.ranks"), 2, "a level keeps its value");
+        let mut big = Vec::new();
+        for s in run.stats.stats() {
+            let counted =
+                matches!(s.accrual, moped::stats::Accrual::Counter) && !s.name.starts_with("host.");
+            if let (true, moped::stats::StatValue::Int(v)) = (counted, &s.value) {
+                if *v > 200 {
+                    big.push(format!("{} = {v}", s.name));
+                }
+            }
+        }
+        assert!(big.is_empty(), "{design}: after the last call: {big:?}");
+    }
+}
+
+#[test]
+fn imb_runs_its_warm_up_before_the_timed_region() {
+    let spec =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/imb/pingpong-16k.toml");
+    let run = |warmup: bool, scale: Option<f64>| {
+        let mut c = SystemConfig::default();
+        c.workload.warmup = warmup;
+        let (w, _) = moped::workload::load_workload(&spec, scale, warmup).unwrap();
+        run_workload(&c, &w, "baseline".parse().unwrap(), 1, MpiParams::default()).unwrap()
+    };
+    let (cold10, cold5) = (run(false, None), run(false, Some(0.5)));
+    let (warm10, warm5) = (run(true, None), run(true, Some(0.5)));
+    let global = "system.total.l2.misses_memory";
+    // Cold, every global L2 miss is a compulsory one: 5 and 10 iterations miss alike.
+    assert_eq!(stat(&cold10, global), stat(&cold5, global));
+    assert_eq!(stat(&cold10, "sim.timed_from"), 0);
+    // Warm, the timed region starts after the warm-up and misses far less.
+    assert!(stat(&warm10, "sim.timed_from") > 0);
+    assert!(stat(&warm10, global) * 2 < stat(&cold10, global));
+    assert!(stat(&warm10, "system.total.l1d.misses") < stat(&cold10, "system.total.l1d.misses"));
+    // The region's cycles grow with its iterations, as the timer's would.
+    let (c10, c5) = (stat(&warm10, "sim.cycles"), stat(&warm5, "sim.cycles"));
+    assert!(c10 > c5 * 3 / 2, "{c10} vs {c5}");
+    assert_eq!(warm10.cycles, c10);
+}

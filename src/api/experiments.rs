@@ -120,7 +120,8 @@ fn simulate_task(
     task: &Task,
     iteration_scale: Option<f64>,
 ) -> Result<(Outcome, MpiRun), MopedError> {
-    let (w, group) = load_workload(&task.spec, iteration_scale).map_err(MopedError::Io)?;
+    let (w, group) =
+        load_workload(&task.spec, iteration_scale, cfg.workload.warmup).map_err(MopedError::Io)?;
     let run = run_workload(cfg, &w, task.design, task.seed, MpiParams::default()).map_err(|e| {
         if e.is_interrupted() {
             return e;

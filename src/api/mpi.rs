@@ -36,7 +36,8 @@ pub fn mpi(
     out: Option<OutDir>,
 ) -> Result<MpiOutcome, MopedError> {
     let outcome = check_scale(iterations).and_then(|()| {
-        let (workload, _) = load_workload(path, iterations).map_err(MopedError::Io)?;
+        let (workload, _) =
+            load_workload(path, iterations, cfg.workload.warmup).map_err(MopedError::Io)?;
         let run = run_workload(cfg, &workload, design, seed, Default::default())?;
         let metrics = metrics(&run);
         Ok(MpiOutcome {

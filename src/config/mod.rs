@@ -15,6 +15,7 @@
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
+//! [workload]    # warmup = true
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -346,6 +347,23 @@ impl Default for WatchdogSection {
     }
 }
 
+/// How workloads are run (not the machine).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadSection {
+    /// Run each workload's untimed warm-up (IMB's warm-up calls, NPB's untimed first
+    /// iteration) and restart the statistics where its timer starts, as the paper measures
+    /// in timing mode after a warm-up mode (section 5); false: cold caches, and every
+    /// cycle from the start counted.
+    pub warmup: bool,
+}
+
+impl Default for WorkloadSection {
+    fn default() -> Self {
+        WorkloadSection { warmup: true }
+    }
+}
+
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -360,6 +378,7 @@ pub struct SystemConfig {
     pub network: NetSection,
     pub moped: MopedSection,
     pub watchdog: WatchdogSection,
+    pub workload: WorkloadSection,
 }
 
 impl Default for SystemConfig {
@@ -373,6 +392,7 @@ impl Default for SystemConfig {
             network: NetSection::default(),
             moped: MopedSection::default(),
             watchdog: WatchdogSection::default(),
+            workload: WorkloadSection::default(),
         }
     }
 }

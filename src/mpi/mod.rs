@@ -32,7 +32,7 @@ use crate::error::MopedError;
 use crate::moped::ports::PortMap;
 use crate::os::phys::PhysMem;
 use crate::os::{MemView, Os, ProcId, Region};
-use crate::sim::{Sim, SimError};
+use crate::sim::{Pause, Sim, SimError};
 use crate::stats::StatsRegistry;
 use crate::workload::tags::TagMap;
 use crate::workload::Workload;
@@ -73,12 +73,14 @@ pub fn run_workload(
         sim.place(r, Some(proc));
     }
     let t0 = Instant::now();
-    // The watchdog's report names each blocked rank's pending calls itself.
-    let cycles = sim.run(&mut driver)?;
+    let (end, start) = run_to_end(&mut sim, &mut driver, t0)?;
     let host_seconds = t0.elapsed().as_secs_f64();
-    check_all_received(&driver, cycles)?;
+    check_all_received(&driver, end)?;
     let mut stats = sim.stats(host_seconds);
     add_stats(&mut stats, &driver);
+    let from = start.as_ref().map_or(0, |s| s.0);
+    let stats = timed_region(stats, start)?;
+    let cycles = end - from;
     Ok(MpiRun {
         cycles,
         host_seconds,
@@ -86,6 +88,51 @@ pub fn run_workload(
         messages_verified: driver.verifier.messages,
         bytes_verified: driver.verifier.bytes,
         stats,
+    })
+}
+
+/// Runs the ranks to the end (the cycle returned), through the start of the timed
+/// region, if the workload has one: the statistics there come back with its cycle. The
+/// watchdog's report names each blocked rank's pending calls itself.
+fn run_to_end(
+    sim: &mut Sim,
+    driver: &mut MpiDriver,
+    t0: Instant,
+) -> Result<(u64, Option<(u64, StatsRegistry)>), MopedError> {
+    let mut start = None;
+    loop {
+        match sim.run_to_mark(driver)? {
+            Pause::RegionStart(at) => {
+                let mut s = sim.stats_at(at, t0.elapsed().as_secs_f64());
+                add_stats(&mut s, driver);
+                start = Some((at, s));
+            }
+            Pause::Done(cycles) => return Ok((cycles, start)),
+        }
+    }
+}
+
+/// The run's statistics `end` over its timed region, which started at `start` (gem5's
+/// `m5 resetstats`); all of them without one. `sim.timed_from` says which.
+fn timed_region(
+    mut end: StatsRegistry,
+    start: Option<(u64, StatsRegistry)>,
+) -> Result<StatsRegistry, MopedError> {
+    let from = start.as_ref().map_or(0, |s| s.0);
+    end.level(
+        "sim.timed_from",
+        from,
+        "Cycle the timed region started: the statistics count from there (0: the whole run)",
+        "Cycle",
+    );
+    let Some((at, start)) = start else {
+        return Ok(end);
+    };
+    end.since(&start).map_err(|e| {
+        MopedError::Simulation(SimError::Check {
+            cycle: at,
+            detail: format!("the timed region's statistics: {e}"),
+        })
     })
 }
 
@@ -266,23 +313,23 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
         );
         total.add(s);
     }
+    stats.level(
+        "mpi.ranks",
+        d.n_ranks() as u64,
+        "MPI ranks (one per core)",
+        "Count",
+    );
     for (name, v, desc, unit) in mpi_rows(d, &total) {
         stats.scalar(name, v, desc, unit);
     }
 }
 
-/// The `mpi.*` statistics: (name, value, description, unit).
+/// The `mpi.*` counters: (name, value, description, unit).
 fn mpi_rows(
     d: &MpiDriver,
     total: &RankStats,
-) -> [(&'static str, u64, &'static str, &'static str); 16] {
+) -> [(&'static str, u64, &'static str, &'static str); 15] {
     [
-        (
-            "mpi.ranks",
-            d.n_ranks() as u64,
-            "MPI ranks (one per core)",
-            "Count",
-        ),
         (
             "mpi.instructions",
             total.instructions,

@@ -196,6 +196,8 @@ pub(super) struct Rank {
     pub stack: Vec<Task>,
     pub loaded: Option<u64>,
     pub waiting: bool,
+    /// The rank just reached [`Call::ResetStats`] (the driver takes it).
+    pub marked: bool,
     pub reqs: BTreeMap<ReqId, Req>,
     pub seq: u64,
     /// The shared-memory path for the rest of this barrier epoch.
@@ -235,6 +237,7 @@ impl Rank {
             stack: vec![Task::NextCall],
             loaded: None,
             waiting: false,
+            marked: false,
             reqs: BTreeMap::new(),
             seq: 0,
             software: !moped,
@@ -328,6 +331,7 @@ fn call_name(c: &Call) -> &'static str {
         Call::Wait(_) => "MPI_Wait",
         Call::Waitall(_) => "MPI_Waitall",
         Call::Barrier => "MPI_Barrier",
+        Call::ResetStats => "the timer's start",
         Call::Combine { .. } => "combine",
         Call::Copy { .. } => "copy",
     }

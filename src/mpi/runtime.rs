@@ -66,6 +66,10 @@ pub struct MpiDriver {
     last_progress: u64,
     /// Where the workload's calls were written, for reports.
     origins: Option<crate::workload::Origins>,
+    /// A rank reached a [`Call::ResetStats`]: the timed region has started...
+    region_started: bool,
+    /// ... and the simulator has not yet been told.
+    region_pending: bool,
 }
 
 impl MpiDriver {
@@ -112,6 +116,8 @@ impl MpiDriver {
             now: 0,
             last_progress: 0,
             origins: w.origins.clone(),
+            region_started: false,
+            region_pending: false,
         })
     }
 
@@ -161,6 +167,10 @@ impl Driver for MpiDriver {
 
     fn wants_memory(&self) -> bool {
         self.verifier.has_pending()
+    }
+
+    fn take_region_start(&mut self) -> bool {
+        std::mem::take(&mut self.region_pending)
     }
 
     fn read_memory(&mut self, mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
@@ -343,7 +353,12 @@ impl MpiDriver {
         match task {
             Task::NextCall => {
                 self.last_progress = self.now;
-                self.ranks[c].next_call(&cx)
+                let step = self.ranks[c].next_call(&cx);
+                if std::mem::take(&mut self.ranks[c].marked) && !self.region_started {
+                    self.region_started = true;
+                    self.region_pending = true;
+                }
+                step
             }
             Task::Post { req, step } => self.post(c, req, step, value),
             Task::Barrier { k, step } => Ok(self.ranks[c].barrier(&cx, k, step)),

@@ -116,6 +116,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn imbs_warm_up_knows_the_queue_capacity() {
+        assert_eq!(
+            crate::workload::imb::SHM_QUEUE_DATA_BYTES,
+            SLOTS * SLOT_DATA
+        );
+    }
+
+    #[test]
     fn queue_geometry_follows_mpich() {
         assert_eq!(QUEUE_BYTES, 8 + 16 * 16400);
         assert_eq!(slot_data(0), 24);

@@ -472,15 +472,10 @@ impl Network {
             "Bytes sent",
             "Byte",
         );
-        let total_msgs = self.total_msgs();
-        let avg = if total_msgs == 0 {
-            0.0
-        } else {
-            self.total_latency as f64 / total_msgs as f64
-        };
-        reg.float(
+        reg.ratio(
             format!("{p}.avg_latency"),
-            avg,
+            self.total_latency as f64,
+            self.total_msgs() as f64,
             "Average injection-to-arrival latency of a message (core cycles)",
             "Cycle",
         );
@@ -510,14 +505,10 @@ impl Network {
                 "Total core cycles messages waited for the link",
                 "Cycle",
             );
-            let util = if elapsed == 0 {
-                0.0
-            } else {
-                l.busy_cycles as f64 / elapsed as f64
-            };
-            reg.float(
+            reg.ratio(
                 format!("{lp}.utilization"),
-                util,
+                l.busy_cycles as f64,
+                elapsed as f64,
                 "Fraction of elapsed cycles the link was busy",
                 "Ratio",
             );

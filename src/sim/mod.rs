@@ -117,6 +117,11 @@ pub trait Driver {
     fn stuck(&mut self, _now: u64, _limits: &WatchdogSection) -> Option<String> {
         None
     }
+    /// Whether the timed region started since last asked (gem5's `m5 resetstats`): the run
+    /// pauses there so its caller can take the statistics the region's are relative to.
+    fn take_region_start(&mut self) -> bool {
+        false
+    }
 }
 
 /// Simulated memory through a process's page tables, as a driver reads it between events.
@@ -227,6 +232,17 @@ pub struct Sim {
     pub os: Os,
     moped_host: MopedHost,
     tlb: Tlb,
+    /// The cores' first steps are queued (a run resumed after a pause queues none).
+    started: bool,
+}
+
+/// Where [`Sim::run_to_mark`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// The driver's timed region starts at this cycle; the run goes on when called again.
+    RegionStart(u64),
+    /// Every core is done and the system is quiescent, at this cycle.
+    Done(u64),
 }
 
 impl Sim {
@@ -296,6 +312,7 @@ impl Sim {
                 },
                 classes,
             },
+            started: false,
             cores: vec![CoreState::default(); n],
             stalled: vec![Vec::new(); n + banks],
             stalled_lines: vec![0; n + banks],
@@ -330,8 +347,19 @@ impl Sim {
         live
     }
 
-    /// Runs until every core is done and the system is quiescent.
+    /// Runs until every core is done and the system is quiescent, through any timed
+    /// region's start.
     pub fn run<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
+        loop {
+            if let Pause::Done(cycles) = self.run_to_mark(driver)? {
+                return Ok(cycles);
+            }
+        }
+    }
+
+    /// Runs until every core is done and the system is quiescent, or until the driver's
+    /// timed region starts; called again, it goes on from there.
+    pub fn run_to_mark<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<Pause, SimError> {
         let r = self.run_events(driver);
         // Every message is counted by the network; the counter mirrors it for callers.
         self.counters.messages = self.wire.net.total_msgs();
@@ -339,10 +367,13 @@ impl Sim {
         r
     }
 
-    fn run_events<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<u64, SimError> {
-        for c in 0..self.cores.len() {
-            self.cores[c].stepping = true;
-            self.wire.q.schedule(0, Ev::Step(c as u16));
+    fn run_events<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<Pause, SimError> {
+        if !self.started {
+            self.started = true;
+            for c in 0..self.cores.len() {
+                self.cores[c].stepping = true;
+                self.wire.q.schedule(0, Ev::Step(c as u16));
+            }
         }
         // The watchdog looks at the cores between events, at most once a period: no event
         // of its own, so a core computing for 10^15 cycles costs one event, not one per
@@ -362,9 +393,12 @@ impl Sim {
                 check_at = now.saturating_add(period);
             }
             cores::handle(self, now, ev, driver)?;
+            if driver.take_region_start() {
+                return Ok(Pause::RegionStart(now));
+            }
         }
         self.check_quiescent()?;
-        Ok(self.cycles())
+        Ok(Pause::Done(self.cycles()))
     }
 
     /// Cycles until the last core finished.

@@ -240,7 +240,8 @@ const DEVICE_STATS: &[StatDef<Moped>] = stat_table!(Moped {
     "match_searches" => stats.match_searches, "Count", "Match searches run here";
     "match_search_entries" => stats.match_search_entries, "Count",
         "Table entries examined by match searches (sum of search lengths)";
-    "match_search_max" => stats.match_search_max, "Count", "Longest match search";
+    "match_search_max" => stats.match_search_max, "Count",
+        "Longest match search (over the whole run)", level;
     "activated" => stats.activated, "Count", "Matched pairs moved into the active match table";
     "completed" => stats.completed, "Count", "Copies finished here (receive side)";
     "failed" => stats.failed, "Count",
@@ -285,15 +286,17 @@ const HOST_STATS: &[StatDef<DevNet>] = stat_table!(DevNet {
 pub(crate) fn register_device_stats(r: &mut StatsRegistry, mopeds: &[Moped], dev: &DevNet) {
     for d in DEVICE_STATS {
         for (i, m) in mopeds.iter().enumerate() {
-            r.value(
+            r.row(
                 format!("system.moped{i}.{}", d.name),
-                (d.get)(m),
-                d.desc,
-                d.unit,
+                d,
+                std::iter::once((d.get)(m)),
             );
         }
-        let total = mopeds.iter().map(d.get).sum();
-        r.value(format!("system.moped.{}", d.name), total, d.desc, d.unit);
+        r.row(
+            format!("system.moped.{}", d.name),
+            d,
+            mopeds.iter().map(d.get),
+        );
     }
     r.table("system.moped", HOST_STATS, dev);
 }

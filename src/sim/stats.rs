@@ -17,7 +17,6 @@ struct RunCounts {
     max_queue: u64,
     message_stalls: u64,
     host_seconds: f64,
-    events_per_second: f64,
 }
 
 /// What a core's statistics are read from: its count of accesses and its caches' counters.
@@ -30,12 +29,10 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
     "sim.cycles" => cycles, "Cycle", "Cycles until the last core finished";
     "sim.events" => events, "Count", "Simulation events processed";
     "sim.messages" => messages, "Count", "Coherence messages sent";
-    "sim.max_queue" => max_queue, "Count", "Largest number of pending events";
+    "sim.max_queue" => max_queue, "Count", "Largest number of pending events (whole run)", level;
     "sim.message_stalls" => message_stalls, "Count",
         "Message deliveries that stalled on a busy line";
     "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
-    "host.events_per_second" => events_per_second, "Count/Second",
-        "Simulation events per host second";
 });
 
 /// Each core's, under `system.cpuN`.
@@ -92,22 +89,30 @@ const DIR_STATS: &[StatDef<DirStats>] = stat_table!(DirStats {
 impl Sim {
     /// Every statistic of the run, with descriptions and units.
     pub fn stats(&self, host_seconds: f64) -> StatsRegistry {
+        self.stats_at(self.cycles(), host_seconds)
+    }
+
+    /// The statistics so far, `sim.cycles` being `cycles`: at the start of a timed region,
+    /// the registry the end's is taken relative to ([`StatsRegistry::since`]).
+    pub fn stats_at(&self, cycles: u64, host_seconds: f64) -> StatsRegistry {
         let mut r = StatsRegistry::new();
         let events = self.counters.events;
         let run = RunCounts {
-            cycles: self.cycles(),
+            cycles,
             events,
             messages: self.wire.net.total_msgs(),
             max_queue: self.counters.max_queue,
             message_stalls: self.counters.message_stalls,
             host_seconds,
-            events_per_second: if host_seconds > 0.0 {
-                events as f64 / host_seconds
-            } else {
-                0.0
-            },
         };
         r.table("", RUN_STATS, &run);
+        r.ratio(
+            "host.events_per_second",
+            events as f64,
+            host_seconds,
+            "Simulation events per host second",
+            "Count/Second",
+        );
         let cores: Vec<CoreCounts> = self
             .caches
             .iter()

@@ -18,6 +18,7 @@
 
 pub mod gem5;
 pub mod gem5_config;
+mod region;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -114,21 +115,42 @@ pub struct StatDef<S> {
     pub desc: &'static str,
     pub unit: &'static str,
     pub get: fn(&S) -> StatValue,
+    /// A high-water mark or a setting ([`Accrual::Level`]) rather than a counter.
+    pub level: bool,
 }
 
 /// A `&[StatDef<S>]`, one row a statistic: `"name" => field.path, "Unit", "description";`
-/// reads the statistic as that field of the `S` (an integer or a float).
+/// reads the statistic as that field of the `S` (an integer or a float), a counter; a row
+/// ending `..., "description", level;` is an [`Accrual::Level`].
 macro_rules! stat_table {
-    ($S:ty { $($name:literal => $($field:ident).+, $unit:literal, $desc:literal;)* }) => {
+    ($S:ty { $($name:literal => $($field:ident).+, $unit:literal, $desc:literal $(, $kind:ident)?;)* }) => {
         &[$($crate::stats::StatDef::<$S> {
             name: $name,
             desc: $desc,
             unit: $unit,
             get: |s| $crate::stats::StatValue::from(s.$($field).+),
+            level: $crate::stats::stat_table!(@level $($kind)?),
         },)*]
     };
+    (@level) => { false };
+    (@level level) => { true };
 }
 pub(crate) use stat_table;
+
+/// How a statistic accrues over a run, which gives its value over a part of the run
+/// (the timed region: [`StatsRegistry::since`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Accrual {
+    /// Grows with the run (events, misses, cycles, bytes): a region's value is the end's
+    /// less the start's.
+    Counter,
+    /// A high-water mark or a setting (the longest search, the number of ranks): the
+    /// whole run's value stands.
+    Level,
+    /// `num / den` of two growing quantities kept with it (an average latency, a link's
+    /// utilization): a region's value is the ratio of their growth.
+    Ratio { num: f64, den: f64 },
+}
 
 /// One named statistic.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,6 +159,7 @@ pub struct Stat {
     pub value: StatValue,
     pub desc: String,
     pub unit: String,
+    pub accrual: Accrual,
 }
 
 /// An ordered collection of statistics with unique names.
@@ -162,6 +185,17 @@ impl StatsRegistry {
     }
 
     fn push(&mut self, name: String, value: StatValue, desc: &str, unit: &str) {
+        self.push_as(name, value, desc, unit, Accrual::Counter);
+    }
+
+    fn push_as(
+        &mut self,
+        name: String,
+        value: StatValue,
+        desc: &str,
+        unit: &str,
+        accrual: Accrual,
+    ) {
         debug_assert!(
             !name.is_empty() && !name.chars().any(char::is_whitespace),
             "stat name must be non-empty and contain no whitespace: {name:?}"
@@ -181,6 +215,7 @@ impl StatsRegistry {
             value,
             desc: clean_text(desc),
             unit,
+            accrual,
         });
     }
 
@@ -199,11 +234,40 @@ impl StatsRegistry {
         self.push(name.into(), value, desc, unit);
     }
 
+    /// Register a high-water mark or a setting ([`Accrual::Level`]).
+    pub fn level(&mut self, name: impl Into<String>, value: u64, desc: &str, unit: &str) {
+        self.push_as(
+            name.into(),
+            StatValue::Int(value),
+            desc,
+            unit,
+            Accrual::Level,
+        );
+    }
+
+    /// Register `num / den` (0 when `den` is 0), a [`Accrual::Ratio`].
+    pub fn ratio(&mut self, name: impl Into<String>, num: f64, den: f64, desc: &str, unit: &str) {
+        let value = if den > 0.0 { num / den } else { 0.0 };
+        let accrual = Accrual::Ratio { num, den };
+        self.push_as(name.into(), StatValue::Float(value), desc, unit, accrual);
+    }
+
     /// Register each statistic of `table` read from `src`, as `prefix.name` (`name` when
     /// `prefix` is empty), in table order.
     pub fn table<S>(&mut self, prefix: &str, table: &[StatDef<S>], src: &S) {
         for d in table {
-            self.push(full_name(prefix, d.name), (d.get)(src), d.desc, d.unit);
+            let accrual = if d.level {
+                Accrual::Level
+            } else {
+                Accrual::Counter
+            };
+            self.push_as(
+                full_name(prefix, d.name),
+                (d.get)(src),
+                d.desc,
+                d.unit,
+                accrual,
+            );
         }
     }
 
@@ -211,8 +275,29 @@ impl StatsRegistry {
     /// order.
     pub fn table_sums<S>(&mut self, prefix: &str, table: &[StatDef<S>], srcs: &[S]) {
         for d in table {
-            let sum = srcs.iter().map(d.get).sum();
-            self.push(full_name(prefix, d.name), sum, d.desc, d.unit);
+            self.row(full_name(prefix, d.name), d, srcs.iter().map(d.get));
+        }
+    }
+
+    /// Register row `d` of a table under `name`, combining `values`: their sum for a
+    /// counter, their largest for a level (the longest search of any MOPED).
+    pub fn row<S>(
+        &mut self,
+        name: String,
+        d: &StatDef<S>,
+        values: impl Iterator<Item = StatValue>,
+    ) {
+        if d.level {
+            let top = values.fold(StatValue::Int(0), |a, b| {
+                if b.as_f64() > a.as_f64() {
+                    b
+                } else {
+                    a
+                }
+            });
+            self.push_as(name, top, d.desc, d.unit, Accrual::Level);
+        } else {
+            self.push(name, values.sum(), d.desc, d.unit);
         }
     }
 

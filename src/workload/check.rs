@@ -367,8 +367,9 @@ fn step(
 ) -> Result<bool, String> {
     let n = ranks.len();
     let call = &w.ranks[r].calls[i];
-    let here = format!("rank {r} call {i}");
+    let here = format!("rank {r} {}", call_at(w, r, i));
     match call {
+        Call::ResetStats => {}
         Call::Compute(k) => count(
             &mut ranks[r].counts.compute_instructions,
             *k,

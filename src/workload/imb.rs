@@ -8,13 +8,34 @@
 //! buffers, sized for the benchmark, and sends from the same place each iteration
 //! (IMB's default, without `-off_cache`). Before the barriers each rank writes its send
 //! buffer, as IMB fills it with values when it sets the buffers up.
+//!
+//! With a warm-up, the benchmark first runs as `IMB_warm_up` runs it before the first
+//! message size: the same call, barriers included, with [`N_WARMUP`] iterations or, where
+//! more, as many as wrap MPICH's queues once ([`warmup_iterations`]: the smaller sizes IMB
+//! times first have done that); then the timed call, whose timer (`t1 = MPI_Wtime()`)
+//! starts after its barriers: a [`Call::ResetStats`] on every rank there.
 
 use super::coll::{self, Builder};
-use super::{BufRef, SweepKind, Workload, CTX_PT2PT};
+use super::{BufRef, Call, SweepKind, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag};
 
 /// IMB's `N_BARR`: barriers before the timed loop.
 pub const N_BARR: usize = 2;
+
+/// IMB 3.x's `N_WARMUP` (`IMB_settings.h`): iterations of the untimed warm-up call.
+pub const N_WARMUP: usize = 2;
+
+/// Bytes one ch3:shm queue carries before it wraps (16 slots of 16 kB, `mpi::shm`; a test
+/// there holds the two equal). IMB times each message size after the smaller ones, up to
+/// 1,000 repetitions each, so by the time a size is timed every slot of every queue in use
+/// has been written: the warm-up runs at least enough iterations to wrap each queue once.
+pub const SHM_QUEUE_DATA_BYTES: u64 = 16 * 16 * 1024;
+
+/// Iterations of the warm-up call for `bytes`-byte messages.
+pub fn warmup_iterations(bytes: u64) -> usize {
+    let wrap = SHM_QUEUE_DATA_BYTES.div_ceil(bytes.max(1)) + 1;
+    (wrap as usize).max(N_WARMUP)
+}
 
 /// The tag of IMB's point-to-point messages (`s_tag = 1`; receives take ANY_TAG).
 pub const IMB_TAG: u32 = 1;
@@ -49,12 +70,14 @@ impl ImbBenchmark {
 }
 
 /// The workload of one IMB benchmark on `ranks` ranks with `bytes`-byte messages
-/// (per rank, or per pair for Alltoall) and `iterations` timed calls.
+/// (per rank, or per pair for Alltoall) and `iterations` timed calls, after IMB's
+/// warm-up call when `warmup`.
 pub fn build(
     bench: ImbBenchmark,
     ranks: usize,
     bytes: u64,
     iterations: u32,
+    warmup: bool,
 ) -> Result<Workload, String> {
     let p = ranks;
     let two_ranks = matches!(bench, ImbBenchmark::PingPong | ImbBenchmark::PingPing);
@@ -94,39 +117,67 @@ pub fn build(
             b.sweep(rank, s[rank], s_len, FILL_STRIDE, SweepKind::Store);
         }
     }
+    let bufs = Bufs { s, r, x };
+    if warmup {
+        for _ in 0..N_BARR {
+            b.barrier_all();
+        }
+        for i in 0..warmup_iterations(x) {
+            iteration(&mut b, bench, &bufs, i);
+        }
+    }
     for _ in 0..N_BARR {
         b.barrier_all();
     }
-    for i in 0..iterations as usize {
-        let root = i % p;
-        match bench {
-            ImbBenchmark::PingPong => {
-                // pair0 sends then receives; pair1 receives then sends.
-                b.send(0, 1, IMB_TAG, CTX_PT2PT, s[0], x);
-                b.recv(0, Peer::Any, Tag::Any, CTX_PT2PT, r[0], x);
-                b.recv(1, Peer::Any, Tag::Any, CTX_PT2PT, r[1], x);
-                b.send(1, 0, IMB_TAG, CTX_PT2PT, s[1], x);
-            }
-            ImbBenchmark::PingPing => {
-                for (me, other) in [(0, 1), (1, 0)] {
-                    let q = b.isend(me, other, IMB_TAG, CTX_PT2PT, s[me], x);
-                    b.recv(me, Peer::Any, Tag::Any, CTX_PT2PT, r[me], x);
-                    b.wait(me, q);
-                }
-            }
-            ImbBenchmark::Bcast => {
-                // The root broadcasts from s_buffer so the others never overwrite it.
-                let bufs: Vec<BufRef> = (0..p)
-                    .map(|k| if k == root { s[k] } else { r[k] })
-                    .collect();
-                coll::bcast(&mut b, &bufs, x, root);
-            }
-            ImbBenchmark::Reduce => coll::reduce(&mut b, &s, r[root], x / 4, 4, root),
-            ImbBenchmark::Gather => coll::gather(&mut b, &s, r[root], x, root),
-            ImbBenchmark::Alltoall => coll::alltoall(&mut b, &s, &r, x),
+    if warmup {
+        for rank in 0..p {
+            b.push(rank, Call::ResetStats);
         }
     }
+    for i in 0..iterations as usize {
+        iteration(&mut b, bench, &bufs, i);
+    }
     Ok(b.finish(bench.short_name()))
+}
+
+/// Every rank's send and receive buffer, and the message size.
+struct Bufs {
+    s: Vec<BufRef>,
+    r: Vec<BufRef>,
+    x: u64,
+}
+
+/// The calls of timing-loop iteration `i` of `bench`.
+fn iteration(b: &mut Builder, bench: ImbBenchmark, bufs: &Bufs, i: usize) {
+    let (s, r, x) = (&bufs.s, &bufs.r, bufs.x);
+    let p = b.size();
+    let root = i % p;
+    match bench {
+        ImbBenchmark::PingPong => {
+            // pair0 sends then receives; pair1 receives then sends.
+            b.send(0, 1, IMB_TAG, CTX_PT2PT, s[0], x);
+            b.recv(0, Peer::Any, Tag::Any, CTX_PT2PT, r[0], x);
+            b.recv(1, Peer::Any, Tag::Any, CTX_PT2PT, r[1], x);
+            b.send(1, 0, IMB_TAG, CTX_PT2PT, s[1], x);
+        }
+        ImbBenchmark::PingPing => {
+            for (me, other) in [(0, 1), (1, 0)] {
+                let q = b.isend(me, other, IMB_TAG, CTX_PT2PT, s[me], x);
+                b.recv(me, Peer::Any, Tag::Any, CTX_PT2PT, r[me], x);
+                b.wait(me, q);
+            }
+        }
+        ImbBenchmark::Bcast => {
+            // The root broadcasts from s_buffer so the others never overwrite it.
+            let bufs: Vec<BufRef> = (0..p)
+                .map(|k| if k == root { s[k] } else { r[k] })
+                .collect();
+            coll::bcast(b, &bufs, x, root);
+        }
+        ImbBenchmark::Reduce => coll::reduce(b, s, r[root], x / 4, 4, root),
+        ImbBenchmark::Gather => coll::gather(b, s, r[root], x, root),
+        ImbBenchmark::Alltoall => coll::alltoall(b, s, r, x),
+    }
 }
 
 #[cfg(test)]
@@ -143,7 +194,7 @@ mod tests {
 
     #[test]
     fn pingpong_two_messages_per_iteration_and_idle_ranks_only_barrier() {
-        let w = build(ImbBenchmark::PingPong, 16, 16384, 10).unwrap();
+        let w = build(ImbBenchmark::PingPong, 16, 16384, 10, false).unwrap();
         let rep = both(&w);
         assert_eq!(rep.messages(), 20);
         assert_eq!(rep.bytes(), 20 * 16384);
@@ -156,7 +207,7 @@ mod tests {
 
     #[test]
     fn pingping_sends_concurrently() {
-        let w = build(ImbBenchmark::PingPing, 16, 1 << 20, 10).unwrap();
+        let w = build(ImbBenchmark::PingPing, 16, 1 << 20, 10, false).unwrap();
         let rep = both(&w);
         assert_eq!(rep.messages(), 20);
         assert_eq!(rep.ranks[0].send_bytes, 10 << 20);
@@ -166,7 +217,7 @@ mod tests {
     #[test]
     fn collectives_per_iteration_counts() {
         let per_iter = |bench, bytes| {
-            let w = build(bench, 16, bytes, 10).unwrap();
+            let w = build(bench, 16, bytes, 10, false).unwrap();
             let rep = both(&w);
             assert_eq!(rep.messages() % 10, 0);
             (rep.messages() / 10, rep.bytes() / 10, rep.copies())
@@ -191,7 +242,7 @@ mod tests {
 
     #[test]
     fn roots_rotate() {
-        let w = build(ImbBenchmark::Gather, 16, 16384, 16).unwrap();
+        let w = build(ImbBenchmark::Gather, 16, 16384, 16, false).unwrap();
         let rep = both(&w);
         // Every rank is root once and receives 15 blocks then.
         for k in 0..16 {
@@ -205,11 +256,11 @@ mod tests {
     fn zero_byte_messages() {
         use ImbBenchmark::*;
         for bench in [PingPong, PingPing, Bcast, Reduce, Gather, Alltoall] {
-            let w = build(bench, 16, 0, 2).unwrap_or_else(|e| panic!("{bench:?}: {e}"));
+            let w = build(bench, 16, 0, 2, false).unwrap_or_else(|e| panic!("{bench:?}: {e}"));
             let rep = both(&w);
             assert_eq!(rep.bytes(), 0, "{bench:?}");
         }
-        let rep = both(&build(Gather, 16, 0, 2).unwrap());
+        let rep = both(&build(Gather, 16, 0, 2, false).unwrap());
         assert_eq!(
             rep.messages(),
             0,
@@ -219,8 +270,8 @@ mod tests {
 
     #[test]
     fn refuses_what_imb_cannot_run() {
-        assert!(build(ImbBenchmark::PingPong, 1, 8, 1).is_err());
-        assert!(build(ImbBenchmark::Reduce, 4, 6, 1).is_err());
-        assert!(build(ImbBenchmark::Bcast, 4, 8, 0).is_err());
+        assert!(build(ImbBenchmark::PingPong, 1, 8, 1, false).is_err());
+        assert!(build(ImbBenchmark::Reduce, 4, 6, 1, false).is_err());
+        assert!(build(ImbBenchmark::Bcast, 4, 8, 0, false).is_err());
     }
 }

@@ -92,6 +92,9 @@ pub enum Call {
     Waitall(Vec<ReqId>),
     /// MPI_Barrier (the runtime runs MPICH's dissemination barrier).
     Barrier,
+    /// The benchmark's timer starts here (gem5's `m5 resetstats`): statistics restart
+    /// when the first rank reaches one; later ranks' marks change nothing. Costs nothing.
+    ResetStats,
     /// A reduction's local step: `acc[i] += src[i]` over `bytes / 4` 4-byte floats
     /// (MPI_FLOAT, MPI_SUM), as loads, adds and stores.
     Combine {
@@ -195,17 +198,19 @@ pub fn group_of(s: &spec::Spec) -> String {
     .into()
 }
 
-/// Loads a workload: a spec (`.toml`) or a GOAL schedule (`.goal`), with its group.
-/// The error text names the file and, for a parse error, its line and column.
+/// Loads a workload: a spec (`.toml`) or a GOAL schedule (`.goal`), with its group; a
+/// spec's benchmark runs its warm-up first when `warmup` (a GOAL schedule is a trace: it
+/// has none). The error text names the file and, for a parse error, its line and column.
 pub fn load_workload(
     path: &std::path::Path,
     iteration_scale: Option<f64>,
+    warmup: bool,
 ) -> Result<(Workload, String), String> {
     if path.extension().is_some_and(|e| e == "goal") {
         let w = goal::load_goal(path).map_err(|e| e.to_string())?;
         return Ok((w, "goal".into()));
     }
     let s = spec::load_spec(path).map_err(|e| e.to_string())?;
-    let w = spec::build(&s, iteration_scale).map_err(|e| e.to_string())?;
+    let w = spec::build(&s, iteration_scale, warmup).map_err(|e| e.to_string())?;
     Ok((w, group_of(&s)))
 }

@@ -21,14 +21,18 @@
 //!   ranks and iterations (one floating-point operation = one instruction). How a
 //!   formula's total is split between the phases of an iteration is ours unless a
 //!   comment says otherwise; each says how it is derived.
-//! - Only the timed region: from the barrier before the benchmark's timer starts to
-//!   the timer's stop.
+//! - The timed region: from the barrier before the benchmark's timer starts to the
+//!   timer's stop. With a warm-up, first the untimed start-up each benchmark runs for
+//!   itself ("one iteration untimed to init all code and data page tables", CG; MG's
+//!   startup iteration; FT's set-up and forward FFT, which it then repeats timed; BT's
+//!   and SP's one time step "to touch all code"), and a [`Call::ResetStats`] on every
+//!   rank where the timer starts.
 
 // Ranks and cells are numbers that index several per-rank and per-cell tables at once.
 #![allow(clippy::needless_range_loop)]
 
 use super::coll::{self, Builder};
-use super::{BufId, BufRef, SweepKind, Workload, CTX_PT2PT};
+use super::{BufId, BufRef, Call, SweepKind, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag};
 
 /// Compute sweeps touch one 8-byte word per 64-byte line.
@@ -83,12 +87,14 @@ impl NpbBenchmark {
 
 /// The workload of an NPB benchmark on `ranks` ranks running `iterations` of its timed
 /// iterations (CG outer iterations, MG V-cycles, FT evolve+inverse-FFT steps, BT/SP time
-/// steps). Refuses rank counts NPB refuses, and says which it accepts.
+/// steps), after the benchmark's own untimed start-up when `warmup`. Refuses rank counts
+/// NPB refuses, and says which it accepts.
 pub fn build(
     bench: NpbBenchmark,
     class: NpbClass,
     ranks: usize,
     iterations: u32,
+    warmup: bool,
 ) -> Result<Workload, String> {
     if iterations == 0 {
         return Err("iterations must be at least 1".to_string());
@@ -99,13 +105,24 @@ pub fn build(
     let NpbClass::S = class;
     let mut b = Builder::new(ranks);
     match bench {
-        NpbBenchmark::Cg => cg(&mut b, ranks, iterations)?,
-        NpbBenchmark::Mg => mg(&mut b, ranks, iterations)?,
-        NpbBenchmark::Ft => ft(&mut b, ranks, iterations)?,
-        NpbBenchmark::Bt => adi(&mut b, ranks, iterations, Adi::Bt)?,
-        NpbBenchmark::Sp => adi(&mut b, ranks, iterations, Adi::Sp)?,
+        NpbBenchmark::Cg => cg(&mut b, ranks, iterations, warmup)?,
+        NpbBenchmark::Mg => mg(&mut b, ranks, iterations, warmup)?,
+        NpbBenchmark::Ft => ft(&mut b, ranks, iterations, warmup)?,
+        NpbBenchmark::Bt => adi(&mut b, ranks, iterations, Adi::Bt, warmup)?,
+        NpbBenchmark::Sp => adi(&mut b, ranks, iterations, Adi::Sp, warmup)?,
     }
     Ok(b.finish(bench.short_name()))
+}
+
+/// The barrier before the benchmark's `timer_start`, where the statistics restart after
+/// a warm-up.
+fn timer_start(b: &mut Builder, warmup: bool) {
+    b.barrier_all();
+    if warmup {
+        for rank in 0..b.size() {
+            b.push(rank, Call::ResetStats);
+        }
+    }
 }
 
 fn at(r: BufRef, off: u64) -> BufRef {
@@ -178,7 +195,7 @@ const CG_NNZ_TOTAL: u64 = 78148;
 /// sparse matrix-vector product whose row-segment sums are exchanged with log2(npcols)
 /// partners and then with the transpose rank, and two 8-byte sum-reductions), then
 /// exchanges the 16-byte norms. All exchanges are Irecv + Send + Wait.
-fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
+fn cg(b: &mut Builder, p: usize, iterations: u32, warmup: bool) -> Result<(), String> {
     let npcols = cg_grid(p)?;
     let nprows = npcols;
     let rows = CG_NA / nprows as u64;
@@ -199,8 +216,11 @@ fn cg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
         .map(|me| CgRank::new(b, me, p, npcols, rows))
         .collect();
 
-    b.barrier_all();
-    for _ in 0..iterations {
+    let untimed = u32::from(warmup);
+    for it in 0..untimed + iterations {
+        if it == untimed {
+            timer_start(b, warmup);
+        }
         for (me, s) in st.iter().enumerate() {
             let mut k = CgKernels {
                 b,
@@ -520,7 +540,7 @@ fn mg_setup(me: usize, p: usize) -> Vec<MgLevel> {
 /// waits and unpacks (`take3`); `interp` ends with `comm3_ex`, which feeds ranks that
 /// are idle on the coarser level. The timed region starts and ends with `norm2u3`, two
 /// 1-double allreduces (MPI_MAX, then MPI_SUM; the IR's combine stands for both).
-fn mg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
+fn mg(b: &mut Builder, p: usize, iterations: u32, warmup: bool) -> Result<(), String> {
     if !p.is_power_of_two() {
         return Err(format!(
             "NPB MG needs a power-of-two number of ranks (1, 2, 4, ...), not {p}"
@@ -543,7 +563,17 @@ fn mg(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
     }
     let nm2 = sizes.nm2;
 
-    b.barrier_all();
+    if warmup {
+        // mg.f's startup: resid, norm2u3, one V-cycle and its resid.
+        for (me, s) in st.iter().enumerate() {
+            MgKernels { b, me, s, nm2 }.resid(MG_LT);
+        }
+        mg_norm2u3(b, &st);
+        for (me, s) in st.iter().enumerate() {
+            MgKernels { b, me, s, nm2 }.iteration();
+        }
+    }
+    timer_start(b, warmup);
     for (me, s) in st.iter().enumerate() {
         MgKernels { b, me, s, nm2 }.resid(MG_LT);
     }
@@ -870,7 +900,7 @@ const FT_SCRATCH: u64 = 18 * 64 * 2 * 16;
 /// inverse FFT and a checksum reduced to rank 0 (1 double complex). Each 3-D FFT does
 /// two local 1-D FFT passes, a transpose whose global part is an MPI_Alltoall of
 /// ntdivnp/P complex doubles per pair, and a third pass.
-fn ft(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
+fn ft(b: &mut Builder, p: usize, iterations: u32, warmup: bool) -> Result<(), String> {
     if !p.is_power_of_two() {
         return Err(format!(
             "NPB FT needs a power-of-two number of ranks (1, 2, 4, ...), not {p}"
@@ -884,7 +914,10 @@ fn ft(b: &mut Builder, p: usize, iterations: u32) -> Result<(), String> {
     }
     let ft = Ft::new(p);
     let st: Vec<FtRank> = (0..p).map(|me| FtRank::new(b, me, ft.slab)).collect();
-    b.barrier_all();
+    if warmup {
+        ft.setup_and_forward(b, &st);
+    }
+    timer_start(b, warmup);
     ft.setup_and_forward(b, &st);
     for _ in 0..iterations {
         ft.iteration(b, &st);
@@ -1172,7 +1205,7 @@ struct AdiRank {
 /// `add`. BT sends its fixed-size buffers (MAX_CELL_DIM^2 x 30 doubles forward, x 5
 /// back); SP sends 22 x bs doubles forward and 10 x bs back, with bs the cell's
 /// face points off the grid's boundary, and computes `txinvr` after copy_faces.
-fn adi(b: &mut Builder, p: usize, iterations: u32, kind: Adi) -> Result<(), String> {
+fn adi(b: &mut Builder, p: usize, iterations: u32, kind: Adi, warmup: bool) -> Result<(), String> {
     let nc = adi_cells(p, kind)?;
     // header.h: maxcells = sqrt(compiled ranks), MAX_CELL_DIM = problem_size/maxcells + 1.
     let mcd = (ADI_GRID / nc + 1) as u64;
@@ -1199,8 +1232,11 @@ fn adi(b: &mut Builder, p: usize, iterations: u32, kind: Adi) -> Result<(), Stri
         });
     }
 
-    b.barrier_all();
-    for _ in 0..iterations {
+    let untimed = u32::from(warmup);
+    for it in 0..untimed + iterations {
+        if it == untimed {
+            timer_start(b, warmup);
+        }
         for (me, r) in ranks.iter().enumerate() {
             step.run(b, me, r);
         }
@@ -1590,7 +1626,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn run(bench: NpbBenchmark, p: usize, iters: u32) -> CheckReport {
-        let w = build(bench, NpbClass::S, p, iters).unwrap();
+        let w = build(bench, NpbClass::S, p, iters, false).unwrap();
         let a = check(&w).unwrap_or_else(|e| panic!("{bench:?} P={p}: {e}"));
         let s = check_with(&w, SendMode::Synchronous)
             .unwrap_or_else(|e| panic!("{bench:?} P={p} sync: {e}"));
@@ -1708,14 +1744,14 @@ mod tests {
 
     #[test]
     fn refuses_rank_counts_with_reasons() {
-        let err = |bench, p| build(bench, NpbClass::S, p, 1).unwrap_err();
+        let err = |bench, p| build(bench, NpbClass::S, p, 1, false).unwrap_err();
         assert!(err(NpbBenchmark::Cg, 12).contains("power-of-two"));
         assert!(err(NpbBenchmark::Cg, 8).contains("non-square"));
         assert!(err(NpbBenchmark::Mg, 6).contains("power-of-two"));
         assert!(err(NpbBenchmark::Ft, 128).contains("2-D layout"));
         assert!(err(NpbBenchmark::Bt, 8).contains("square number"));
         assert!(err(NpbBenchmark::Sp, 25).contains("too small"));
-        assert!(build(NpbBenchmark::Bt, NpbClass::S, 16, 0).is_err());
+        assert!(build(NpbBenchmark::Bt, NpbClass::S, 16, 0, false).is_err());
         for bench in [
             NpbBenchmark::Cg,
             NpbBenchmark::Mg,
@@ -1723,7 +1759,7 @@ mod tests {
             NpbBenchmark::Bt,
             NpbBenchmark::Sp,
         ] {
-            assert!(build(bench, NpbClass::S, 0, 1).is_err());
+            assert!(build(bench, NpbClass::S, 0, 1, false).is_err());
         }
     }
 
@@ -1739,7 +1775,7 @@ mod tests {
             NpbBenchmark::Bt,
             NpbBenchmark::Sp,
         ] {
-            let w = build(bench, NpbClass::S, 16, 3).unwrap();
+            let w = build(bench, NpbClass::S, 16, 3, false).unwrap();
             for (k, prog) in w.ranks.iter().enumerate() {
                 let mut writes: Vec<(u16, u64, u64, usize)> = Vec::new();
                 let mut sends: Vec<(u16, u64, u64, usize)> = Vec::new();

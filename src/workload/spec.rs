@@ -301,7 +301,11 @@ impl Spec {
 /// Builds the workload a spec describes. `iteration_scale` (in (0, 1]) shortens the run:
 /// the iteration count is multiplied and rounded up (at least 1), and the workload's
 /// notes say so.
-pub fn build(spec: &Spec, iteration_scale: Option<f64>) -> Result<Workload, SpecError> {
+pub fn build(
+    spec: &Spec,
+    iteration_scale: Option<f64>,
+    warmup: bool,
+) -> Result<Workload, SpecError> {
     let at_iters = spec.at_iterations.unwrap_or(spec.at_benchmark);
     let at_ranks = spec.at_ranks.unwrap_or(spec.at_benchmark);
     if let Some(s) = iteration_scale {
@@ -330,8 +334,8 @@ pub fn build(spec: &Spec, iteration_scale: Option<f64>) -> Result<Workload, Spec
             ranks,
         } => {
             let (n, note) = scaled(*iterations);
-            let w =
-                imb::build(*benchmark, *ranks, *bytes, n).map_err(|e| spec.error(at_ranks, e))?;
+            let w = imb::build(*benchmark, *ranks, *bytes, n, warmup)
+                .map_err(|e| spec.error(at_ranks, e))?;
             (w, note)
         }
         SpecKind::Npb {
@@ -341,8 +345,8 @@ pub fn build(spec: &Spec, iteration_scale: Option<f64>) -> Result<Workload, Spec
             ranks,
         } => {
             let (n, note) = scaled(*iterations);
-            let w =
-                npb::build(*benchmark, *class, *ranks, n).map_err(|e| spec.error(at_ranks, e))?;
+            let w = npb::build(*benchmark, *class, *ranks, n, warmup)
+                .map_err(|e| spec.error(at_ranks, e))?;
             (w, note)
         }
         SpecKind::Goal { file } => {
@@ -397,7 +401,7 @@ mod tests {
         let mut names = Vec::new();
         for f in files {
             let spec = load_spec(&f).unwrap_or_else(|e| panic!("{e}"));
-            let w = build(&spec, None).unwrap_or_else(|e| panic!("{e}"));
+            let w = build(&spec, None, false).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(w.name, spec.name);
             assert_eq!(w.ranks.len(), 16);
             assert!(w.notes.is_empty());
@@ -444,19 +448,19 @@ mod tests {
     #[test]
     fn scaled_iterations_are_noted() {
         let s = parse("name = \"CG\"\nsuite = \"npb\"\nbenchmark = \"cg\"\n").unwrap();
-        let w = build(&s, Some(0.25)).unwrap();
+        let w = build(&s, Some(0.25), false).unwrap();
         assert_eq!(
             w.notes,
             vec!["iterations scaled 0.25: CG runs 4 of 15 iterations".to_string()]
         );
-        let full = build(&s, Some(1.0)).unwrap();
+        let full = build(&s, Some(1.0), false).unwrap();
         assert!(full.notes.is_empty());
-        let tiny = build(&s, Some(0.001)).unwrap();
+        let tiny = build(&s, Some(0.001), false).unwrap();
         assert_eq!(
             tiny.notes,
             vec!["iterations scaled 0.001: CG runs 1 of 15 iterations".to_string()]
         );
-        let e = build(&s, Some(1.5)).unwrap_err();
+        let e = build(&s, Some(1.5), false).unwrap_err();
         assert_eq!(
             e.to_string(),
             "specs/x.toml:3:13: iteration scale 1.5 must be in (0, 1]"
@@ -519,7 +523,7 @@ mod tests {
         assert!(e.msg.contains("missing field `name`"), "{e}");
         // A rank count NPB refuses, at the `ranks` value.
         let s = parse("name = \"BT\"\nsuite = \"npb\"\nbenchmark = \"bt\"\nranks = 8\n").unwrap();
-        let e = build(&s, None).unwrap_err();
+        let e = build(&s, None, false).unwrap_err();
         assert_eq!(
             e.to_string(),
             "specs/x.toml:4:9: NPB BT needs a square number of ranks (1, 4, 9, 16, ...), not 8"
@@ -536,7 +540,7 @@ mod tests {
             }
         );
         // The schedule is read when the spec is built; this one does not exist.
-        let e = build(&s, None).unwrap_err().to_string();
+        let e = build(&s, None, false).unwrap_err().to_string();
         assert!(
             e.starts_with("specs/x.toml:3:8: ") && e.contains("cannot read"),
             "{e}"

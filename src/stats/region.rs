@@ -1,0 +1,106 @@
+//! Statistics over a part of a run: gem5's `m5 resetstats`, done by difference. The run
+//! takes a registry when its timed region starts and one at the end; each statistic's
+//! [`Accrual`] says how the region's value follows from the two.
+
+use super::{Accrual, Stat, StatValue, StatsRegistry};
+
+impl StatsRegistry {
+    /// The statistics of the part of the run after `start` (a registry of the same run,
+    /// taken earlier): counters less their value at the start, levels as they are, ratios
+    /// of the growth of their parts. A statistic registered only at the end started at 0.
+    /// A counter that shrank is an error naming it: it was not a counter.
+    pub fn since(&self, start: &StatsRegistry) -> Result<StatsRegistry, String> {
+        let mut out = StatsRegistry::new();
+        for s in &self.stats {
+            let before = start.get(&s.name);
+            let (value, accrual) = match &s.accrual {
+                Accrual::Counter => (growth(s, before)?, Accrual::Counter),
+                Accrual::Level => (s.value.clone(), Accrual::Level),
+                Accrual::Ratio { num, den } => {
+                    let (n0, d0) = match before.map(|b| &b.accrual) {
+                        Some(Accrual::Ratio { num, den }) => (*num, *den),
+                        _ => (0.0, 0.0),
+                    };
+                    let (num, den) = (num - n0, den - d0);
+                    let value = if den > 0.0 { num / den } else { 0.0 };
+                    (StatValue::Float(value), Accrual::Ratio { num, den })
+                }
+            };
+            out.push_as(s.name.clone(), value, &s.desc, &s.unit, accrual);
+        }
+        Ok(out)
+    }
+}
+
+/// A counter's growth since `before`.
+fn growth(end: &Stat, before: Option<&Stat>) -> Result<StatValue, String> {
+    let shrank = |a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+        format!(
+            "statistic {} went down from {a} to {b} during the run: it is not a counter",
+            end.name
+        )
+    };
+    Ok(match (&end.value, before.map(|b| &b.value)) {
+        (v, None) => v.clone(),
+        (StatValue::Int(e), Some(StatValue::Int(b))) => {
+            StatValue::Int(e.checked_sub(*b).ok_or_else(|| shrank(b, e))?)
+        }
+        (e, Some(b)) => {
+            let d = e.as_f64() - b.as_f64();
+            if d < 0.0 {
+                return Err(shrank(b, e));
+            }
+            StatValue::Float(d)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(events: u64, max: u64, latency: f64, msgs: f64, extra: bool) -> StatsRegistry {
+        let mut r = StatsRegistry::new();
+        r.scalar("sim.events", events, "Events", "Count");
+        r.level("sim.max_queue", max, "Largest queue", "Count");
+        r.ratio("net.avg_latency", latency, msgs, "Average latency", "Cycle");
+        r.float("host.seconds", msgs / 10.0, "Host time", "Second");
+        if extra {
+            r.scalar("late", 4, "Registered only once nonzero", "Count");
+        }
+        r
+    }
+
+    #[test]
+    fn a_region_subtracts_counters_keeps_levels_and_recomputes_ratios() {
+        let start = at(100, 7, 300.0, 10.0, false);
+        let end = at(250, 9, 1500.0, 50.0, true);
+        let r = end.since(&start).unwrap();
+        let v = |n: &str| r.get(n).unwrap().value.clone();
+        assert_eq!(v("sim.events"), StatValue::Int(150));
+        assert_eq!(v("sim.max_queue"), StatValue::Int(9));
+        // (1500 - 300) / (50 - 10), not 1500 / 50.
+        assert_eq!(v("net.avg_latency"), StatValue::Float(30.0));
+        assert_eq!(v("host.seconds"), StatValue::Float(4.0));
+        assert_eq!(v("late"), StatValue::Int(4));
+        let names: Vec<&str> = r.stats().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "sim.events",
+                "sim.max_queue",
+                "net.avg_latency",
+                "host.seconds",
+                "late"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_counter_that_shrank_is_named() {
+        let e = at(5, 0, 0.0, 0.0, false)
+            .since(&at(6, 0, 0.0, 0.0, false))
+            .unwrap_err();
+        assert!(e.contains("sim.events went down from 6 to 5"), "{e}");
+    }
+}
