@@ -388,26 +388,25 @@ fn statistics_restarted_at_the_very_end_count_almost_nothing() {
 
 #[test]
 fn imb_runs_its_warm_up_before_the_timed_region() {
-    let spec =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/imb/pingpong-16k.toml");
-    let run = |warmup: bool, scale: Option<f64>| {
+    use moped::workload::imb::{build, ImbBenchmark};
+    let run = |warmup: bool, iterations: u32| {
         let mut c = SystemConfig::default();
         c.workload.warmup = warmup;
-        let (w, _) = moped::workload::load_workload(&spec, scale, warmup).unwrap();
+        let w = build(ImbBenchmark::PingPong, 16, 16_384, iterations, warmup).unwrap();
         run_workload(&c, &w, "baseline".parse().unwrap(), 1, MpiParams::default()).unwrap()
     };
-    let (cold10, cold5) = (run(false, None), run(false, Some(0.5)));
-    let (warm10, warm5) = (run(true, None), run(true, Some(0.5)));
+    let (cold10, cold20) = (run(false, 10), run(false, 20));
+    let (warm10, warm20) = (run(true, 10), run(true, 20));
     let global = "system.total.l2.misses_memory";
-    // Cold, every global L2 miss is a compulsory one: 5 and 10 iterations miss alike.
-    assert_eq!(stat(&cold10, global), stat(&cold5, global));
+    // Cold, every global L2 miss is a compulsory one: 10 and 20 iterations miss alike.
+    assert_eq!(stat(&cold10, global), stat(&cold20, global));
     assert_eq!(stat(&cold10, "sim.timed_from"), 0);
     // Warm, the timed region starts after the warm-up and misses far less.
     assert!(stat(&warm10, "sim.timed_from") > 0);
     assert!(stat(&warm10, global) * 2 < stat(&cold10, global));
     assert!(stat(&warm10, "system.total.l1d.misses") < stat(&cold10, "system.total.l1d.misses"));
     // The region's cycles grow with its iterations, as the timer's would.
-    let (c10, c5) = (stat(&warm10, "sim.cycles"), stat(&warm5, "sim.cycles"));
-    assert!(c10 > c5 * 3 / 2, "{c10} vs {c5}");
+    let (c10, c20) = (stat(&warm10, "sim.cycles"), stat(&warm20, "sim.cycles"));
+    assert!(c20 > c10 * 3 / 2, "{c20} vs {c10}");
     assert_eq!(warm10.cycles, c10);
 }
