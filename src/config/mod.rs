@@ -1280,6 +1280,30 @@ mod tests {
         );
     }
 
+    /// configs/table1.toml says it lists every field with its default: it does, and it is
+    /// the default configuration.
+    #[test]
+    fn table1_lists_every_field_with_its_default() {
+        let text = include_str!("../../configs/table1.toml");
+        let file: toml::Table = toml::from_str(text).unwrap();
+        let default: toml::Table =
+            toml::from_str(&SystemConfig::default().to_toml_string()).unwrap();
+        for (section, fields) in &default {
+            let listed = file.get(section).and_then(|v| v.as_table());
+            let listed = listed.unwrap_or_else(|| panic!("table1.toml lacks [{section}]"));
+            for key in fields.as_table().unwrap().keys() {
+                assert!(
+                    listed.contains_key(key),
+                    "table1.toml lacks {section}.{key}"
+                );
+            }
+        }
+        assert_eq!(
+            SystemConfig::from_toml_str(text, "table1.toml").unwrap(),
+            SystemConfig::default()
+        );
+    }
+
     /// Issue 24: `--set l2.size_bytes=1099511627776` aborted on allocation.
     #[test]
     fn caches_the_host_cannot_hold_are_refused_before_allocating() {
