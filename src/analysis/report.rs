@@ -494,7 +494,7 @@ mod tests {
     fn empty_report() {
         let text = report_markdown(&[], &[], &check_claims(&[]), &[]);
         assert!(text.contains("No run records were given."));
-        assert!(text.contains("0 hold, 0 do not hold, 6 not measured"));
+        assert!(text.contains("0 hold, 0 do not hold, 7 not measured"));
     }
 
     #[test]
