@@ -263,7 +263,9 @@ fn a_truncated_message_names_the_programs_own_wide_tag() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("message from rank 0 (call 0, tag 2147483647) has 64 bytes (truncation)"),
+        e.contains(
+            "message from rank 0 (call 0 at t.goal:3:1, tag 2147483647) has 64 bytes (truncation)"
+        ),
         "{e}"
     );
 }
