@@ -1,5 +1,5 @@
 //! The copy unit against a fake memory system: an OS that builds page tables for random
-//! buffers in scattered frames, leaving some pages to be mapped on a fault, and a responder
+//! buffers in shuffled frames, leaving some pages to be mapped on a fault, and a responder
 //! that answers requests after random delays, in random order, sometimes revoking a
 //! granted receive line before its write. After each transfer the receive buffer must hold
 //! the send buffer's bytes and every other byte of memory must be what the OS left there.
@@ -81,7 +81,7 @@ impl World {
         let mut w = World {
             mem: FlatMem::new(),
             model: FlatMem::new(),
-            frames: FrameAllocator::scattered(FRAMES, case.seed).expect("frame range"),
+            frames: FrameAllocator::shuffled(FRAMES, case.seed).expect("frame range"),
             spaces: Vec::new(),
             send_space: 0,
             recv_space: 0,

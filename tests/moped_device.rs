@@ -69,7 +69,7 @@ impl Host {
                 .map(|i| Moped::new(params(i, n, entries, seed % 2 == 0)).unwrap())
                 .collect(),
             mem: FlatMem::new(),
-            frames: FrameAllocator::scattered(0x100_0000..0x1000_0000, seed).unwrap(),
+            frames: FrameAllocator::shuffled(0x100_0000..0x1000_0000, seed).unwrap(),
             procs: Vec::new(),
             ports: PortMap::default(),
             now: 0,

@@ -15,7 +15,9 @@
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
-//! [workload]    # warmup = false
+//! [os]          # frame_order = "random"
+//! [mpi]         # queue_stride = "mpich"
+//! [workload]    # warmup = true
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -32,6 +34,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
+use crate::mpi::shm::QueueStride;
+use crate::os::phys::FrameOrder;
 use crate::textparse::{line_col, toml_message};
 
 /// The only network topology implemented.
@@ -347,6 +351,24 @@ impl Default for WatchdogSection {
     }
 }
 
+/// The simulated OS.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OsSection {
+    /// The order in which physical frames are handed to pages and page tables: `"random"`
+    /// (seeded by the run's seed) or `"address"`.
+    pub frame_order: FrameOrder,
+}
+
+/// The MPICH-like runtime of MPI workloads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MpiSection {
+    /// Distance between the ch3:shm queues: `"mpich"` (back to back, MPICH2 1.2's) or
+    /// `"page"` (each rounded up to whole pages).
+    pub queue_stride: QueueStride,
+}
+
 /// How workloads are run (not the machine).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -360,8 +382,7 @@ pub struct WorkloadSection {
 
 impl Default for WorkloadSection {
     fn default() -> Self {
-        // Cold until Figure 10's numbers in the README are measured warm.
-        WorkloadSection { warmup: false }
+        WorkloadSection { warmup: true }
     }
 }
 
@@ -379,6 +400,8 @@ pub struct SystemConfig {
     pub network: NetSection,
     pub moped: MopedSection,
     pub watchdog: WatchdogSection,
+    pub os: OsSection,
+    pub mpi: MpiSection,
     pub workload: WorkloadSection,
 }
 
@@ -393,6 +416,8 @@ impl Default for SystemConfig {
             network: NetSection::default(),
             moped: MopedSection::default(),
             watchdog: WatchdogSection::default(),
+            os: OsSection::default(),
+            mpi: MpiSection::default(),
             workload: WorkloadSection::default(),
         }
     }
@@ -1165,6 +1190,36 @@ mod tests {
             e.msg
                 .contains("expected an integer from 0 to 9223372036854775807"),
             "{e}"
+        );
+    }
+
+    /// Issue 25: the layout's two choices name their key and the values they take.
+    #[test]
+    fn layout_choices_name_their_values() {
+        let c = SystemConfig::default();
+        assert_eq!(c.os.frame_order, FrameOrder::Random);
+        assert_eq!(c.mpi.queue_stride, QueueStride::Mpich);
+        let old = "[os]\nframe_order = \"address\"\n[mpi]\nqueue_stride = \"page\"\n";
+        let old = SystemConfig::from_toml_str(old, "old.toml").unwrap();
+        assert_eq!(old.os.frame_order, FrameOrder::Address);
+        assert_eq!(old.mpi.queue_stride, QueueStride::Page);
+        let e =
+            SystemConfig::from_toml_str("[os]\nframe_order = \"sorted\"\n", "o.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "o.toml:2:15: key `os.frame_order`: unknown variant `sorted`, expected `random` or \
+             `address`"
+        );
+        let table1 = include_str!("../../configs/table1.toml");
+        assert_eq!(
+            SystemConfig::from_toml_str(table1, "table1.toml").unwrap(),
+            SystemConfig::default()
+        );
+        let mut c = SystemConfig::default();
+        let e = c.set("mpi.queue_stride", "pages").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "key `mpi.queue_stride`: unknown variant `pages`, expected `mpich` or `page`"
         );
     }
 

@@ -138,7 +138,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 reads: Cell::new(0),
                 writes: 0,
             },
-            os: Os::new(cfg.memory.size_bytes),
+            os: Os::new(cfg.memory.size_bytes, cfg.os.frame_order, opts.seed),
             tlb: Tlb::new(n),
             cores: vec![CoreState::default(); n],
             mopeds,

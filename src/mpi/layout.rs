@@ -6,13 +6,14 @@
 //! 0x1000_0000  the workload's buffers, each page-aligned, in order
 //! 0x3FFF_F000  the backoff word, shared by every rank of the program
 //! 0x4000_0000  the ch3:shm queues, one per directed pair: (src -> dst) at
-//!              SHM_BASE + (dst * P + src) * QUEUE_STRIDE, shared by the two ranks
+//!              SHM_BASE + (dst * P + src) * stride (`mpi.queue_stride`), in one
+//!              segment shared by every rank
 //! ```
 
 use crate::os::pagetable::PAGE_BYTES;
 use crate::workload::Workload;
 
-use super::shm::QUEUE_STRIDE;
+use super::shm::QueueStride;
 
 pub const PRIV_BASE: u64 = 0x0800_0000;
 pub const BUF_BASE: u64 = 0x1000_0000;
@@ -39,6 +40,8 @@ pub struct Layout {
     pub tmp_base: u64,
     pub tmp_bytes: u64,
     pub flag_va: u64,
+    /// Bytes from one ch3:shm queue to the next.
+    pub queue_stride: u64,
 }
 
 fn page_up(x: u64) -> u64 {
@@ -84,7 +87,7 @@ pub fn check_fits(w: &Workload, memory_bytes: u64) -> Result<(), String> {
 }
 
 impl Layout {
-    pub fn new(w: &Workload) -> Layout {
+    pub fn new(w: &Workload, stride: QueueStride) -> Layout {
         let mut buf_va = Vec::new();
         let mut buf_end = Vec::new();
         for r in &w.ranks {
@@ -110,6 +113,7 @@ impl Layout {
             tmp_base: list_heads + PAGE_BYTES,
             tmp_bytes: TMP_BYTES,
             flag_va: FLAG_VA,
+            queue_stride: stride.bytes(),
         }
     }
 
@@ -120,12 +124,12 @@ impl Layout {
 
     /// The queue that `src` writes and `dst` reads.
     pub fn queue(&self, src: u16, dst: u16) -> u64 {
-        SHM_BASE + (dst as u64 * self.ranks as u64 + src as u64) * QUEUE_STRIDE
+        SHM_BASE + (dst as u64 * self.ranks as u64 + src as u64) * self.queue_stride
     }
 
-    /// The end of the shared queues.
+    /// The end of the shared segment: the queues, up to the end of the last one's page.
     pub fn shm_end(&self) -> u64 {
-        SHM_BASE + (self.ranks * self.ranks) as u64 * QUEUE_STRIDE
+        page_up(SHM_BASE + (self.ranks * self.ranks) as u64 * self.queue_stride)
     }
 }
 

@@ -199,7 +199,7 @@ pub fn prepare(
     }
     layout::check_fits(w, cfg.memory.size_bytes).map_err(MopedError::Io)?;
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
-    let layout = Layout::new(w);
+    let layout = Layout::new(w, cfg.mpi.queue_stride);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;
@@ -240,22 +240,19 @@ fn spawn_ranks(
     Ok(procs)
 }
 
-/// The backoff word's page, shared by every rank and set to "no backoff", and each
-/// ch3:shm queue, shared by its two ranks.
+/// The backoff word's page, set to "no backoff", and the ch3:shm segment, both shared by
+/// every rank. MPICH2 1.2 attaches one segment holding every queue to every process; the
+/// queues lie back to back in it, so one page may hold the end of one pair's queue and
+/// the start of another's.
 fn share_segments(
     os: &mut Os,
     mem: &mut impl PhysMem,
     layout: &Layout,
     procs: &[ProcId],
 ) -> Result<(), crate::os::OsError> {
-    let p = procs.len();
     os.share(mem, procs, layout.flag_va, 4096)?;
-    for s in 0..p {
-        for d in (0..p).filter(|&d| d != s) {
-            let q = layout.queue(s as u16, d as u16);
-            os.share(mem, &[procs[s], procs[d]], q, shm::QUEUE_BYTES)?;
-        }
-    }
+    let shm_bytes = layout.shm_end() - layout::SHM_BASE;
+    os.share(mem, procs, layout::SHM_BASE, shm_bytes)?;
     os.write_virtual(mem, procs[0], layout.flag_va, &NO_BACKOFF.to_le_bytes())
 }
 

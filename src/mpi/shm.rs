@@ -6,7 +6,13 @@
 //! `offset`, pad) and 16 kB of data. A writer fills the slot at its tail, sets `num_bytes`,
 //! then `avail`; the reader polls `avail` at its head, consumes, and clears it. A CH3 packet
 //! header and its payload are written back to back (`writev`), so a long payload streams on
-//! through the following slots.
+//! through the following slots. The P x P queues are one array in one shared segment that
+//! every process attaches, so by default a queue starts where the last one ended
+//! ([`QueueStride`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::os::pagetable::PAGE_BYTES;
 
 /// Slots per queue (`MPIDI_CH3I_NUM_PACKETS`).
 pub const SLOTS: u64 = 16;
@@ -18,8 +24,30 @@ pub const SLOT_HEADER: u64 = 16;
 pub const QUEUE_HEADER: u64 = 8;
 /// Bytes of one queue.
 pub const QUEUE_BYTES: u64 = QUEUE_HEADER + SLOTS * (SLOT_HEADER + SLOT_DATA);
-/// Distance between queues in the shared segment (page-aligned).
-pub const QUEUE_STRIDE: u64 = QUEUE_BYTES.div_ceil(4096) * 4096;
+
+/// How far apart the queues lie in the shared segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueStride {
+    /// MPICH2 1.2's: the queues are an array in one segment, each `sizeof` the queue
+    /// struct ([`QUEUE_BYTES`], a multiple of 8) after the last.
+    #[default]
+    Mpich,
+    /// Each queue rounded up to whole pages, so every queue header sits at a page's start
+    /// (and, in a physically indexed cache, in one of few sets).
+    Page,
+}
+
+impl QueueStride {
+    /// Bytes from one queue to the next.
+    pub fn bytes(self) -> u64 {
+        match self {
+            QueueStride::Mpich => QUEUE_BYTES,
+            QueueStride::Page => QUEUE_BYTES.div_ceil(PAGE_BYTES) * PAGE_BYTES,
+        }
+    }
+}
+
 /// Bytes of a CH3 packet header as this model encodes it (type and envelope, size, the
 /// sender's and the receiver's request handles); MPICH's union is a few tens of bytes.
 pub const PKT_HEADER: u64 = 32;
@@ -128,8 +156,10 @@ mod tests {
         assert_eq!(QUEUE_BYTES, 8 + 16 * 16400);
         assert_eq!(slot_data(0), 24);
         assert_eq!(slot(1) - slot(0), 16400);
-        assert_eq!(QUEUE_STRIDE % 4096, 0);
-        const { assert!(QUEUE_STRIDE >= QUEUE_BYTES) };
+        assert_eq!(QueueStride::Mpich.bytes(), 262_408);
+        assert_eq!(QueueStride::Page.bytes(), 65 * 4096);
+        // Every queue starts 8-byte aligned, so its words never straddle a line.
+        assert_eq!(QueueStride::Mpich.bytes() % 8, 0);
         // Payloads start 8-byte aligned, so copies move whole words.
         assert_eq!((slot_data(5) + PKT_HEADER) % 8, 0);
     }

@@ -6,7 +6,9 @@
 //! timing (a perfect TLB); pages of a region declared lazy are mapped at their first touch,
 //! by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
 //! Frames are handed out from the upper half of physical memory, so programs that use
-//! physical addresses directly keep the lower half to themselves.
+//! physical addresses directly keep the lower half to themselves, and by default in a
+//! seeded random order (`os.frame_order`), as from the free lists of a system that has run
+//! a while rather than in address order.
 
 pub mod pagetable;
 pub mod phys;
@@ -18,7 +20,7 @@ use crate::envelope::{ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 
 use pagetable::{AddressSpace, XlateError, PAGE_BYTES};
-use phys::{FrameAllocator, PhysMem};
+use phys::{FrameAllocator, FrameOrder, PhysMem};
 
 /// A process's index in [`Os::procs`].
 pub type ProcId = usize;
@@ -81,11 +83,13 @@ pub struct Os {
 }
 
 impl Os {
-    /// An OS handing out frames from the upper half of `memory_bytes` of physical memory.
-    pub fn new(memory_bytes: u64) -> Os {
+    /// An OS handing out frames from the upper half of `memory_bytes` of physical memory,
+    /// in `order` (a random one fixed by `seed`); page tables take theirs from the same
+    /// frames.
+    pub fn new(memory_bytes: u64, order: FrameOrder, seed: u64) -> Os {
         let half = (memory_bytes / 2) & !(PAGE_BYTES - 1);
-        let frames = FrameAllocator::new(half..2 * half)
-            .or_else(|_| FrameAllocator::new(1 << 28..1 << 29))
+        let frames = FrameAllocator::ordered(half..2 * half, order, seed)
+            .or_else(|_| FrameAllocator::ordered(1 << 28..1 << 29, order, seed))
             .expect("a nonempty frame range");
         Os {
             frames,

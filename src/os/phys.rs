@@ -7,7 +7,10 @@
 
 use std::ops::Range;
 
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 use crate::mem::{line_of, LineAddr, LineData, LINE_BYTES};
 
@@ -124,48 +127,71 @@ impl PhysMem for FlatMem {
     }
 }
 
-/// Hands out 4 KiB frames of a physical range, each once. Frames come either in address
-/// order or scattered over the range (a fixed stride coprime to the frame count), so that
-/// consecutive pages of a buffer land in far-apart frames.
+/// The order in which an OS hands out physical frames.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameOrder {
+    /// A seeded pseudo-random order, as the free lists of an OS that has been up a while
+    /// give them: the pages of a buffer or of a shared segment land in unrelated frames.
+    #[default]
+    Random,
+    /// Increasing addresses, as from a freshly booted, never fragmented memory.
+    Address,
+}
+
+/// Hands out 4 KiB frames of a physical range, each once, in address order or in a seeded
+/// random order.
 #[derive(Clone, Debug)]
 pub struct FrameAllocator {
     base: u64,
     frames: u64,
     handed: u64,
-    stride: u64,
-    offset: u64,
+    /// The random order's state; `None` for address order.
+    shuffle: Option<Shuffle>,
+}
+
+/// A Fisher-Yates shuffle of the frame indices built one draw at a time: the `k`-th
+/// frame handed out is the one at a position drawn uniformly from `k..frames`, whose place
+/// then takes the frame at `k`. Only the positions a draw has disturbed are stored, so a
+/// 256 MB range costs nothing until its frames are used.
+#[derive(Clone, Debug)]
+struct Shuffle {
+    rng: Xoshiro256PlusPlus,
+    /// Position -> frame index, for the positions whose frame is not their own index.
+    moved: FxHashMap<u64, u64>,
 }
 
 impl FrameAllocator {
     /// Frames of `range` in address order.
     pub fn new(range: Range<u64>) -> Result<Self, XlateError> {
-        Self::with_order(range, 1, 0)
-    }
-
-    /// Frames of `range` in an order picked by `seed`.
-    pub fn scattered(range: Range<u64>, seed: u64) -> Result<Self, XlateError> {
-        let frames = (range.end.saturating_sub(range.start)) >> PAGE_SHIFT;
-        // A stride near the golden ratio of the range, nudged until coprime.
-        let mut stride = ((frames as f64 * 0.618_033_988_75) as u64 | 1).max(1);
-        while frames > 1 && gcd(stride, frames) != 1 {
-            stride += 2;
-        }
-        Self::with_order(range, stride, seed)
-    }
-
-    fn with_order(range: Range<u64>, stride: u64, seed: u64) -> Result<Self, XlateError> {
         let (start, end) = (range.start, range.end);
         if start >= end || start % PAGE_BYTES != 0 || end % PAGE_BYTES != 0 {
             return Err(XlateError::BadFrameRange { start, end });
         }
-        let frames = (end - start) >> PAGE_SHIFT;
         Ok(FrameAllocator {
             base: start,
-            frames,
+            frames: (end - start) >> PAGE_SHIFT,
             handed: 0,
-            stride: stride % frames.max(1),
-            offset: seed % frames,
+            shuffle: None,
         })
+    }
+
+    /// Frames of `range` in a random order that `seed` fixes.
+    pub fn shuffled(range: Range<u64>, seed: u64) -> Result<Self, XlateError> {
+        let mut a = Self::new(range)?;
+        a.shuffle = Some(Shuffle {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            moved: FxHashMap::default(),
+        });
+        Ok(a)
+    }
+
+    /// Frames of `range` in `order` (`seed` picks a random order).
+    pub fn ordered(range: Range<u64>, order: FrameOrder, seed: u64) -> Result<Self, XlateError> {
+        match order {
+            FrameOrder::Random => Self::shuffled(range, seed),
+            FrameOrder::Address => Self::new(range),
+        }
     }
 
     /// A frame not handed out before.
@@ -173,10 +199,22 @@ impl FrameAllocator {
         if self.handed == self.frames {
             return Err(XlateError::OutOfFrames);
         }
-        let k = self.handed as u128;
-        let i = (self.offset as u128 + k * self.stride.max(1) as u128) % self.frames as u128;
+        let k = self.handed;
+        let i = match &mut self.shuffle {
+            None => k,
+            Some(s) => {
+                let j = s.rng.gen_range(k..self.frames);
+                let at_j = s.moved.get(&j).copied().unwrap_or(j);
+                // Position k is never drawn again: only j needs to remember what was there.
+                let at_k = s.moved.remove(&k).unwrap_or(k);
+                if j != k {
+                    s.moved.insert(j, at_k);
+                }
+                at_j
+            }
+        };
         self.handed += 1;
-        Ok(self.base + ((i as u64) << PAGE_SHIFT))
+        Ok(self.base + (i << PAGE_SHIFT))
     }
 
     /// Frames still available.
@@ -185,33 +223,48 @@ impl FrameAllocator {
     }
 }
 
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn frame_allocator_runs_out_and_scatters() {
+    fn frame_allocator_runs_out() {
         assert!(FrameAllocator::new(0..0).is_err());
         assert!(FrameAllocator::new(0x800..0x2000).is_err());
+        assert!(FrameAllocator::shuffled(0x800..0x2000, 1).is_err());
         let mut a = FrameAllocator::new(0x1000..0x3000).unwrap();
         assert_eq!((a.alloc(), a.alloc()), (Ok(0x1000), Ok(0x2000)));
         assert_eq!(a.alloc(), Err(XlateError::OutOfFrames));
-        let mut s = FrameAllocator::scattered(0..64 * PAGE_BYTES, 7).unwrap();
-        let got: Vec<u64> = (0..64).map(|_| s.alloc().unwrap()).collect();
+    }
+
+    fn draw(seed: u64, frames: u64) -> Vec<u64> {
+        let mut s = FrameAllocator::shuffled(0x4000..(4 + frames) * PAGE_BYTES, seed).unwrap();
+        let got = (0..frames).map(|_| s.alloc().unwrap()).collect();
+        assert_eq!(s.remaining(), 0);
+        assert_eq!(s.alloc(), Err(XlateError::OutOfFrames));
+        got
+    }
+
+    #[test]
+    fn shuffled_frames_are_a_seeded_permutation() {
+        let got = draw(7, 512);
         let mut sorted = got.clone();
         sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), 64, "every frame once");
+        let all: Vec<u64> = (0..512).map(|i| 0x4000 + i * PAGE_BYTES).collect();
+        assert_eq!(sorted, all, "every frame once");
+        assert_eq!(draw(7, 512), got, "same seed, same order");
+        assert_ne!(draw(8, 512), got);
+        // Far from address order: a uniform permutation of 512 has about 1 frame following
+        // its predecessor; a page-by-page allocation would have 511.
         let adjacent = got.windows(2).filter(|w| w[1] == w[0] + PAGE_BYTES).count();
-        assert_eq!(adjacent, 0);
-        assert_eq!(s.remaining(), 0);
+        assert!(adjacent < 8, "{adjacent} frames follow their predecessor");
+        // Every frame is as likely first: over 4,000 seeds of 4 frames each comes first
+        // about 1,000 times.
+        let mut first = [0u32; 4];
+        for seed in 0..4000 {
+            first[((draw(seed, 4)[0] - 0x4000) / PAGE_BYTES) as usize] += 1;
+        }
+        assert!(first.iter().all(|&n| (850..1150).contains(&n)), "{first:?}");
     }
 
     #[test]

@@ -319,7 +319,7 @@ impl Sim {
             done: Vec::new(),
             counters: SimCounters::default(),
             mopeds,
-            os: Os::new(cfg.memory.size_bytes),
+            os: Os::new(cfg.memory.size_bytes, cfg.os.frame_order, seed),
             moped_host,
             tlb: Tlb::new(n),
         })
