@@ -246,6 +246,13 @@ fn notes(
     } else {
         "System configuration: changed from the paper's Table 1 (see config.toml).".into()
     });
+    notes.push(if opts.config.workload.warmup {
+        "Each run warmed up first (IMB's warm-up call, NPB's untimed start-up); the \
+         statistics are those of its timed region (sim.timed_from)."
+            .into()
+    } else {
+        "No warm-up (workload.warmup = false): cold caches, every cycle of each run counted.".into()
+    });
     if let Some(f) = opts.iterations {
         notes.push(format!(
             "Iteration counts scaled by {f} relative to the workload specs."
