@@ -225,42 +225,30 @@ fn run_program(name: &str, program: &str, set: &[&str]) -> (Option<i32>, String)
 const PROCESSES: &str = "[[process]]\nrank = 0\ncore = 0\nregions = [[0x100000, 0x1000]]\n\
     [[process]]\nrank = 1\ncore = 1\nregions = [[0x100000, 0x1000]]\n";
 
+/// A `moped_poll` of a receive no send matches, and of a send no receive matches, each
+/// fails naming the poll's place and what was posted.
 #[test]
 fn a_poll_that_never_completes_trips_the_poll_watchdog() {
-    let recv = format!(
-        "{PROCESSES}[[core]]\ncores = [0]\nops = '''\nmoped_reserve r0\n\
-         moped_recv r0 src=1 tag=9 va=0x100000 size=256\nmoped_poll r0\n'''\n"
-    );
-    let (code, err) = run_program("poll", &recv, &["watchdog.poll_cycles=1000000"]);
-    assert_eq!(code, Some(1), "{err}");
-    assert_names(
-        &err,
-        &[
-            "watchdog.poll_cycles",
-            "core 0",
-            "p.toml:14:1: moped_poll r0",
-            "recv from rank 1 tag 9, 256 bytes",
-        ],
-    );
-}
-
-#[test]
-fn a_send_no_receive_matches_trips_the_poll_watchdog() {
-    let send = format!(
-        "{PROCESSES}[[core]]\ncores = [0]\nops = '''\nmoped_reserve r0\n\
-         moped_send r0 dst=1 tag=9 va=0x100000 size=256\nmoped_poll r0\n'''\n"
-    );
-    let (code, err) = run_program("nosend", &send, &["watchdog.poll_cycles=1000000"]);
-    assert_eq!(code, Some(1), "{err}");
-    assert_names(
-        &err,
-        &[
-            "watchdog.poll_cycles",
-            "core 0",
-            "p.toml:14:1: moped_poll r0",
-            "send to rank 1 tag 9, 256 bytes",
-        ],
-    );
+    for (post, posted) in [
+        ("moped_recv r0 src=1", "recv from rank 1 tag 9, 256 bytes"),
+        ("moped_send r0 dst=1", "send to rank 1 tag 9, 256 bytes"),
+    ] {
+        let program = format!(
+            "{PROCESSES}[[core]]\ncores = [0]\nops = '''\nmoped_reserve r0\n\
+             {post} tag=9 va=0x100000 size=256\nmoped_poll r0\n'''\n"
+        );
+        let (code, err) = run_program("poll", &program, &["watchdog.poll_cycles=1000000"]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_names(
+            &err,
+            &[
+                "watchdog.poll_cycles",
+                "core 0",
+                "p.toml:14:1: moped_poll r0",
+                posted,
+            ],
+        );
+    }
 }
 
 #[test]
