@@ -34,7 +34,6 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
-use crate::mpi::shm::QueueStride;
 use crate::os::phys::FrameOrder;
 use crate::textparse::{line_col, toml_message};
 
@@ -358,6 +357,19 @@ pub struct OsSection {
     /// The order in which physical frames are handed to pages and page tables: `"random"`
     /// (seeded by the run's seed) or `"address"`.
     pub frame_order: FrameOrder,
+}
+
+/// How far apart the queues lie in the shared segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueStride {
+    /// MPICH2 1.2's: the queues are an array in one segment, each `sizeof` the queue
+    /// struct (`mpi::shm::QUEUE_BYTES`, a multiple of 8) after the last.
+    #[default]
+    Mpich,
+    /// Each queue rounded up to whole pages, so every queue header sits at a page's start
+    /// (and, in a physically indexed cache, in one of few sets).
+    Page,
 }
 
 /// The MPICH-like runtime of MPI workloads.

@@ -13,7 +13,7 @@
 use crate::os::pagetable::PAGE_BYTES;
 use crate::workload::Workload;
 
-use super::shm::QueueStride;
+use crate::config::QueueStride;
 
 pub const PRIV_BASE: u64 = 0x0800_0000;
 pub const BUF_BASE: u64 = 0x1000_0000;

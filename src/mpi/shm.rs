@@ -10,8 +10,7 @@
 //! every process attaches, so by default a queue starts where the last one ended
 //! ([`QueueStride`]).
 
-use serde::{Deserialize, Serialize};
-
+use crate::config::QueueStride;
 use crate::os::pagetable::PAGE_BYTES;
 
 /// Slots per queue (`MPIDI_CH3I_NUM_PACKETS`).
@@ -24,19 +23,6 @@ pub const SLOT_HEADER: u64 = 16;
 pub const QUEUE_HEADER: u64 = 8;
 /// Bytes of one queue.
 pub const QUEUE_BYTES: u64 = QUEUE_HEADER + SLOTS * (SLOT_HEADER + SLOT_DATA);
-
-/// How far apart the queues lie in the shared segment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueStride {
-    /// MPICH2 1.2's: the queues are an array in one segment, each `sizeof` the queue
-    /// struct ([`QUEUE_BYTES`], a multiple of 8) after the last.
-    #[default]
-    Mpich,
-    /// Each queue rounded up to whole pages, so every queue header sits at a page's start
-    /// (and, in a physically indexed cache, in one of few sets).
-    Page,
-}
 
 impl QueueStride {
     /// Bytes from one queue to the next.
