@@ -189,6 +189,11 @@ struct Figure10Args {
     /// same as `--set workload.warmup=false`).
     #[arg(long)]
     no_warmup: bool,
+    /// Also rerun Figure 10 under each alternative modelling choice (warm-up, queue
+    /// layout, frame order, page walks, port latency) and write sensitivity.csv and a
+    /// section of report.md (as many runs again per alternative).
+    #[arg(long)]
+    sensitivity: bool,
 }
 
 #[derive(Args, Debug)]
@@ -572,15 +577,27 @@ fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult {
         jobs: a
             .jobs
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
+        sensitivity: a.sensitivity,
     };
-    let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?.len();
+    let n = api::figure10::run_count(&opts)?;
+    let alternatives = if opts.sensitivity {
+        let names: Vec<&str> = api::sensitivity::applicable(&opts.config)?
+            .iter()
+            .map(|(alt, _)| alt.name)
+            .collect();
+        format!(" (Figure 10, then again under {})", names.join(", "))
+    } else {
+        String::new()
+    };
     eprintln!(
-        "figure10: {n} runs on {} host threads; results in {}",
+        "figure10: {n} runs{alternatives} on {} host threads; results in {}",
         opts.jobs,
         a.out.display()
     );
-    let progress =
-        |_i, done, r: &Result<_, _>| eprintln!("{}", api::figure10::progress_line(done, n, r));
+    // A closed stderr (`2>&1 | head`) loses the progress lines, not the run.
+    let progress = |_i, done, r: &Result<_, _>| {
+        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+    };
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let f = api::figure10::figure10(&opts, out, &progress)?;
     print_figure10(&f, &opts)?;

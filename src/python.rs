@@ -498,6 +498,7 @@ fn figure10_options(
     iteration_scale: Option<f64>,
     config_toml: &str,
     jobs: Option<usize>,
+    sensitivity: bool,
 ) -> PyResult<api::figure10::Figure10Options> {
     Ok(api::figure10::Figure10Options {
         out: out.into(),
@@ -507,6 +508,7 @@ fn figure10_options(
         iterations: iteration_scale,
         config: parse_config(config_toml, "<config>")?,
         jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
+        sensitivity,
     })
 }
 
@@ -536,9 +538,10 @@ fn figure10_plan(
 
 /// Runs Figure 10 on the simulator's own pool of `jobs` threads (default: every core),
 /// printing a line per finished run to stderr when `progress`, and writes its results into
-/// `out`. Returns the JSON of the runs' outcomes.
+/// `out`; with `sensitivity`, reruns it under each alternative modelling choice and writes
+/// sensitivity.csv. Returns the JSON of the Figure-10 runs' outcomes.
 #[pyfunction]
-#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false))]
+#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false, sensitivity=false))]
 #[allow(clippy::too_many_arguments)]
 fn figure10(
     py: Python<'_>,
@@ -551,6 +554,7 @@ fn figure10(
     jobs: Option<usize>,
     progress: bool,
     force: bool,
+    sensitivity: bool,
 ) -> PyResult<String> {
     guard(|| {
         let opts = figure10_options(
@@ -561,10 +565,9 @@ fn figure10(
             iteration_scale,
             config_toml,
             jobs,
+            sensitivity,
         )?;
-        let n = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)
-            .map_err(to_py)?
-            .len();
+        let n = api::figure10::run_count(&opts).map_err(to_py)?;
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
             if progress {
                 eprintln!("{}", api::figure10::progress_line(done, n, r));
@@ -605,13 +608,15 @@ fn figure10_finish(
             iteration_scale,
             config_toml,
             None,
+            false,
         )?;
         let dir = claim.take()?;
         let analysed = serde_json::from_str::<Vec<api::experiments::Outcome>>(outcomes_json)
             .map_err(|e| CoreError::Io(format!("the runs' outcomes: {e}")))
             .and_then(|outcomes| {
                 let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?;
-                api::figure10::finish(dir.path(), &tasks, &outcomes, &opts, None)
+                let none = api::sensitivity::SensitivityRuns::default();
+                api::figure10::finish(dir.path(), &tasks, &outcomes, &opts, None, &none)
             });
         dir.finish(analysed, |_, _| Ok(api::figure10::run_info(&opts)))
             .map(|_| ())

@@ -71,6 +71,7 @@ def figure10(
     jobs: int | None = None,
     progress: bool = True,
     force: bool = False,
+    sensitivity: bool = False,
 ) -> str: ...
 
 class OutputClaim:

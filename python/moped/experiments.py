@@ -79,6 +79,7 @@ def figure10(
     progress: bool = True,
     workloads_dir: str | PathLike[str] | None = None,
     force: bool = False,
+    sensitivity: bool = False,
 ) -> pandas.DataFrame:
     """Runs Figure 10's sweep and writes into ``out`` what ``moped figure10`` writes:
 
@@ -90,7 +91,12 @@ def figure10(
     Without ``executor`` the runs go to the simulator's own thread pool (every core);
     with one (any ``concurrent.futures``-style executor, see :func:`moped.sweep`) each run
     is submitted to it. ``progress`` prints one line per finished run to stderr. Returns
-    one row per run.
+    one row per run of Figure 10.
+
+    ``sensitivity`` (the simulator's own pool only) reruns the sweep under each
+    alternative modelling choice, as ``moped figure10 --sensitivity`` does: their runs go
+    into ``sensitivity/<name>/``, every bar into ``sensitivity.csv`` (columns alternative,
+    benchmark, design, metric, reduction) and a section of ``report.md``.
 
     ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
     contents are then replaced). The results are written into a hidden sibling folder that
@@ -107,6 +113,11 @@ def figure10(
     iteration_scale = _args.optional_number("iteration_scale", iteration_scale)
     progress = _args.flag("progress", progress)
     force = _args.flag("force", force)
+    sensitivity = _args.flag("sensitivity", sensitivity)
+    if sensitivity and executor is not None:
+        raise MopedError(
+            "figure10: sensitivity runs on the simulator's own pool; pass executor=None"
+        )
     check_config(config)
     if not seeds:
         raise MopedError("figure10 needs at least one seed")
@@ -114,7 +125,9 @@ def figure10(
     toml = config_toml(config)
     args = (root, large, seeds, iteration_scale, toml)
     if executor is None:
-        outcomes = json.loads(_core.figure10(fspath(out_dir), *args, None, progress, force))
+        outcomes = json.loads(
+            _core.figure10(fspath(out_dir), *args, None, progress, force, sensitivity)
+        )
     else:
         plan = _core.figure10_plan(root, large, seeds)
         claim = _core.figure10_claim(fspath(out_dir), root, seeds, force)

@@ -14,6 +14,7 @@
 //! * [`claims::check_claims`]: the paper's qualitative claims, each holds / does not hold /
 //!   not measured with the numbers that decide it;
 //! * [`report::report_markdown`] and [`write::write_tables`];
+//! * [`sensitivity`]: Figure 10 under alternative modelling choices beside the default;
 //! * [`compare::compare`]: an embedded run beside a gem5 run, metric by metric, with the
 //!   metrics' sources on both hosts in one table ([`sources::METRIC_SOURCES`]).
 //!
@@ -33,6 +34,7 @@ pub mod compare;
 pub mod paper;
 pub mod reduce;
 pub mod report;
+pub mod sensitivity;
 pub mod sources;
 pub mod write;
 

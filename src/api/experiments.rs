@@ -175,6 +175,7 @@ pub fn run_all(
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
+                let _counted = CountedOut(&running);
                 let stop = Arc::clone(&cancel);
                 let stopped = move || stop.load(Ordering::Relaxed);
                 interrupt::with_check(stopped.clone(), || loop {
@@ -194,7 +195,6 @@ pub fn run_all(
                     progress(i, n, &r);
                     results.lock().expect("no panics while held")[i] = Some(r);
                 });
-                running.fetch_sub(1, Ordering::SeqCst);
             });
         }
         // The workers cannot see the caller's own stop check: pass a request on.
@@ -220,6 +220,16 @@ pub fn run_all(
     Ok(out)
 }
 
+/// Counts a worker of [`run_all`] out when it ends, by a panic too (a progress callback's),
+/// so that the loop watching for stop requests never waits for a worker that is gone.
+struct CountedOut<'a>(&'a AtomicUsize);
+
+impl Drop for CountedOut<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Host-side totals of a set of runs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Throughput {
@@ -242,5 +252,25 @@ impl Throughput {
     /// Simulated events per wall-clock second over the whole experiment.
     pub fn events_per_second(&self) -> f64 {
         self.events as f64 / self.wall_seconds.max(1e-9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A progress callback that panics (eprintln! into a closed stderr) ends the runs with
+    /// that panic instead of leaving the caller waiting for a worker that is gone.
+    #[test]
+    fn a_panicking_progress_callback_does_not_hang_the_pool() {
+        let task = Task {
+            spec: PathBuf::from("no-such-spec.toml"),
+            design: Design::Baseline,
+            seed: 1,
+        };
+        let cfg = SystemConfig::default();
+        let progress = |_: usize, _: usize, _: &Result<Outcome, MopedError>| panic!("stderr");
+        let ran = std::panic::catch_unwind(|| run_all(&cfg, &[task], 1, None, None, &progress));
+        assert!(ran.is_err());
     }
 }

@@ -13,6 +13,8 @@ use crate::error::MopedError;
 
 use super::experiments::{run_all, Outcome, Progress, Task, Throughput};
 use super::output::{OutDir, RunInfo};
+use super::sensitivity::{applicable, run_alternatives, SensitivityRuns};
+use crate::analysis::sensitivity::{self as sens, SensitivityRow};
 
 /// The 16 kB IMB and the NPB specs of Figure 10, in the paper's order.
 pub const FIGURE10: [&str; 11] = [
@@ -51,6 +53,9 @@ pub struct Figure10Options {
     pub config: SystemConfig,
     /// Host threads running simulations.
     pub jobs: usize,
+    /// Also rerun every task under each alternative modelling choice
+    /// ([`super::sensitivity`]) and write sensitivity.csv.
+    pub sensitivity: bool,
 }
 
 /// What the experiment found, for its caller to print.
@@ -63,6 +68,8 @@ pub struct Figure10 {
     pub claims: Vec<Claim>,
     pub messages_verified: u64,
     pub throughput: Option<Throughput>,
+    /// With `sensitivity`: every bar under the default and each alternative.
+    pub sensitivity: Vec<SensitivityRow>,
 }
 
 /// Host threads for the run pool when the caller names none: every host core.
@@ -163,10 +170,28 @@ fn run_and_analyse(
         progress,
     )?;
     let t = Throughput::of(&outcomes, started);
+    let alternatives = if opts.sensitivity {
+        let info = run_info(opts);
+        run_alternatives(&info, &tasks, opts.jobs, opts.iterations, out, progress)?
+    } else {
+        SensitivityRuns::default()
+    };
     let host = Some((t, opts.jobs));
-    let mut f = finish(out.path(), &tasks, &outcomes, opts, host)?;
+    let mut f = finish(out.path(), &tasks, &outcomes, opts, host, &alternatives)?;
     f.throughput = Some(t);
     Ok(f)
+}
+
+/// Runs the experiment makes: Figure 10's, and with `sensitivity` as many again per
+/// alternative that changes the configuration.
+pub fn run_count(opts: &Figure10Options) -> Result<usize, MopedError> {
+    let n = plan(&opts.workloads, opts.large, &opts.seeds)?.len();
+    let alternatives = if opts.sensitivity {
+        applicable(&opts.config)?.len()
+    } else {
+        0
+    };
+    Ok(n * (1 + alternatives))
 }
 
 /// An iteration scale outside (0, 1].
@@ -180,14 +205,16 @@ pub fn check_scale(f: Option<f64>) -> Result<(), MopedError> {
 }
 
 /// Analyses finished runs and writes into `out`: reductions.csv and .json, report.md,
-/// records.json, config.toml, and with `host` (the pool's throughput and threads)
-/// timing.json.
+/// records.json, config.toml, with `host` (the pool's throughput and threads)
+/// timing.json, and with `opts.sensitivity` sensitivity.csv from the default's reductions
+/// and the `alternatives`' (a section of report.md too).
 pub fn finish(
     out: &Path,
     tasks: &[Task],
     outcomes: &[Outcome],
     opts: &Figure10Options,
     host: Option<(Throughput, usize)>,
+    alternatives: &SensitivityRuns,
 ) -> Result<Figure10, MopedError> {
     let records: Vec<RunRecord> = outcomes.iter().map(|o| o.record.clone()).collect();
     let analysis_err = |e: analysis::AnalysisError| MopedError::Io(e.to_string());
@@ -199,7 +226,20 @@ pub fn finish(
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(io)?;
     analysis::write_tables(out, &reductions).map_err(analysis_err)?;
-    let report = analysis::report_markdown(&records, &reductions, &claims, &notes);
+    let mut report = analysis::report_markdown(&records, &reductions, &claims, &notes);
+    let mut sensitivity = Vec::new();
+    if opts.sensitivity {
+        sensitivity = sens::rows(sens::DEFAULT, &reductions);
+        sensitivity.extend(alternatives.rows.iter().cloned());
+        let csv = sens::sensitivity_csv(&sensitivity);
+        std::fs::write(out.join("sensitivity.csv"), csv).map_err(io)?;
+        let note = format!(
+            "The alternatives' {} runs verified {} messages byte for byte at their receivers.",
+            alternatives.runs, alternatives.messages_verified
+        );
+        let md = sens::sensitivity_markdown(&sensitivity, &alternatives.alternatives, &note);
+        report.push_str(&md);
+    }
     std::fs::write(out.join("report.md"), report).map_err(io)?;
     let all = serde_json::to_string_pretty(outcomes).expect("outcomes serialize");
     std::fs::write(out.join("records.json"), all).map_err(io)?;
@@ -215,6 +255,7 @@ pub fn finish(
         claims,
         messages_verified: verified,
         throughput: None,
+        sensitivity,
     })
 }
 

@@ -11,6 +11,7 @@
 //! - [`mpi`]: an MPI workload with every message checked (`moped mpi`);
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
+//! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
 //! - [`protocols`]: a design's tables, the lint, the exhaustive checker, the random tester;
 //! - [`gem5`]: the host gem5 drives, the generated SLICC, gem5 runs compared with ours;
 //! - [`bench`]: the simulator's host speed (`moped bench`).
@@ -24,6 +25,7 @@ pub mod mpi;
 pub mod output;
 pub mod protocols;
 pub mod run;
+pub mod sensitivity;
 
 pub use crate::bench;
 pub use crate::design::{Design, UnknownDesign};
