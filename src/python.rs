@@ -399,8 +399,10 @@ fn random_test<'py>(
     guard(|| {
         crate::config::check_cores(cores).map_err(config_err)?;
         let design = self::design(design)?;
-        let (_, r, _) =
-            py.allow_threads(|| api::protocols::random_test(cores, checks, seed, design));
+        // Ctrl-C stops the tester between events and raises KeyboardInterrupt.
+        let r = interruptible(py, || {
+            Ok(api::protocols::random_test(cores, checks, seed, design).1)
+        })?;
         let r = r.map_err(SimulationError::new_err)?;
         let d = PyDict::new_bound(py);
         d.set_item("checks_completed", r.checks_completed)?;

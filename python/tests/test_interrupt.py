@@ -124,3 +124,14 @@ def test_a_run_after_an_interrupted_sweep_is_not_stopped(tmp_path: Path) -> None
     goal = str(long_goal(tmp_path / "short.goal", messages=2))
     rec = run_workload(goal, "baseline", config(), 1, None, None)
     assert '"benchmark"' in rec
+
+
+def test_ctrl_c_stops_the_random_tester() -> None:
+    main = threading.main_thread().ident
+    assert main is not None
+    # A billion checks take hours: only Ctrl-C ends this call in time.
+    threading.Timer(1.5, signal.pthread_kill, (main, signal.SIGINT)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        moped.random_test(cores=4, checks=10**9)
+    assert time.monotonic() - started < 30

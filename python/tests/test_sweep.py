@@ -236,3 +236,9 @@ def test_sweep_runs_the_simulator_in_a_process_pool(tmp_path: Path) -> None:
     base = df[df.design == "baseline"].cycles.iloc[0]
     assert (df[df.design != "baseline"].cycles < base).all()
     assert (tmp_path / "optcopy" / "stats.txt").is_file()
+
+
+def test_figure10_sensitivity_needs_the_simulators_pool(tmp_path: Path) -> None:
+    with pytest.raises(moped.MopedError, match="sensitivity runs on the simulator's own pool"):
+        experiments.figure10(tmp_path / "o", executor=SubmitOnly(), sensitivity=True)
+    assert not (tmp_path / "o").exists()
