@@ -17,7 +17,7 @@
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random"
-//! [mpi]         # queue_stride = "mpich"
+//! [mpi]         # queue_stride = "mpich", call_instructions = 100, poll_instructions = 10
 //! [workload]    # warmup = true
 //! ```
 //!
@@ -403,12 +403,29 @@ pub enum QueueStride {
 }
 
 /// The MPICH-like runtime of MPI workloads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MpiSection {
     /// Distance between the ch3:shm queues: `"mpich"` (back to back, MPICH2 1.2's) or
     /// `"page"` (each rounded up to whole pages).
     pub queue_stride: QueueStride,
+    /// Instructions of an MPI call's entry (argument checks, request set-up), the
+    /// queue and port accesses it makes counted apart.
+    pub call_instructions: u64,
+    /// Instructions between two polls of a MOPED descriptor.
+    pub poll_instructions: u64,
+}
+
+impl Default for MpiSection {
+    fn default() -> Self {
+        MpiSection {
+            queue_stride: QueueStride::Mpich,
+            // Estimates, not measurements: no published instruction count of MPICH2 1.2's
+            // ch3 entry path was at hand to calibrate them against.
+            call_instructions: 100,
+            poll_instructions: 10,
+        }
+    }
 }
 
 /// How workloads are run (not the machine).

@@ -160,7 +160,7 @@ impl<M: PhysMem> Gem5Host<M> {
             &w,
             protocol.has_moped(),
             opts.seed,
-            MpiParams::default(),
+            MpiParams::from(&sys.cfg.mpi),
             &mut sys.os,
             &mut sys.mem,
         )

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use crate::coherence::{AccessKind, Completed};
-use crate::config::{CoreModel, CoreSection, WatchdogSection};
+use crate::config::{CoreModel, CoreSection, MpiSection, WatchdogSection};
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
@@ -39,12 +39,19 @@ pub struct MpiParams {
     pub poll_instructions: u64,
 }
 
+impl From<&MpiSection> for MpiParams {
+    fn from(m: &MpiSection) -> Self {
+        MpiParams {
+            call_instructions: m.call_instructions,
+            poll_instructions: m.poll_instructions,
+        }
+    }
+}
+
+/// The costs of the default `[mpi]` section.
 impl Default for MpiParams {
     fn default() -> Self {
-        MpiParams {
-            call_instructions: 100,
-            poll_instructions: 10,
-        }
+        MpiParams::from(&MpiSection::default())
     }
 }
 
