@@ -212,18 +212,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
         }
         Next::Independent(mut req) => {
             req.addr = physical(p, c, req.addr, now)?;
-            let core = &mut p.cores_mut()[c];
-            req.id = core.next_id;
-            core.next_id += 1;
-            core.accesses += 1;
-            driver.independent_issued(c, req.id);
-            window::add(p, c, req, now, driver)?;
-            let core = &p.cores()[c];
-            if core.window.full(core.accesses, &p.cfg().system) {
-                p.cores_mut()[c].window.block();
-            } else {
-                schedule_step(p, c, now + 1);
-            }
+            window::take(p, c, req, now, driver)?;
         }
         Next::Access(mut req) => {
             req.addr = physical(p, c, req.addr, now)?;

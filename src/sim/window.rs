@@ -135,9 +135,33 @@ impl Window {
     }
 }
 
-/// Core `c` takes independent load `req` (physical, numbered) into its window and issues
-/// it unless an older load of the window waits for its line.
-pub(crate) fn add<P: Platform, D: Driver + ?Sized>(
+/// Core `c` takes independent load `req` (physical): numbers it, tells the driver, issues
+/// it through the window, and steps next cycle unless the window is now full.
+pub(crate) fn take<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    mut req: CoreReq,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &mut p.cores_mut()[c];
+    req.id = core.next_id;
+    core.next_id += 1;
+    core.accesses += 1;
+    driver.independent_issued(c, req.id);
+    add(p, c, req, now, driver)?;
+    let core = &p.cores()[c];
+    if core.window.full(core.accesses, &p.cfg().system) {
+        p.cores_mut()[c].window.block();
+    } else {
+        schedule_step(p, c, now + 1);
+    }
+    Ok(())
+}
+
+/// Core `c` takes numbered load `req` into its window and issues it unless an older load
+/// of the window waits for its line.
+fn add<P: Platform, D: Driver + ?Sized>(
     p: &mut P,
     c: usize,
     req: CoreReq,
