@@ -122,15 +122,16 @@ fn simulate_task(
 ) -> Result<(Outcome, MpiRun), MopedError> {
     let (w, group) =
         load_workload(&task.spec, iteration_scale, cfg.workload.warmup).map_err(MopedError::Io)?;
-    let run = run_workload(cfg, &w, task.design, task.seed, MpiParams::default()).map_err(|e| {
-        if e.is_interrupted() {
-            return e;
-        }
-        MopedError::Io(format!(
-            "{} under {} (seed {}): {e}",
-            w.name, task.design, task.seed
-        ))
-    })?;
+    let run =
+        run_workload(cfg, &w, task.design, task.seed, MpiParams::from(&cfg.mpi)).map_err(|e| {
+            if e.is_interrupted() {
+                return e;
+            }
+            MopedError::Io(format!(
+                "{} under {} (seed {}): {e}",
+                w.name, task.design, task.seed
+            ))
+        })?;
     let outcome = Outcome {
         record: RunRecord {
             benchmark: w.name.clone(),

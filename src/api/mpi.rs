@@ -38,7 +38,7 @@ pub fn mpi(
     let outcome = check_scale(iterations).and_then(|()| {
         let (workload, _) =
             load_workload(path, iterations, cfg.workload.warmup).map_err(MopedError::Io)?;
-        let run = run_workload(cfg, &workload, design, seed, Default::default())?;
+        let run = run_workload(cfg, &workload, design, seed, (&cfg.mpi).into())?;
         let metrics = metrics(&run);
         Ok(MpiOutcome {
             workload,

@@ -2,7 +2,8 @@
 //! defaulting to the paper's Table 1.
 //!
 //! ```toml
-//! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64
+//! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64,
+//!               # core_model = "blocking", outstanding_loads = 4, window = 126
 //! [l1]          # size_bytes = 32768, assoc = 4, latency = 1
 //! [l2]          # size_bytes = 524288, assoc = 8, latency = 10 (exclusive of the L1)
 //! [directory]   # banks = 4, latency = 2
@@ -16,7 +17,7 @@
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random"
-//! [mpi]         # queue_stride = "mpich"
+//! [mpi]         # queue_stride = "mpich", call_instructions = 100, poll_instructions = 10
 //! [workload]    # warmup = true
 //! ```
 //!
@@ -118,6 +119,27 @@ pub struct CoreSection {
     pub store_buffer_entries: usize,
     /// Cache-line size in bytes (a power of two).
     pub line_bytes: usize,
+    /// Whether a core waits for every load or overlaps the misses of loads whose value
+    /// decides nothing ([`CoreModel`]).
+    pub core_model: CoreModel,
+    /// Lines an `mlp` core may have missing at once (its miss status holding registers).
+    pub outstanding_loads: usize,
+    /// Accesses an `mlp` core may issue from its oldest incomplete load on (its
+    /// instruction window).
+    pub window: usize,
+}
+
+/// How a core treats its loads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoreModel {
+    /// One load at a time: the core waits for each load's value.
+    #[default]
+    Blocking,
+    /// Memory-level parallelism, as an out-of-order core has: a load whose value only
+    /// feeds a later store or nothing (a memcpy's, a sweep's, a reduction's) does not stop
+    /// the core; a load the program branches on (a poll) still does.
+    Mlp,
 }
 
 impl Default for CoreSection {
@@ -128,6 +150,14 @@ impl Default for CoreSection {
             cpi: 1.0,
             store_buffer_entries: 8,
             line_bytes: 64,
+            core_model: CoreModel::Blocking,
+            // The Pentium 4 "supports up to four outstanding load misses" (Intel, "A
+            // Detailed Look Inside the Intel NetBurst Micro-Architecture of the Intel
+            // Pentium 4 Processor", 2000, p. 17) ...
+            outstanding_loads: 4,
+            // ... and has "up to 126 instructions in flight" (Intel 64 and IA-32
+            // Architectures Software Developer's Manual, vol. 1, p. 2-9).
+            window: 126,
         }
     }
 }
@@ -373,12 +403,29 @@ pub enum QueueStride {
 }
 
 /// The MPICH-like runtime of MPI workloads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MpiSection {
     /// Distance between the ch3:shm queues: `"mpich"` (back to back, MPICH2 1.2's) or
     /// `"page"` (each rounded up to whole pages).
     pub queue_stride: QueueStride,
+    /// Instructions of an MPI call's entry (argument checks, request set-up), the
+    /// queue and port accesses it makes counted apart.
+    pub call_instructions: u64,
+    /// Instructions between two polls of a MOPED descriptor.
+    pub poll_instructions: u64,
+}
+
+impl Default for MpiSection {
+    fn default() -> Self {
+        MpiSection {
+            queue_stride: QueueStride::Mpich,
+            // Estimates, not measurements: no published instruction count of MPICH2 1.2's
+            // ch3 entry path was at hand to calibrate them against.
+            call_instructions: 100,
+            poll_instructions: 10,
+        }
+    }
 }
 
 /// How workloads are run (not the machine).
@@ -882,6 +929,12 @@ impl CoreSection {
         }
         if self.store_buffer_entries == 0 {
             return invalid("system.store_buffer_entries", "must be >= 1");
+        }
+        if self.outstanding_loads == 0 {
+            return invalid("system.outstanding_loads", "must be >= 1");
+        }
+        if self.window == 0 {
+            return invalid("system.window", "must be >= 1");
         }
         if !is_pow2(self.line_bytes as u64) || !(8..=4096).contains(&self.line_bytes) {
             return invalid(

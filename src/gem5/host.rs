@@ -123,6 +123,9 @@ impl<M: PhysMem> Gem5Host<M> {
         // the timed region starts: under gem5 a workload runs cold, from its first cycle
         // counted, and its config says so.
         cfg.workload.warmup = false;
+        // Ruby answers this host one load per core (`G5Platform::memory_access`): its
+        // cores wait for every load, and its config says so.
+        cfg.system.core_model = crate::config::CoreModel::Blocking;
         let scale = (opts.iterations < 1.0).then_some(opts.iterations);
         let (w, _) = crate::workload::load_workload(&opts.workload, scale, false)?;
         let protocol = Protocol::of(opts.design);
@@ -157,7 +160,7 @@ impl<M: PhysMem> Gem5Host<M> {
             &w,
             protocol.has_moped(),
             opts.seed,
-            MpiParams::default(),
+            MpiParams::from(&sys.cfg.mpi),
             &mut sys.os,
             &mut sys.mem,
         )

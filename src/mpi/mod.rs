@@ -16,6 +16,7 @@ mod calls;
 pub mod layout;
 mod moped_path;
 mod ops;
+mod overlap;
 mod queues;
 mod rank;
 pub mod runtime;
@@ -204,7 +205,7 @@ pub fn prepare(
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;
     seed_buffers(os, mem, w, &layout, &procs, seed).map_err(os_err)?;
-    MpiDriver::new(w, tags, procs, layout, ports, params, moped, cfg.system.cpi)
+    MpiDriver::new(w, tags, procs, layout, ports, params, moped, &cfg.system)
         .map_err(|e| MopedError::Io(format!("workload {}: {e}", w.name)))
 }
 

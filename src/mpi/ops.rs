@@ -133,7 +133,7 @@ pub fn store(addr: u64, size: u8, value: u64) -> Next {
 }
 
 /// Lane-wise sum of 4-byte elements (integer arithmetic, so every result is exact).
-fn add_lanes(a: u64, b: u64, size: u8) -> u64 {
+pub(super) fn add_lanes(a: u64, b: u64, size: u8) -> u64 {
     match size {
         8 => {
             let lo = (a as u32).wrapping_add(b as u32) as u64;
@@ -141,6 +141,21 @@ fn add_lanes(a: u64, b: u64, size: u8) -> u64 {
             hi << 32 | lo
         }
         _ => (a as u32).wrapping_add(b as u32) as u64,
+    }
+}
+
+/// The value a store sweep writes at `a`.
+pub(super) fn sweep_value(a: u64, stamp: u64) -> u64 {
+    a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stamp
+}
+
+/// The width of a combine's next element pair: two lanes when both are 8-byte aligned and
+/// that many bytes are left, else one.
+pub(super) fn combine_size(acc: u64, src: u64, left: u64) -> u8 {
+    if acc % 8 == 0 && src % 8 == 0 && left >= 8 {
+        8
+    } else {
+        4
     }
 }
 
@@ -237,11 +252,7 @@ impl SweepLoop {
             }
             SweepKind::Store => {
                 self.off += self.stride;
-                Some(store(
-                    a,
-                    8,
-                    a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.stamp,
-                ))
+                Some(store(a, 8, sweep_value(a, self.stamp)))
             }
             SweepKind::Update => {
                 self.loaded = true;
@@ -259,11 +270,7 @@ impl CombineLoop {
                 if self.off >= self.len {
                     return None;
                 }
-                self.size = if acc % 8 == 0 && src % 8 == 0 && self.len - self.off >= 8 {
-                    8
-                } else {
-                    4
-                };
+                self.size = combine_size(acc, src, self.len - self.off);
                 self.step = 1;
                 Some(load(acc, self.size))
             }

@@ -17,6 +17,7 @@ use crate::workload::{Call, Origins, ReqId};
 
 use super::layout::Layout;
 use super::ops::{Loop, Micro};
+use super::overlap::Overlap;
 use super::queues::{Arena, Queues};
 use super::shm::PktHeader;
 use super::verify::Claim;
@@ -193,6 +194,8 @@ pub(super) struct Rank {
     pub pc: usize,
     pub ops: VecDeque<Micro>,
     pub looping: Option<Loop>,
+    /// A loop run with its loads overlapped (`system.core_model = "mlp"`).
+    pub overlap: Option<Overlap>,
     pub stack: Vec<Task>,
     pub loaded: Option<u64>,
     pub waiting: bool,
@@ -218,6 +221,12 @@ pub(super) struct Rank {
 }
 
 impl Rank {
+    /// A fresh stamp for a store sweep's values, so each sweep writes values of its own.
+    pub fn next_stamp(&mut self) -> u64 {
+        self.stamp += 1;
+        self.stamp << 48 | (self.me as u64) << 40
+    }
+
     /// Rank `me` of `p` running `calls`; `moped` says whether the design has MOPED.
     /// Rank `me` of `p`, running `calls` whose tags travel as `tags` numbers them.
     pub fn new(
@@ -234,6 +243,7 @@ impl Rank {
             pc: 0,
             ops: VecDeque::new(),
             looping: None,
+            overlap: None,
             stack: vec![Task::NextCall],
             loaded: None,
             waiting: false,

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use crate::coherence::{AccessKind, Completed};
-use crate::config::WatchdogSection;
+use crate::config::{CoreModel, CoreSection, MpiSection, WatchdogSection};
 use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
@@ -22,6 +22,7 @@ use super::calls::CallCtx;
 use super::layout::Layout;
 use super::moped_path::MopedPorts;
 use super::ops::{load, store, Loop, Mark, Micro};
+use super::overlap::Overlap;
 use super::queues::Search;
 use super::rank::{Rank, Step, Task};
 use super::shm_path::PollAt;
@@ -38,12 +39,19 @@ pub struct MpiParams {
     pub poll_instructions: u64,
 }
 
+impl From<&MpiSection> for MpiParams {
+    fn from(m: &MpiSection) -> Self {
+        MpiParams {
+            call_instructions: m.call_instructions,
+            poll_instructions: m.poll_instructions,
+        }
+    }
+}
+
+/// The costs of the default `[mpi]` section.
 impl Default for MpiParams {
     fn default() -> Self {
-        MpiParams {
-            call_instructions: 100,
-            poll_instructions: 10,
-        }
+        MpiParams::from(&MpiSection::default())
     }
 }
 
@@ -56,6 +64,8 @@ pub struct MpiDriver {
     params: MpiParams,
     moped: bool,
     cpi: f64,
+    /// The cores overlap the loads of copies, sweeps and combines (`system.core_model`).
+    mlp: bool,
     pub verifier: Verifier,
     /// The numbers the program's tags travel as; the verifier sees the program's own.
     tags: Arc<TagMap>,
@@ -84,7 +94,7 @@ impl MpiDriver {
         ports: PortMap,
         params: MpiParams,
         moped: bool,
-        cpi: f64,
+        cores: &CoreSection,
     ) -> Result<MpiDriver, String> {
         let p = w.ranks.len();
         let tags = Arc::new(tags);
@@ -110,7 +120,8 @@ impl MpiDriver {
             ports,
             params,
             moped,
-            cpi,
+            cpi: cores.cpi,
+            mlp: cores.core_model == CoreModel::Mlp,
             verifier: Verifier::default(),
             tags,
             now: 0,
@@ -159,10 +170,22 @@ impl Driver for MpiDriver {
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
         if c.req.kind == AccessKind::Load && core < self.ranks.len() {
             let r = &mut self.ranks[core];
+            if r.overlap
+                .as_mut()
+                .is_some_and(|o| o.completed(&c.req, c.value))
+            {
+                return Ok(());
+            }
             r.waiting = false;
             r.loaded = Some(c.value);
         }
         Ok(())
+    }
+
+    fn independent_issued(&mut self, core: usize, id: u64) {
+        if let Some(o) = self.ranks.get_mut(core).and_then(|r| r.overlap.as_mut()) {
+            o.issued(id);
+        }
     }
 
     fn wants_memory(&self) -> bool {
@@ -222,6 +245,20 @@ impl MpiDriver {
         loop {
             let value = self.ranks[c].loaded.take();
             let rank = &mut self.ranks[c];
+            if let Some(o) = rank.overlap.as_mut() {
+                match o.next() {
+                    Some(n) => {
+                        if matches!(n, Next::Access(_) | Next::Independent(_)) {
+                            rank.stats.instructions += 1;
+                        }
+                        return Ok(n);
+                    }
+                    None => {
+                        rank.overlap = None;
+                        continue;
+                    }
+                }
+            }
             if let Some(l) = rank.looping.as_mut() {
                 match l.next(value) {
                     Some(n) => {
@@ -264,6 +301,12 @@ impl MpiDriver {
 
     /// Starts queued work `m` of rank `c`: the access or wait it issues first, if any.
     fn run_micro(&mut self, c: usize, m: Micro) -> Result<Option<Next>, String> {
+        if self.mlp {
+            if let Some(o) = overlapped(&m, &mut self.ranks[c]) {
+                self.ranks[c].overlap = Some(o);
+                return Ok(None);
+            }
+        }
         let rank = &mut self.ranks[c];
         let started = match m {
             Micro::Load { addr, size } => {
@@ -290,11 +333,7 @@ impl MpiDriver {
                 bytes,
                 stride,
                 kind,
-            } => {
-                rank.stamp += 1;
-                let stamp = rank.stamp << 48 | (rank.me as u64) << 40;
-                Loop::sweep(at, bytes, stride, kind, stamp)
-            }
+            } => Loop::sweep(at, bytes, stride, kind, rank.next_stamp()),
             Micro::Combine { acc, src, len } => Loop::combine(acc, src, len),
         };
         rank.looping = Some(started);
@@ -467,4 +506,19 @@ impl MpiDriver {
         }
         Ok(())
     }
+}
+
+/// Loop work `m` as an `mlp` core runs it, overlapping its loads; `None` for other work.
+fn overlapped(m: &Micro, rank: &mut Rank) -> Option<Overlap> {
+    Some(match *m {
+        Micro::Copy { src, dst, len } => Overlap::copy(src, dst, len),
+        Micro::Sweep {
+            at,
+            bytes,
+            stride,
+            kind,
+        } => Overlap::sweep(at, bytes, stride, kind, rank.next_stamp()),
+        Micro::Combine { acc, src, len } => Overlap::combine(acc, src, len),
+        _ => return None,
+    })
 }

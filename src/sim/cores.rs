@@ -8,6 +8,7 @@
 //! the MOPEDs' included, so this module stands above `moped_host`.
 
 use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
+use crate::config::CoreModel;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{PortAnswer, PortCtx};
 use crate::os::pagetable::{AddressSpace, PAGE_BYTES};
@@ -16,6 +17,7 @@ use crate::os::ProcId;
 
 use super::moped_host;
 use super::platform::{schedule_step, CoreState, Ev, Platform};
+use super::window;
 use super::{Driver, Next, SimError};
 
 /// Where the gem5 host, which completes the accesses Ruby answers, finds it beside the rest
@@ -95,13 +97,15 @@ pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
         Ev::Step(c) => step(p, c as usize, now, driver),
         Ev::RetryLoad(c) => {
             p.cores_mut()[c as usize].stalled_load = false;
-            issue_load(p, c as usize, now, driver)
+            issue_load(p, c as usize, now, driver)?;
+            window::retry(p, c as usize, now, driver)
         }
         Ev::RetryStore(c) => {
             p.cores_mut()[c as usize].stalled_store = false;
             drain_store(p, c as usize, now, driver)
         }
         Ev::HitDone(c, is_load) => hit_done(p, c as usize, is_load, now, driver),
+        Ev::WindowHit(c) => window::hit_done(p, c as usize, now, driver),
         Ev::DevDeliver(slot) => {
             moped_host::dev_deliver(p, slot, now);
             Ok(())
@@ -133,6 +137,16 @@ fn step<P: Platform, D: Driver + ?Sized>(
     if core.done || core.load.is_some() {
         return Ok(());
     }
+    let sys = &p.cfg().system;
+    if core.window.full(core.accesses, sys) {
+        p.cores_mut()[c].window.block();
+        return Ok(());
+    }
+    if core.store_buffer.len() >= sys.store_buffer_entries {
+        // A window load's completion can step a core whose store buffer is full.
+        p.cores_mut()[c].waiting_for_completion = true;
+        return Ok(());
+    }
     if core.busy_until > now {
         // In the OS, serving a MOPED page fault.
         let at = core.busy_until;
@@ -140,13 +154,23 @@ fn step<P: Platform, D: Driver + ?Sized>(
         return Ok(());
     }
     let sb_entries = p.cfg().system.store_buffer_entries.max(1);
-    let next = driver
+    let mlp = p.cfg().system.core_model == CoreModel::Mlp;
+    let mut next = driver
         .next(c, now)
         .map_err(|detail| SimError::Check { cycle: now, detail })?;
+    let mut independent = false;
+    if let Next::Independent(req) = next {
+        // A blocking core, and any core for a port (whose loads the MOPED may answer
+        // late), waits for the value all the same; its driver still hears the load's id.
+        if !mlp || req.kind != AccessKind::Load || p.dev().is_port(req.addr) {
+            next = Next::Access(req);
+            independent = true;
+        }
+    }
     match next {
         Next::Done => {
             let core = &mut p.cores_mut()[c];
-            if core.store_buffer.is_empty() && !core.store_outstanding {
+            if core.store_buffer.is_empty() && !core.store_outstanding && core.window.is_empty() {
                 core.done = true;
                 core.finish_cycle = now;
             } else {
@@ -166,7 +190,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
         }
         Next::WaitForCompletion => {
             let core = &mut p.cores_mut()[c];
-            if core.load.is_none() && core.store_buffer.is_empty() {
+            if core.load.is_none() && core.store_buffer.is_empty() && core.window.is_empty() {
                 schedule_step(p, c, now + 1);
             } else {
                 core.waiting_for_completion = true;
@@ -186,12 +210,19 @@ fn step<P: Platform, D: Driver + ?Sized>(
             p.cores_mut()[c].proc = proc;
             schedule_step(p, c, now + 1);
         }
+        Next::Independent(mut req) => {
+            req.addr = physical(p, c, req.addr, now)?;
+            window::take(p, c, req, now, driver)?;
+        }
         Next::Access(mut req) => {
             req.addr = physical(p, c, req.addr, now)?;
             let core = &mut p.cores_mut()[c];
             req.id = core.next_id;
             core.next_id += 1;
             core.accesses += 1;
+            if independent {
+                driver.independent_issued(c, req.id);
+            }
             match req.kind {
                 AccessKind::Load => {
                     core.load = Some(req);
@@ -249,7 +280,8 @@ fn issue_load<P: Platform, D: Driver + ?Sized>(
     driver: &mut D,
 ) -> Result<(), SimError> {
     let core = &p.cores()[c];
-    let Some(req) = core.load else {
+    // A retry meant for the window's loads leaves a blocking load in flight alone.
+    let Some(req) = core.load.filter(|_| !core.load_outstanding) else {
         return Ok(());
     };
     // A load waits for older stores to the same line to drain (no store forwarding);

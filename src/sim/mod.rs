@@ -9,6 +9,7 @@ mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
 mod stats;
+mod window;
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -32,6 +33,11 @@ use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
 pub enum Next {
     /// Issue an access: loads block the core, stores enter its store buffer.
     Access(CoreReq),
+    /// Issue a load whose value decides nothing the core does next (it only feeds a later
+    /// store, or nothing): an `mlp` core goes on without waiting for it (see `window`),
+    /// telling the driver its id first ([`Driver::independent_issued`]); a blocking core
+    /// issues it as an [`Next::Access`] (and tells its id too).
+    Independent(CoreReq),
     /// Compute for this many cycles, then ask again.
     Wait(u64),
     /// Wait until one of this core's outstanding accesses completes, then ask again.
@@ -95,6 +101,9 @@ pub trait Driver {
     fn next(&mut self, core: usize, now: u64) -> Result<Next, String>;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
+    /// The request id the core gave the [`Next::Independent`] load it just took: its
+    /// completion, whenever it comes, carries this id (a blocking core's too).
+    fn independent_issued(&mut self, _core: usize, _id: u64) {}
     /// The answer to a [`Next::Moped`] operation MOPED `m` carried out; an error fails the
     /// run. Drivers that issue none never hear of one.
     fn moped_done(&mut self, m: usize, _a: &LineAnswer, _now: u64) -> Result<(), String> {
@@ -530,6 +539,33 @@ impl Sim {
         }
     }
 
+    /// Books the L2 controller's answer to a load of core `c`'s window (see
+    /// `memory_access`).
+    fn window_outcome<D: Driver + ?Sized>(
+        &mut self,
+        c: usize,
+        id: u64,
+        outcome: CoreOutcome,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        match outcome {
+            CoreOutcome::Hit(level) => {
+                let at = now + self.hit_latency(level);
+                let comp = self.done.pop().expect("hit completion");
+                self.cores[c].window.hit(comp, at);
+                self.wire.q.schedule(at, Ev::WindowHit(c as u16));
+            }
+            CoreOutcome::Miss => self.cores[c].window.answered(id, true),
+            CoreOutcome::Stalled => {
+                // `wake` retries it once the line it stalled on changes.
+                self.cores[c].window.answered(id, false);
+                self.cores[c].stalled_load = true;
+            }
+        }
+        self.take_completions(c, now, driver)
+    }
+
     /// Routes completions produced by core `c`'s controller to that core.
     fn take_completions<D: Driver + ?Sized>(
         &mut self,
@@ -538,11 +574,17 @@ impl Sim {
         driver: &mut D,
     ) -> Result<(), SimError> {
         while let Some(comp) = self.done.pop() {
+            let windowed =
+                comp.req.kind == AccessKind::Load && self.cores[c].window.holds(comp.req.id);
             debug_assert!(match comp.req.kind {
-                AccessKind::Load => self.cores[c].load == Some(comp.req),
+                AccessKind::Load => windowed || self.cores[c].load == Some(comp.req),
                 AccessKind::Store => self.cores[c].store_buffer.front() == Some(&comp.req),
             });
-            cores::finish_access(self, c, &comp, now, driver)?;
+            if windowed {
+                window::finish(self, c, &comp, now, driver)?;
+            } else {
+                cores::finish_access(self, c, &comp, now, driver)?;
+            }
         }
         Ok(())
     }
@@ -692,6 +734,9 @@ impl Platform for Sim {
             .map_err(violation_at(now))?;
         let is_load = req.kind == AccessKind::Load;
         let core = &mut self.cores[c];
+        if is_load && core.window.holds(req.id) {
+            return self.window_outcome(c, req.id, outcome, now, driver);
+        }
         match outcome {
             CoreOutcome::Hit(level) => {
                 let lat = self.hit_latency(level);

@@ -36,6 +36,8 @@ pub(crate) enum Ev {
     RetryStore(u16),
     /// A hit completes (the completion waits in the core's slot).
     HitDone(u16, bool),
+    /// A hit of a load in the core's window completes (`window`).
+    WindowHit(u16),
     /// Periodic watchdog check.
     Watchdog,
     /// Deliver the MOPED message in device slab slot `n`.
@@ -71,6 +73,8 @@ pub(crate) struct CoreState {
     pub proc: Option<ProcId>,
     /// The core is in the OS (a MOPED page fault) until this cycle.
     pub busy_until: u64,
+    /// Loads issued without blocking the core (an `mlp` core's; empty otherwise).
+    pub window: super::window::Window,
 }
 
 impl CoreState {
@@ -86,6 +90,7 @@ impl CoreState {
                     .filter(|_| self.store_outstanding || self.stalled_store)
                     .map(|r| (*r, self.store_issued_at))
             })
+            .or_else(|| self.window.oldest())
     }
 }
 
