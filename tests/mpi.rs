@@ -425,7 +425,7 @@ fn imb_runs_its_warm_up_before_the_timed_region() {
 fn polled_lines(c: &SystemConfig, seed: u64) -> Vec<Vec<Vec<u64>>> {
     let p = c.system.cores;
     let w = all_to_all(p, 64);
-    let mut os = Os::new(c.memory.size_bytes, c.os.frame_order, seed);
+    let mut os = Os::new(c.memory.size_bytes, c.os.frame_order, seed, c.os.page_table);
     let mut mem = FlatMem::new();
     let driver = prepare(c, &w, false, seed, MpiParams::default(), &mut os, &mut mem).unwrap();
     let layout = Layout::new(&w, c.mpi.queue_stride);

@@ -15,7 +15,7 @@
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
-//! [os]          # frame_order = "random"
+//! [os]          # frame_order = "random", page_table = "x86_64"
 //! [mpi]         # queue_stride = "mpich"
 //! [workload]    # warmup = true
 //! ```
@@ -34,6 +34,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
+use crate::os::pagetable::PageTableFormat;
 use crate::os::phys::FrameOrder;
 use crate::textparse::{line_col, toml_message};
 
@@ -357,6 +358,9 @@ pub struct OsSection {
     /// The order in which physical frames are handed to pages and page tables: `"random"`
     /// (seeded by the run's seed) or `"address"`.
     pub frame_order: FrameOrder,
+    /// The page-table format the OS builds and the walkers read: `"x86_32"` (IA-32
+    /// without PAE, the paper's Pentium 4's) or `"x86_64"`.
+    pub page_table: PageTableFormat,
 }
 
 /// How far apart the queues lie in the shared segment.
@@ -788,7 +792,8 @@ impl SystemConfig {
         self.memory.validate(s.line_bytes)?;
         self.network.validate(s.core_ghz)?;
         self.moped.validate()?;
-        self.watchdog.validate()
+        self.watchdog.validate()?;
+        self.os.validate(self.memory.size_bytes)
     }
 
     /// Sets in each L1.
@@ -1081,6 +1086,25 @@ impl WatchdogSection {
     }
 }
 
+impl OsSection {
+    /// Checks the OS of a machine with `memory_bytes` of physical memory.
+    fn validate(&self, memory_bytes: u64) -> Result<(), ConfigError> {
+        let reach = 1u64 << self.page_table.pa_bits();
+        if memory_bytes > reach {
+            return invalid(
+                "memory.size_bytes",
+                format!(
+                    "must be at most {reach} ({} GiB) with os.page_table = {:?}, whose \
+                     entries name frames below that, got {memory_bytes}",
+                    reach >> 30,
+                    self.page_table.name()
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for SystemConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_toml_string())
@@ -1203,6 +1227,23 @@ mod tests {
                 .contains("expected an integer from 0 to 9223372036854775807"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn page_table_format_is_a_choice_bounding_memory() {
+        let c = SystemConfig::from_toml_str("[os]\npage_table = \"x86_32\"\n", "p.toml").unwrap();
+        assert_eq!(c.os.page_table, PageTableFormat::X86_32);
+        let e = SystemConfig::from_toml_str("[os]\npage_table = \"pae\"\n", "p.toml").unwrap_err();
+        assert_eq!(e.key_path, "os.page_table");
+        assert!(e.msg.contains("expected `x86_32` or `x86_64`"), "{e}");
+        let big = "[os]\npage_table = \"x86_32\"\n[memory]\nsize_bytes = 8589934592\n";
+        let e = SystemConfig::from_toml_str(big, "p.toml").unwrap_err();
+        assert_eq!(e.key_path, "memory.size_bytes");
+        assert!(e.msg.contains("at most 4294967296 (4 GiB)"), "{e}");
+        let four = big.replace("8589934592", "4294967296");
+        SystemConfig::from_toml_str(&four, "p.toml").unwrap();
+        let wide = big.replace("x86_32", "x86_64");
+        SystemConfig::from_toml_str(&wide, "p.toml").unwrap();
     }
 
     /// Issue 25: the layout's two choices name their key and the values they take.

@@ -138,7 +138,12 @@ impl<M: PhysMem> Gem5Host<M> {
                 reads: Cell::new(0),
                 writes: 0,
             },
-            os: Os::new(cfg.memory.size_bytes, cfg.os.frame_order, opts.seed),
+            os: Os::new(
+                cfg.memory.size_bytes,
+                cfg.os.frame_order,
+                opts.seed,
+                cfg.os.page_table,
+            ),
             tlb: Tlb::new(n),
             cores: vec![CoreState::default(); n],
             mopeds,

@@ -319,7 +319,12 @@ impl Sim {
             done: Vec::new(),
             counters: SimCounters::default(),
             mopeds,
-            os: Os::new(cfg.memory.size_bytes, cfg.os.frame_order, seed),
+            os: Os::new(
+                cfg.memory.size_bytes,
+                cfg.os.frame_order,
+                seed,
+                cfg.os.page_table,
+            ),
             moped_host,
             tlb: Tlb::new(n),
         })
