@@ -2,7 +2,8 @@
 //! defaulting to the paper's Table 1.
 //!
 //! ```toml
-//! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64
+//! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64,
+//!               # tlb_entries = 64, page_walks = true
 //! [l1]          # size_bytes = 32768, assoc = 4, latency = 1
 //! [l2]          # size_bytes = 524288, assoc = 8, latency = 10 (exclusive of the L1)
 //! [directory]   # banks = 4, latency = 2
@@ -11,11 +12,11 @@
 //!               # hop_latency = 1, link_bytes_per_cycle = 16, header_bytes = 8, random_delay_max = 0
 //! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
 //!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
-//!               # walk_cache_lines = 32,
+//!               # walk_cache_lines = 0,
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
-//! [os]          # frame_order = "random", page_table = "x86_64"
+//! [os]          # frame_order = "random", page_table = "x86_32"
 //! [mpi]         # queue_stride = "mpich"
 //! [workload]    # warmup = true
 //! ```
@@ -119,6 +120,11 @@ pub struct CoreSection {
     pub store_buffer_entries: usize,
     /// Cache-line size in bytes (a power of two).
     pub line_bytes: usize,
+    /// Entries of each core's data TLB (fully associative, LRU).
+    pub tlb_entries: usize,
+    /// A TLB miss walks the page tables with the core's own loads through its caches;
+    /// false: translation takes no time and page-table lines come on chip only by MOPED.
+    pub page_walks: bool,
 }
 
 impl Default for CoreSection {
@@ -129,6 +135,9 @@ impl Default for CoreSection {
             cpi: 1.0,
             store_buffer_entries: 8,
             line_bytes: 64,
+            // The Pentium 4's data TLB (see `sim::tlb`).
+            tlb_entries: 64,
+            page_walks: true,
         }
     }
 }
@@ -290,12 +299,13 @@ pub struct MopedSection {
     pub copy_recv_lines: usize,
     pub descriptor_entries: usize,
     pub active_matches: usize,
-    /// Page-table lines the page walker's staging buffer keeps.
+    /// Page-table lines the page walker's staging buffer keeps during a transfer: the
+    /// paper's "slightly larger set" than one line (section 4.2), enough for the upper
+    /// levels' lines and the last level's line of consecutive pages at once.
     pub staging_lines: usize,
-    /// Page-table lines a MOPED keeps across transfers (a page-walk cache), so that the
-    /// buffers a program reuses are not walked from memory for every message; 0 walks
-    /// every transfer from an empty staging buffer. Core page walks are not simulated, so
-    /// without it no page-table line is ever on chip.
+    /// Page-table lines a MOPED keeps across transfers (a page-walk cache), for sensitivity
+    /// studies; 0, the paper's design, discards them once a transfer ends, and its next
+    /// walks find the lines where the cores' own walks (`system.page_walks`) left them.
     pub walk_cache_lines: usize,
     /// Physical address of the first program's port window (64 KiB aligned).
     pub port_base: u64,
@@ -314,7 +324,7 @@ impl Default for MopedSection {
             descriptor_entries: 64,
             active_matches: 1,
             staging_lines: 4,
-            walk_cache_lines: 32,
+            walk_cache_lines: 0,
             port_base: crate::moped::ports::DEFAULT_PORT_BASE,
             // An uncached access to a device beside the L2: about an L2 access.
             port_latency: 10,
@@ -887,6 +897,9 @@ impl CoreSection {
         }
         if self.store_buffer_entries == 0 {
             return invalid("system.store_buffer_entries", "must be >= 1");
+        }
+        if self.tlb_entries == 0 {
+            return invalid("system.tlb_entries", "must be >= 1");
         }
         if !is_pow2(self.line_bytes as u64) || !(8..=4096).contains(&self.line_bytes) {
             return invalid(

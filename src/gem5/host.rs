@@ -144,7 +144,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 opts.seed,
                 cfg.os.page_table,
             ),
-            tlb: Tlb::new(n),
+            tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
             cores: vec![CoreState::default(); n],
             mopeds,
             dev,

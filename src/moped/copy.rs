@@ -73,7 +73,7 @@ impl Default for CopyConfig {
         CopyConfig {
             lines: 4,
             staging_lines: Walker::DEFAULT_STAGING_LINES,
-            page_table: PageTableFormat::default(),
+            page_table: PageTableFormat::X86_64,
         }
     }
 }

@@ -2,9 +2,9 @@
 //! (page tables in simulated memory, in the format of [`pagetable`]), physical frames for
 //! them ([`phys`]), and the page-fault service MOPED's interrupts ask for.
 //!
-//! Cores run processes and issue virtual addresses, which the OS translates without
-//! timing (a perfect TLB); pages of a region declared lazy are mapped at their first touch,
-//! by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
+//! Cores run processes and issue virtual addresses, which their TLBs translate, walking the
+//! tables on a miss (`sim::tlb`); pages of a region declared lazy are mapped at their first
+//! touch, by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
 //! Frames are handed out from the upper half of physical memory, so programs that use
 //! physical addresses directly keep the lower half to themselves, and by default in a
 //! seeded random order (`os.frame_order`), as from the free lists of a system that has run
@@ -56,8 +56,8 @@ pub enum OsError {
     Segfault { proc: ProcId, va: u64 },
 }
 
-/// Physical memory seen through the directories that own it. The OS writes only lines no
-/// cache holds (page tables, which only MOPED reads and never keeps, and fresh frames).
+/// Physical memory seen through the directories that own it, for writes while no cache
+/// holds anything (setting up processes and buffers before a run).
 pub struct MemView<'a> {
     pub dirs: &'a mut [DirCtrl],
 }

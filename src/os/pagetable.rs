@@ -40,11 +40,12 @@ pub const PRESENT: u64 = 1;
 /// The layout of a process's page tables (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PageTableFormat {
-    /// IA-32 without PAE: 2 levels of 4-byte entries, 32-bit virtual addresses.
+    /// IA-32 without PAE: 2 levels of 4-byte entries, 32-bit virtual addresses; the
+    /// paper's machine's.
+    #[default]
     #[serde(rename = "x86_32")]
     X86_32,
     /// x86-64: 4 levels of 8-byte entries, 48-bit virtual addresses.
-    #[default]
     #[serde(rename = "x86_64")]
     X86_64,
 }

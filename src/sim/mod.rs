@@ -9,6 +9,7 @@ mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
 mod stats;
+pub(crate) mod tlb;
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -22,7 +23,7 @@ use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
 use crate::net::{MsgClass, Network};
-use crate::os::{MemView, Os, ProcId};
+use crate::os::{Os, ProcId};
 
 use moped_host::MopedHost;
 use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
@@ -326,7 +327,7 @@ impl Sim {
                 cfg.os.page_table,
             ),
             moped_host,
-            tlb: Tlb::new(n),
+            tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
         })
     }
 
@@ -633,7 +634,7 @@ impl Sim {
 
 /// The embedded simulator's platform: its own L2 controllers, directories and network.
 impl Platform for Sim {
-    type Mem<'a> = MemView<'a>;
+    type Mem<'a> = memory::LiveMem<'a>;
 
     fn cfg(&self) -> &SystemConfig {
         &self.cfg
@@ -659,9 +660,11 @@ impl Platform for Sim {
         &self.os
     }
 
-    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, MemView<'_>) {
-        let mem = MemView {
+    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, memory::LiveMem<'_>) {
+        let mem = memory::LiveMem {
             dirs: &mut self.dirs,
+            caches: &mut self.caches,
+            slab: &mut self.wire.slab,
         };
         (&mut self.os, &mut self.tlb, mem)
     }
