@@ -18,7 +18,7 @@
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random", page_table = "x86_32"
 //! [mpi]         # queue_stride = "mpich"
-//! [workload]    # warmup = true
+//! [workload]    # warmup = true, buffer_align = 4096
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -404,11 +404,36 @@ pub struct WorkloadSection {
     /// in timing mode after a warm-up mode (section 5); false: cold caches, and every
     /// cycle from the start counted.
     pub warmup: bool,
+    /// Where an MPI workload's buffers start: each at the next multiple of this many bytes
+    /// (a power of two up to the page), after a 16-byte header below the page size. 4096:
+    /// each buffer on its own pages; 16: back to back as glibc's malloc hands them out
+    /// (16-byte aligned, after its chunk header), so that copies re-align and lines fill
+    /// in part.
+    pub buffer_align: u64,
 }
 
 impl Default for WorkloadSection {
     fn default() -> Self {
-        WorkloadSection { warmup: true }
+        WorkloadSection {
+            warmup: true,
+            buffer_align: crate::os::pagetable::PAGE_BYTES,
+        }
+    }
+}
+
+impl WorkloadSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let page = crate::os::pagetable::PAGE_BYTES;
+        if !is_pow2(self.buffer_align) || self.buffer_align > page {
+            return invalid(
+                "workload.buffer_align",
+                format!(
+                    "must be a power of two from 1 to the page size ({page}), got {}",
+                    self.buffer_align
+                ),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -803,7 +828,8 @@ impl SystemConfig {
         self.network.validate(s.core_ghz)?;
         self.moped.validate()?;
         self.watchdog.validate()?;
-        self.os.validate(self.memory.size_bytes)
+        self.os.validate(self.memory.size_bytes)?;
+        self.workload.validate()
     }
 
     /// Sets in each L1.
@@ -1257,6 +1283,24 @@ mod tests {
         SystemConfig::from_toml_str(&four, "p.toml").unwrap();
         let wide = big.replace("x86_32", "x86_64");
         SystemConfig::from_toml_str(&wide, "p.toml").unwrap();
+    }
+
+    #[test]
+    fn buffer_align_is_a_power_of_two_up_to_the_page() {
+        let mut c = SystemConfig::default();
+        assert_eq!(c.workload.buffer_align, 4096);
+        c.set("workload.buffer_align", "16").unwrap();
+        c.validate().unwrap();
+        for bad in ["48", "0", "8192"] {
+            c.set("workload.buffer_align", bad).unwrap();
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.key_path, "workload.buffer_align");
+            assert!(
+                e.msg
+                    .contains("power of two from 1 to the page size (4096)"),
+                "{e}"
+            );
+        }
     }
 
     /// Issue 25: the layout's two choices name their key and the values they take.
