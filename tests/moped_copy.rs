@@ -320,6 +320,7 @@ fn unit_for(case: &Case, t: &Transfer) -> CopyUnit {
     let cfg = CopyConfig {
         lines: case.lines,
         staging_lines: case.staging_lines,
+        ..CopyConfig::default()
     };
     CopyUnit::new(&cfg, t).expect("a valid transfer")
 }

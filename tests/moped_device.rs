@@ -16,7 +16,7 @@ use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
 use moped::moped::{DescId, MopedId};
-use moped::os::pagetable::AddressSpace;
+use moped::os::pagetable::{AddressSpace, PageTableFormat};
 use moped::os::phys::{FlatMem, FrameAllocator, PhysMem};
 
 /// A process: its identity, the core it runs on and its address space.
@@ -56,6 +56,7 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
         copy_lines: 4,
         staging_lines: 4,
         walk_cache_lines: 0,
+        page_table: PageTableFormat::X86_64,
         ops_per_cycle: 2,
         fill,
         ports: PortMap::default(),

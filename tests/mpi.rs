@@ -130,7 +130,9 @@ fn mlp_cores_deliver_every_message_and_one_register_is_blocking() {
     ] {
         let p = w.ranks.len().max(2);
         for d in DESIGNS {
-            let blocking = run_with(&cfg(p), &w, d);
+            let mut c = cfg(p);
+            c.system.core_model = moped::config::CoreModel::Blocking;
+            let blocking = run_with(&c, &w, d);
             let mut c = mlp(4, 126);
             c.system.cores = p;
             let fast = run_with(&c, &w, d);
@@ -356,6 +358,75 @@ fn kept_page_table_lines_spare_walks_of_reused_buffers() {
     );
 }
 
+/// Issue 25: the cores' own page walks leave the tables of the buffers they sweep on chip,
+/// so MOPED's walks find them there without keeping lines across transfers; with free
+/// translation every transfer's walks read memory.
+#[test]
+fn core_page_walks_leave_the_tables_on_chip_for_moped() {
+    let w = pingpong(16_384, 4);
+    let run = |walks: bool| {
+        let mut c = cfg(2);
+        c.system.page_walks = walks;
+        c.moped.walk_cache_lines = 0;
+        let r = run_workload(&c, &w, Design::OptCopy, 1, MpiParams::default()).unwrap();
+        assert_eq!(r.messages_verified, 8 + 2);
+        r
+    };
+    let (free, walked) = (run(false), run(true));
+    assert_eq!(stat(&free, "system.total.dtlb.walk_loads"), 0);
+    // x86_32: a walk loads the directory entry, then the table entry.
+    let misses = stat(&walked, "system.total.dtlb.misses");
+    assert!(misses > 0);
+    assert_eq!(stat(&walked, "system.total.dtlb.walk_loads"), 2 * misses);
+    let pt_reads = stat(&walked, "system.moped.walk_line_reads");
+    assert_eq!(pt_reads, stat(&free, "system.moped.walk_line_reads"));
+    let memory = |r: &MpiRun| stat(r, "system.total.l2.moped_misses_memory");
+    let on_chip = |r: &MpiRun| {
+        stat(r, "system.total.l2.moped_local") + stat(r, "system.total.l2.moped_misses_other_cache")
+    };
+    // The page-table lines MOPED reads are on chip where the cores' walks left them (in
+    // the first round no core has swept its buffers yet, and a line the caches evicted
+    // comes from memory again); the rest of MOPED's reads are unchanged.
+    let moved = memory(&free) - memory(&walked);
+    assert!(
+        moved >= pt_reads / 4,
+        "page-table reads from memory: {moved} fewer of {pt_reads}"
+    );
+    assert_eq!(on_chip(&walked) - on_chip(&free), moved);
+}
+
+/// Buffers where malloc puts them (16-byte aligned, packed): messages start and end inside
+/// lines, so copies re-align and OPTCACHE fills lines in part; every one still arrives.
+#[test]
+fn malloc_aligned_buffers_deliver_in_every_design() {
+    let mut c = cfg(2);
+    c.workload.buffer_align = 16;
+    for bytes in [1, 100, 4_000, 16_384] {
+        let w = pingpong(bytes, 2);
+        let layout = Layout::new(&w, c.mpi.queue_stride, 16);
+        assert_ne!(layout.buf_va[0][0] % LINE_BYTES as u64, 0);
+        for d in DESIGNS {
+            let r = run_workload(&c, &w, d.parse().unwrap(), 1, MpiParams::default())
+                .unwrap_or_else(|e| panic!("{bytes} bytes under {d}: {e}"));
+            assert_eq!(r.messages_verified, 4 + 2, "{bytes} bytes under {d}");
+        }
+    }
+}
+
+/// A TLB miss walks one load per level of the page-table format; a hit walks nothing.
+#[test]
+fn a_tlb_miss_loads_one_entry_per_level() {
+    let w = pingpong(16_384, 2);
+    for (format, levels) in [("x86_32", 2), ("x86_64", 4)] {
+        let c = with(&["system.cores=2", &format!("os.page_table={format}")]);
+        let r = run_workload(&c, &w, Design::Baseline, 1, MpiParams::default()).unwrap();
+        let misses = stat(&r, "system.total.dtlb.misses");
+        assert!(misses > 0 && stat(&r, "system.cpu0.dtlb.hits") > 100 * misses);
+        assert_eq!(stat(&r, "system.total.dtlb.walk_loads"), levels * misses);
+        assert!(stat(&r, "system.total.dtlb.walk_cycles") >= levels * misses);
+    }
+}
+
 #[test]
 fn a_program_that_backs_off_finishes_through_shared_memory_and_returns_after_a_barrier() {
     // Tables of 4 descriptors cannot hold 8 ranks' 8 receives and 8 sends each: MOPED
@@ -480,10 +551,10 @@ fn imb_runs_its_warm_up_before_the_timed_region() {
 fn polled_lines(c: &SystemConfig, seed: u64) -> Vec<Vec<Vec<u64>>> {
     let p = c.system.cores;
     let w = all_to_all(p, 64);
-    let mut os = Os::new(c.memory.size_bytes, c.os.frame_order, seed);
+    let mut os = Os::new(c.memory.size_bytes, c.os.frame_order, seed, c.os.page_table);
     let mut mem = FlatMem::new();
     let driver = prepare(c, &w, false, seed, MpiParams::default(), &mut os, &mut mem).unwrap();
-    let layout = Layout::new(&w, c.mpi.queue_stride);
+    let layout = Layout::new(&w, c.mpi.queue_stride, c.workload.buffer_align);
     let mut per_rank = Vec::new();
     for (me, &proc) in driver.procs().iter().enumerate() {
         let mut queues = Vec::new();

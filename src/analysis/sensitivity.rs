@@ -136,7 +136,10 @@ fn moves(rows: &[SensitivityRow], alternative: &str, metric: &str) -> Option<(f6
             let delta = alt - def;
             sum += delta.abs();
             n += 1;
-            if largest.as_ref().map_or(true, |(l, _)| delta.abs() > l.abs()) {
+            if largest
+                .as_ref()
+                .map_or(true, |(l, _)| delta.abs() > l.abs())
+            {
                 largest = Some((delta, format!("{b} {}", design_label(d))));
             }
         }

@@ -22,9 +22,9 @@ pub struct Alternative {
     pub set: &'static [(&'static str, &'static str)],
 }
 
-/// The alternatives, in the order of the issue that asked for them: warm-up, layout,
-/// page walks, the core, the port.
-pub const ALTERNATIVES: [Alternative; 5] = [
+/// The alternatives, in the order of the issue that asked for them: warm-up, layout, page
+/// tables and walks, the core, the port, buffer alignment.
+pub const ALTERNATIVES: [Alternative; 9] = [
     Alternative {
         name: "no-warmup",
         what: "cold caches: no warm-up, every cycle of a run counted",
@@ -41,14 +41,34 @@ pub const ALTERNATIVES: [Alternative; 5] = [
         set: &[("os.frame_order", "address")],
     },
     Alternative {
-        name: "no-walk-cache",
-        what: "no page-table lines kept in a MOPED across transfers",
-        set: &[("moped.walk_cache_lines", "0")],
+        name: "x86-64-tables",
+        what: "4-level x86-64 page tables instead of IA-32's 2 levels",
+        set: &[("os.page_table", "x86_64")],
+    },
+    Alternative {
+        name: "no-core-walks",
+        what: "free translation for the cores: page-table lines come on chip only by MOPED",
+        set: &[("system.page_walks", "false")],
+    },
+    Alternative {
+        name: "walk-cache-32",
+        what: "each MOPED keeps 32 page-table lines across transfers",
+        set: &[("moped.walk_cache_lines", "32")],
+    },
+    Alternative {
+        name: "blocking-core",
+        what: "cores that wait for every load's value",
+        set: &[("system.core_model", "blocking")],
     },
     Alternative {
         name: "port-latency-40",
         what: "a MOPED port access takes 40 cycles",
         set: &[("moped.port_latency", "40")],
+    },
+    Alternative {
+        name: "malloc-aligned-buffers",
+        what: "message buffers 16-byte aligned, as glibc's malloc places them",
+        set: &[("workload.buffer_align", "16")],
     },
 ];
 

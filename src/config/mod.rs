@@ -3,7 +3,8 @@
 //!
 //! ```toml
 //! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64,
-//!               # core_model = "blocking", outstanding_loads = 4, window = 126
+//!               # core_model = "mlp", outstanding_loads = 4, window = 126,
+//!               # tlb_entries = 64, page_walks = true
 //! [l1]          # size_bytes = 32768, assoc = 4, latency = 1
 //! [l2]          # size_bytes = 524288, assoc = 8, latency = 10 (exclusive of the L1)
 //! [directory]   # banks = 4, latency = 2
@@ -12,13 +13,13 @@
 //!               # hop_latency = 1, link_bytes_per_cycle = 16, header_bytes = 8, random_delay_max = 0
 //! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
 //!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
-//!               # walk_cache_lines = 32,
+//!               # walk_cache_lines = 0,
 //!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
-//! [os]          # frame_order = "random"
+//! [os]          # frame_order = "random", page_table = "x86_32"
 //! [mpi]         # queue_stride = "mpich", call_instructions = 100, poll_instructions = 10
-//! [workload]    # warmup = true
+//! [workload]    # warmup = true, buffer_align = 4096
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -35,6 +36,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
 
+use crate::os::pagetable::PageTableFormat;
 use crate::os::phys::FrameOrder;
 use crate::textparse::{line_col, toml_message};
 
@@ -119,6 +121,11 @@ pub struct CoreSection {
     pub store_buffer_entries: usize,
     /// Cache-line size in bytes (a power of two).
     pub line_bytes: usize,
+    /// Entries of each core's data TLB (fully associative, LRU).
+    pub tlb_entries: usize,
+    /// A TLB miss walks the page tables with the core's own loads through its caches;
+    /// false: translation takes no time and page-table lines come on chip only by MOPED.
+    pub page_walks: bool,
     /// Whether a core waits for every load or overlaps the misses of loads whose value
     /// decides nothing ([`CoreModel`]).
     pub core_model: CoreModel,
@@ -134,11 +141,11 @@ pub struct CoreSection {
 #[serde(rename_all = "lowercase")]
 pub enum CoreModel {
     /// One load at a time: the core waits for each load's value.
-    #[default]
     Blocking,
     /// Memory-level parallelism, as an out-of-order core has: a load whose value only
     /// feeds a later store or nothing (a memcpy's, a sweep's, a reduction's) does not stop
     /// the core; a load the program branches on (a poll) still does.
+    #[default]
     Mlp,
 }
 
@@ -150,7 +157,8 @@ impl Default for CoreSection {
             cpi: 1.0,
             store_buffer_entries: 8,
             line_bytes: 64,
-            core_model: CoreModel::Blocking,
+            // The paper's cores are out-of-order Pentium 4s (FeS2): they overlap misses.
+            core_model: CoreModel::Mlp,
             // The Pentium 4 "supports up to four outstanding load misses" (Intel, "A
             // Detailed Look Inside the Intel NetBurst Micro-Architecture of the Intel
             // Pentium 4 Processor", 2000, p. 17) ...
@@ -158,6 +166,9 @@ impl Default for CoreSection {
             // ... and has "up to 126 instructions in flight" (Intel 64 and IA-32
             // Architectures Software Developer's Manual, vol. 1, p. 2-9).
             window: 126,
+            // The Pentium 4's data TLB (see `sim::tlb`).
+            tlb_entries: 64,
+            page_walks: true,
         }
     }
 }
@@ -319,12 +330,13 @@ pub struct MopedSection {
     pub copy_recv_lines: usize,
     pub descriptor_entries: usize,
     pub active_matches: usize,
-    /// Page-table lines the page walker's staging buffer keeps.
+    /// Page-table lines the page walker's staging buffer keeps during a transfer: the
+    /// paper's "slightly larger set" than one line (section 4.2), enough for the upper
+    /// levels' lines and the last level's line of consecutive pages at once.
     pub staging_lines: usize,
-    /// Page-table lines a MOPED keeps across transfers (a page-walk cache), so that the
-    /// buffers a program reuses are not walked from memory for every message; 0 walks
-    /// every transfer from an empty staging buffer. Core page walks are not simulated, so
-    /// without it no page-table line is ever on chip.
+    /// Page-table lines a MOPED keeps across transfers (a page-walk cache), for sensitivity
+    /// studies; 0, the paper's design, discards them once a transfer ends, and its next
+    /// walks find the lines where the cores' own walks (`system.page_walks`) left them.
     pub walk_cache_lines: usize,
     /// Physical address of the first program's port window (64 KiB aligned).
     pub port_base: u64,
@@ -343,7 +355,7 @@ impl Default for MopedSection {
             descriptor_entries: 64,
             active_matches: 1,
             staging_lines: 4,
-            walk_cache_lines: 32,
+            walk_cache_lines: 0,
             port_base: crate::moped::ports::DEFAULT_PORT_BASE,
             // An uncached access to a device beside the L2: about an L2 access.
             port_latency: 10,
@@ -387,6 +399,9 @@ pub struct OsSection {
     /// The order in which physical frames are handed to pages and page tables: `"random"`
     /// (seeded by the run's seed) or `"address"`.
     pub frame_order: FrameOrder,
+    /// The page-table format the OS builds and the walkers read: `"x86_32"` (IA-32
+    /// without PAE, the paper's Pentium 4's) or `"x86_64"`.
+    pub page_table: PageTableFormat,
 }
 
 /// How far apart the queues lie in the shared segment.
@@ -437,11 +452,36 @@ pub struct WorkloadSection {
     /// in timing mode after a warm-up mode (section 5); false: cold caches, and every
     /// cycle from the start counted.
     pub warmup: bool,
+    /// Where an MPI workload's buffers start: each at the next multiple of this many bytes
+    /// (a power of two up to the page), after a 16-byte header below the page size. 4096:
+    /// each buffer on its own pages; 16: back to back as glibc's malloc hands them out
+    /// (16-byte aligned, after its chunk header), so that copies re-align and lines fill
+    /// in part.
+    pub buffer_align: u64,
 }
 
 impl Default for WorkloadSection {
     fn default() -> Self {
-        WorkloadSection { warmup: true }
+        WorkloadSection {
+            warmup: true,
+            buffer_align: crate::os::pagetable::PAGE_BYTES,
+        }
+    }
+}
+
+impl WorkloadSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let page = crate::os::pagetable::PAGE_BYTES;
+        if !is_pow2(self.buffer_align) || self.buffer_align > page {
+            return invalid(
+                "workload.buffer_align",
+                format!(
+                    "must be a power of two from 1 to the page size ({page}), got {}",
+                    self.buffer_align
+                ),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -835,7 +875,9 @@ impl SystemConfig {
         self.memory.validate(s.line_bytes)?;
         self.network.validate(s.core_ghz)?;
         self.moped.validate()?;
-        self.watchdog.validate()
+        self.watchdog.validate()?;
+        self.os.validate(self.memory.size_bytes)?;
+        self.workload.validate()
     }
 
     /// Sets in each L1.
@@ -935,6 +977,9 @@ impl CoreSection {
         }
         if self.window == 0 {
             return invalid("system.window", "must be >= 1");
+        }
+        if self.tlb_entries == 0 {
+            return invalid("system.tlb_entries", "must be >= 1");
         }
         if !is_pow2(self.line_bytes as u64) || !(8..=4096).contains(&self.line_bytes) {
             return invalid(
@@ -1134,6 +1179,25 @@ impl WatchdogSection {
     }
 }
 
+impl OsSection {
+    /// Checks the OS of a machine with `memory_bytes` of physical memory.
+    fn validate(&self, memory_bytes: u64) -> Result<(), ConfigError> {
+        let reach = 1u64 << self.page_table.pa_bits();
+        if memory_bytes > reach {
+            return invalid(
+                "memory.size_bytes",
+                format!(
+                    "must be at most {reach} ({} GiB) with os.page_table = {:?}, whose \
+                     entries name frames below that, got {memory_bytes}",
+                    reach >> 30,
+                    self.page_table.name()
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for SystemConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_toml_string())
@@ -1256,6 +1320,41 @@ mod tests {
                 .contains("expected an integer from 0 to 9223372036854775807"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn page_table_format_is_a_choice_bounding_memory() {
+        let c = SystemConfig::from_toml_str("[os]\npage_table = \"x86_32\"\n", "p.toml").unwrap();
+        assert_eq!(c.os.page_table, PageTableFormat::X86_32);
+        let e = SystemConfig::from_toml_str("[os]\npage_table = \"pae\"\n", "p.toml").unwrap_err();
+        assert_eq!(e.key_path, "os.page_table");
+        assert!(e.msg.contains("expected `x86_32` or `x86_64`"), "{e}");
+        let big = "[os]\npage_table = \"x86_32\"\n[memory]\nsize_bytes = 8589934592\n";
+        let e = SystemConfig::from_toml_str(big, "p.toml").unwrap_err();
+        assert_eq!(e.key_path, "memory.size_bytes");
+        assert!(e.msg.contains("at most 4294967296 (4 GiB)"), "{e}");
+        let four = big.replace("8589934592", "4294967296");
+        SystemConfig::from_toml_str(&four, "p.toml").unwrap();
+        let wide = big.replace("x86_32", "x86_64");
+        SystemConfig::from_toml_str(&wide, "p.toml").unwrap();
+    }
+
+    #[test]
+    fn buffer_align_is_a_power_of_two_up_to_the_page() {
+        let mut c = SystemConfig::default();
+        assert_eq!(c.workload.buffer_align, 4096);
+        c.set("workload.buffer_align", "16").unwrap();
+        c.validate().unwrap();
+        for bad in ["48", "0", "8192"] {
+            c.set("workload.buffer_align", bad).unwrap();
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.key_path, "workload.buffer_align");
+            assert!(
+                e.msg
+                    .contains("power of two from 1 to the page size (4096)"),
+                "{e}"
+            );
+        }
     }
 
     /// Issue 25: the layout's two choices name their key and the values they take.

@@ -28,7 +28,7 @@
 //! per cycle and feeds answers back whenever they arrive, in any order.
 
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
-use crate::os::pagetable::{page_of, PAGE_BYTES};
+use crate::os::pagetable::{page_of, PageTableFormat, PAGE_BYTES};
 
 use super::xlate::{WalkResult, WalkState, WalkStats, Walker};
 
@@ -64,6 +64,8 @@ pub struct CopyConfig {
     pub lines: usize,
     /// Page-table lines in the walker's staging buffer.
     pub staging_lines: usize,
+    /// The format of the tables the walker reads.
+    pub page_table: PageTableFormat,
 }
 
 impl Default for CopyConfig {
@@ -71,6 +73,7 @@ impl Default for CopyConfig {
         CopyConfig {
             lines: 4,
             staging_lines: Walker::DEFAULT_STAGING_LINES,
+            page_table: PageTableFormat::X86_64,
         }
     }
 }
@@ -449,7 +452,7 @@ impl CopyUnit {
         let mut unit = CopyUnit {
             send: Stream::new(t.send, t.recv, t.len, cfg.lines),
             recv: Stream::new(t.recv, t.send, t.len, cfg.lines),
-            walker: Walker::new(cfg.staging_lines),
+            walker: Walker::with_format(cfg.staging_lines, cfg.page_table),
             walk_for: None,
             fault: None,
             status: CopyStatus::Running,

@@ -51,6 +51,7 @@ use rustc_hash::FxHashMap;
 use crate::coherence::{MopedDone, MopedKind, MopedReq};
 use crate::envelope::{Kind, Peer, ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
+use crate::os::pagetable::PageTableFormat;
 
 use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer};
 use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
@@ -74,6 +75,8 @@ pub struct MopedParams {
     /// Page-table lines the MOPED keeps across transfers (a page-walk cache); 0 starts
     /// every transfer's walks from an empty staging buffer.
     pub walk_cache_lines: usize,
+    /// The format of the page tables the walkers read.
+    pub page_table: PageTableFormat,
     /// Coherence operations the device may start per cycle.
     pub ops_per_cycle: u32,
     /// The protocol grants a whole receive line without its old data (OPTCACHE's M_FILL).
@@ -956,6 +959,7 @@ impl Moped {
             let cfg = CopyConfig {
                 lines: self.params.copy_lines.max(1),
                 staging_lines: self.params.staging_lines.max(1) + self.params.walk_cache_lines,
+                page_table: self.params.page_table,
             };
             match CopyUnit::new(&cfg, &t) {
                 Ok(mut unit) => {

@@ -2,17 +2,15 @@
 //! page by page, reading the page tables the OS keeps in simulated memory. Their format
 //! and the OS's address spaces are `os::pagetable`'s; the walker only reads them.
 
-use crate::mem::{line_of, LineAddr, LineData, LINE_BYTES};
-use crate::os::pagetable::{entry_addr, entry_frame, is_canonical, XlateError, FRAME_MASK, LEVELS};
-
-const LINE: u64 = LINE_BYTES as u64;
+use crate::mem::{line_of, LineAddr, LineData};
+use crate::os::pagetable::{PageTableFormat, XlateError};
 
 /// How a walk ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WalkResult {
     /// The page's physical frame.
     Translated(u64),
-    /// A non-present entry (or an address outside the 48-bit space): the walked address.
+    /// A non-present entry (or an address outside the format's space): the walked address.
     Fault(u64),
 }
 
@@ -45,6 +43,7 @@ pub struct WalkStats {
 /// when the OS may have changed them (a new transfer, a resolved fault).
 #[derive(Clone, Debug)]
 pub struct Walker {
+    format: PageTableFormat,
     /// Most recently used last.
     staging: Vec<(LineAddr, LineData)>,
     capacity: usize,
@@ -61,8 +60,15 @@ impl Walker {
     /// The paper's staging buffer default.
     pub const DEFAULT_STAGING_LINES: usize = 4;
 
+    /// A walker of x86-64 tables.
     pub fn new(staging_lines: usize) -> Self {
+        Self::with_format(staging_lines, PageTableFormat::X86_64)
+    }
+
+    /// A walker of tables in `format`.
+    pub fn with_format(staging_lines: usize, format: PageTableFormat) -> Self {
         Walker {
+            format,
             staging: Vec::with_capacity(staging_lines),
             capacity: staging_lines,
             state: WalkState::Idle,
@@ -92,9 +98,9 @@ impl Walker {
         self.state = WalkState::Walking;
         self.va = va;
         self.level = 0;
-        self.table = root & FRAME_MASK;
+        self.table = root & self.format.frame_mask();
         self.read = None;
-        if !is_canonical(va) {
+        if !self.format.is_canonical(va) {
             self.end(WalkResult::Fault(va));
         } else {
             self.advance();
@@ -168,7 +174,7 @@ impl Walker {
     /// Consumes staged lines until the walk ends or needs a line from memory.
     fn advance(&mut self) {
         while self.state == WalkState::Walking {
-            let line = line_of(entry_addr(self.table, self.va, self.level));
+            let line = line_of(self.format.entry_addr(self.table, self.va, self.level));
             match self.staging.iter().position(|&(l, _)| l == line) {
                 Some(i) => {
                     self.stats.staging_hits += 1;
@@ -186,11 +192,11 @@ impl Walker {
 
     /// Reads this level's entry out of its line.
     fn step(&mut self, data: &LineData) {
-        let off = (entry_addr(self.table, self.va, self.level) % LINE) as usize;
-        let entry = u64::from_le_bytes(data[off..off + 8].try_into().expect("8 bytes"));
-        match entry_frame(entry) {
+        let f = self.format;
+        let entry = f.entry_in_line(data, f.entry_addr(self.table, self.va, self.level));
+        match f.entry_frame(entry) {
             None => self.end(WalkResult::Fault(self.va)),
-            Some(frame) if self.level == LEVELS - 1 => self.end(WalkResult::Translated(frame)),
+            Some(frame) if self.level == f.levels() - 1 => self.end(WalkResult::Translated(frame)),
             Some(frame) => {
                 self.table = frame;
                 self.level += 1;
@@ -335,5 +341,41 @@ mod tests {
         w.on_line(line, &mem.read_line(line)).unwrap();
         assert_eq!(w.take_result(), Some(WalkResult::Fault(0x1000)));
         assert_eq!(w.state(), WalkState::Idle);
+    }
+
+    #[test]
+    fn walks_x86_32_tables_in_two_reads() {
+        use crate::os::pagetable::PageTableFormat::X86_32;
+        let mut frames = FrameAllocator::new(MB..2 * MB).unwrap();
+        let mut mem = FlatMem::new();
+        let mut space = AddressSpace::with_format(X86_32, &mut frames, &mut mem).unwrap();
+        let va = 0x4000_0000 - 2 * PAGE_BYTES; // two pages either side of a directory entry
+        space
+            .add_region(&mut frames, &mut mem, va..va + 4 * PAGE_BYTES, true)
+            .unwrap();
+        let mut w = Walker::with_format(0, X86_32);
+        for p in 0..4 {
+            let page = va + p * PAGE_BYTES;
+            let (r, reads) = walk(&mut w, &mem, space.root(), page);
+            assert_eq!(
+                Some(r),
+                space.translate(&mem, page).map(WalkResult::Translated)
+            );
+            let lines: Vec<_> = space
+                .walk_entries(&mem, page)
+                .iter()
+                .map(|&a| line_of(a))
+                .collect();
+            assert_eq!(reads, lines);
+        }
+        // Past 4 GiB: outside the process, faulted without a read.
+        let (r, reads) = walk(&mut w, &mem, space.root(), 1 << 32);
+        assert_eq!((r, reads.len()), (WalkResult::Fault(1 << 32), 0));
+        // An unmapped page of a present page table: two reads, then the fault.
+        let (r, reads) = walk(&mut w, &mem, space.root(), va + 4 * PAGE_BYTES);
+        assert_eq!(
+            (r, reads.len()),
+            (WalkResult::Fault(va + 4 * PAGE_BYTES), 2)
+        );
     }
 }

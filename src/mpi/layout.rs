@@ -3,7 +3,7 @@
 //! ```text
 //! 0x0800_0000  runtime: posted-receive entries, unexpected entries, list heads,
 //!              unexpected-message buffers
-//! 0x1000_0000  the workload's buffers, each page-aligned, in order
+//! 0x1000_0000  the workload's buffers, in order, each aligned to `workload.buffer_align`
 //! 0x3FFF_F000  the backoff word, shared by every rank of the program
 //! 0x4000_0000  the ch3:shm queues, one per directed pair: (src -> dst) at
 //!              SHM_BASE + (dst * P + src) * stride (`mpi.queue_stride`), in one
@@ -44,21 +44,37 @@ pub struct Layout {
     pub queue_stride: u64,
 }
 
-fn page_up(x: u64) -> u64 {
-    x.div_ceil(PAGE_BYTES) * PAGE_BYTES
+/// Bytes malloc keeps before each block it hands out (glibc's chunk header, rounded to its
+/// 16-byte alignment).
+const MALLOC_HEADER: u64 = 16;
+
+fn round_up(x: u64, align: u64) -> u64 {
+    x.div_ceil(align) * align
+}
+
+/// At most the bytes a buffer of `bytes` moves the next one's start by ([`Layout::new`]):
+/// whole pages when page-aligned, else its header and alignment on top.
+fn footprint(bytes: u64, align: u64) -> Option<u64> {
+    let bytes = bytes.max(1);
+    if align >= PAGE_BYTES {
+        bytes.checked_next_multiple_of(PAGE_BYTES)
+    } else {
+        bytes.checked_add(MALLOC_HEADER + align)
+    }
 }
 
 /// Fails unless every rank's buffers fit both its buffer window (`BUF_BASE` up to
 /// `FLAG_VA`) and, all ranks together, the `memory_bytes` of physical memory; the error
 /// names the rank, its largest buffer and the limit.
-pub fn check_fits(w: &Workload, memory_bytes: u64) -> Result<(), String> {
+pub fn check_fits(w: &Workload, memory_bytes: u64, align: u64) -> Result<(), String> {
     let window = FLAG_VA - BUF_BASE;
     let mut total: u64 = 0;
     for (r, rank) in w.ranks.iter().enumerate() {
-        let need = rank.buffers.iter().try_fold(0u64, |sum, b| {
-            let pages = b.bytes.max(1).div_ceil(PAGE_BYTES);
-            sum.checked_add(pages.checked_mul(PAGE_BYTES)?)
-        });
+        let need = rank
+            .buffers
+            .iter()
+            .try_fold(0u64, |sum, b| sum.checked_add(footprint(b.bytes, align)?));
+        let need = need.and_then(|n| n.checked_next_multiple_of(PAGE_BYTES));
         let largest = rank.buffers.iter().max_by_key(|b| b.bytes);
         let what = |limit: String| match largest {
             Some(b) => format!(
@@ -87,18 +103,23 @@ pub fn check_fits(w: &Workload, memory_bytes: u64) -> Result<(), String> {
 }
 
 impl Layout {
-    pub fn new(w: &Workload, stride: QueueStride) -> Layout {
+    /// The layout of `w` with its buffers aligned to `align` bytes (a power of two up to
+    /// the page): page-aligned buffers take whole pages each; smaller alignments pack them
+    /// as malloc does, each after a header.
+    pub fn new(w: &Workload, stride: QueueStride, align: u64) -> Layout {
+        let header = if align < PAGE_BYTES { MALLOC_HEADER } else { 0 };
         let mut buf_va = Vec::new();
         let mut buf_end = Vec::new();
         for r in &w.ranks {
             let mut at = BUF_BASE;
             let mut vas = Vec::new();
             for b in &r.buffers {
-                vas.push(at);
-                at += page_up(b.bytes.max(1));
+                let va = round_up(at + header, align);
+                vas.push(va);
+                at = va + b.bytes.max(1);
             }
             buf_va.push(vas);
-            buf_end.push(at);
+            buf_end.push(round_up(at, PAGE_BYTES));
         }
         let posted_base = PRIV_BASE;
         let unexpected_base = posted_base + LIST_ENTRIES * 64;
@@ -129,7 +150,10 @@ impl Layout {
 
     /// The end of the shared segment: the queues, up to the end of the last one's page.
     pub fn shm_end(&self) -> u64 {
-        page_up(SHM_BASE + (self.ranks * self.ranks) as u64 * self.queue_stride)
+        round_up(
+            SHM_BASE + (self.ranks * self.ranks) as u64 * self.queue_stride,
+            PAGE_BYTES,
+        )
     }
 }
 
@@ -148,18 +172,36 @@ mod tests {
     /// Issue 24: a GOAL message size near 2^64 panicked with `capacity overflow`.
     #[test]
     fn buffers_must_fit_the_ranks_memory() {
-        let e = check_fits(&pair(18_446_744_073_709_551_000), 512 << 20).unwrap_err();
+        let e = check_fits(&pair(18_446_744_073_709_551_000), 512 << 20, PAGE_BYTES).unwrap_err();
         assert_eq!(
             e,
             "workload big: rank 0's buffers (the largest, `send`, of 18446744073709551000 \
              bytes) do not fit the 805302272 bytes a rank's buffers may take"
         );
-        let e = check_fits(&pair(300 << 20), 512 << 20).unwrap_err();
+        let e = check_fits(&pair(300 << 20), 512 << 20, PAGE_BYTES).unwrap_err();
         assert_eq!(
             e,
             "workload big: rank 1's buffers (the largest, `recv`, of 314572800 bytes) do not \
              fit memory beside the other ranks' (memory.size_bytes = 536870912)"
         );
-        check_fits(&pair(16384), 512 << 20).unwrap();
+        check_fits(&pair(16384), 512 << 20, PAGE_BYTES).unwrap();
+        check_fits(&pair(16384), 512 << 20, 16).unwrap();
+    }
+
+    #[test]
+    fn buffers_are_page_aligned_or_packed_as_malloc_packs_them() {
+        let mut w = pair(1);
+        w.ranks[0] = crate::workload::RankProgram::default();
+        w.ranks[0].buffer("first", 100);
+        w.ranks[0].buffer("second", 5000);
+        let paged = Layout::new(&w, QueueStride::Mpich, PAGE_BYTES);
+        assert_eq!(paged.buf_va[0], [BUF_BASE, BUF_BASE + PAGE_BYTES]);
+        assert_eq!(paged.buf_end[0], BUF_BASE + 3 * PAGE_BYTES);
+        let packed = Layout::new(&w, QueueStride::Mpich, 16);
+        // 16 bytes of header before each; 100 bytes end at 0x74, rounded to 0x80, + 16.
+        assert_eq!(packed.buf_va[0], [BUF_BASE + 0x10, BUF_BASE + 0x90]);
+        assert_eq!(packed.buf_end[0], BUF_BASE + 2 * PAGE_BYTES);
+        let lines = Layout::new(&w, QueueStride::Mpich, 64);
+        assert_eq!(lines.buf_va[0], [BUF_BASE + 0x40, BUF_BASE + 0xc0]);
     }
 }

@@ -198,9 +198,10 @@ pub fn prepare(
             "{p} ranks do not fit MOPED's port window"
         )));
     }
-    layout::check_fits(w, cfg.memory.size_bytes).map_err(MopedError::Io)?;
+    layout::check_fits(w, cfg.memory.size_bytes, cfg.workload.buffer_align)
+        .map_err(MopedError::Io)?;
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
-    let layout = Layout::new(w, cfg.mpi.queue_stride);
+    let layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;

@@ -2,9 +2,9 @@
 //! (page tables in simulated memory, in the format of [`pagetable`]), physical frames for
 //! them ([`phys`]), and the page-fault service MOPED's interrupts ask for.
 //!
-//! Cores run processes and issue virtual addresses, which the OS translates without
-//! timing (a perfect TLB); pages of a region declared lazy are mapped at their first touch,
-//! by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
+//! Cores run processes and issue virtual addresses, which their TLBs translate, walking the
+//! tables on a miss (`sim::tlb`); pages of a region declared lazy are mapped at their first
+//! touch, by the core or by MOPED (whose fault costs the owning core `moped.fault_penalty`).
 //! Frames are handed out from the upper half of physical memory, so programs that use
 //! physical addresses directly keep the lower half to themselves, and by default in a
 //! seeded random order (`os.frame_order`), as from the free lists of a system that has run
@@ -19,7 +19,7 @@ use crate::coherence::{home_bank, DirCtrl};
 use crate::envelope::{ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 
-use pagetable::{AddressSpace, XlateError, PAGE_BYTES};
+use pagetable::{AddressSpace, PageTableFormat, XlateError, PAGE_BYTES};
 use phys::{FrameAllocator, FrameOrder, PhysMem};
 
 /// A process's index in [`Os::procs`].
@@ -56,8 +56,8 @@ pub enum OsError {
     Segfault { proc: ProcId, va: u64 },
 }
 
-/// Physical memory seen through the directories that own it. The OS writes only lines no
-/// cache holds (page tables, which only MOPED reads and never keeps, and fresh frames).
+/// Physical memory seen through the directories that own it, for writes while no cache
+/// holds anything (setting up processes and buffers before a run).
 pub struct MemView<'a> {
     pub dirs: &'a mut [DirCtrl],
 }
@@ -77,6 +77,8 @@ impl PhysMem for MemView<'_> {
 #[derive(Clone, Debug)]
 pub struct Os {
     frames: FrameAllocator,
+    /// The format of every process's tables.
+    format: PageTableFormat,
     pub procs: Vec<Process>,
     /// Pages mapped at a first touch or for a MOPED fault.
     pub demand_maps: u64,
@@ -85,14 +87,15 @@ pub struct Os {
 impl Os {
     /// An OS handing out frames from the upper half of `memory_bytes` of physical memory,
     /// in `order` (a random one fixed by `seed`); page tables take theirs from the same
-    /// frames.
-    pub fn new(memory_bytes: u64, order: FrameOrder, seed: u64) -> Os {
+    /// frames, in `format`.
+    pub fn new(memory_bytes: u64, order: FrameOrder, seed: u64, format: PageTableFormat) -> Os {
         let half = (memory_bytes / 2) & !(PAGE_BYTES - 1);
         let frames = FrameAllocator::ordered(half..2 * half, order, seed)
             .or_else(|_| FrameAllocator::ordered(1 << 28..1 << 29, order, seed))
             .expect("a nonempty frame range");
         Os {
             frames,
+            format,
             procs: Vec::new(),
             demand_maps: 0,
         }
@@ -108,7 +111,7 @@ impl Os {
     ) -> Result<ProcId, OsError> {
         let proc = self.procs.len();
         let x = |source| OsError::Xlate { proc, source };
-        let mut space = AddressSpace::new(&mut self.frames, mem).map_err(x)?;
+        let mut space = AddressSpace::with_format(self.format, &mut self.frames, mem).map_err(x)?;
         for r in regions {
             space
                 .add_region(&mut self.frames, mem, r.va.clone(), r.populate)

@@ -1,40 +1,156 @@
 //! Page tables in simulated memory and the OS's model of one process's address space
-//! (paper, section 4.2): the OS builds the tables, MOPED's page walker (`moped::xlate`)
-//! reads them, so the format lives here, below both.
+//! (paper, section 4.2): the OS builds the tables, the cores' and MOPED's page walkers
+//! read them, so the formats live here, below all of them.
 //!
-//! # Page-table format
+//! # Page-table formats ([`PageTableFormat`])
 //!
-//! A 4-level radix tree, x86-64 style but reduced to what MOPED needs:
-//! - 4 KiB pages and 48-bit virtual addresses; a virtual address at or above 2^48 is
-//!   outside every process.
-//! - Each table is one 4 KiB frame of 512 little-endian 8-byte entries. VA bits 47..39
-//!   index the level-0 table, 38..30 level 1, 29..21 level 2 and 20..12 level 3.
-//! - Entry bit 0 = present; bits 51..12 = the physical frame of the next-level table, or at
-//!   level 3 of the page itself; every other bit is 0. A non-present entry at any level
-//!   means the page is not mapped.
-//! - A process's page-table root ("cr3") is the physical address of its level-0 table.
+//! Both are radix trees of 4 KiB tables over 4 KiB pages, reduced to what the walkers
+//! need: entry bit 0 = present, the frame bits point at the next-level table or, at the
+//! last level, at the page itself; every other bit is 0. A non-present entry at any level
+//! means the page is not mapped. A process's root ("cr3") is the physical address of its
+//! level-0 table. Entries are little-endian.
 //!
-//! [`AddressSpace`] builds and extends tables functionally; the device's walker reads them
-//! one line at a time through whatever memory system hosts it.
+//! - `x86_32`: IA-32 without PAE, the format of the paper's machine (a 32-bit Pentium 4,
+//!   section 5), as Intel's SDM vol. 3A, section 4.3 ("32-bit paging") gives it: 32-bit
+//!   virtual addresses, 2 levels of 1,024 4-byte entries; VA bits 31..22 index the page
+//!   directory, 21..12 the page table; entry bits 31..12 are the frame, so every table and
+//!   page lies below 4 GiB.
+//! - `x86_64`: 48-bit virtual addresses, 4 levels of 512 8-byte entries; VA bits 47..39
+//!   index level 0, 38..30 level 1, 29..21 level 2 and 20..12 level 3; entry bits 51..12
+//!   are the frame.
+//!
+//! A virtual address at or above 2^`va_bits` is outside every process.
+//!
+//! [`AddressSpace`] builds and extends tables functionally; the walkers read them one load
+//! or one line at a time through whatever memory system hosts them.
 
 use std::ops::Range;
 
-use crate::mem::LINE_BYTES;
+use serde::{Deserialize, Serialize};
 
-// The page size and the error type live with the frames (phys); the table format here.
+use crate::mem::{LineData, LINE_BYTES};
+
+// The page size and the error type live with the frames (phys); the table formats here.
 use super::phys::{FrameAllocator, PhysMem};
 pub use super::phys::{XlateError, PAGE_BYTES, PAGE_SHIFT};
 
-/// Bits of a virtual address.
-pub const VA_BITS: u32 = 48;
-/// Levels of the radix tree.
-pub const LEVELS: usize = 4;
-/// Entries per table.
-pub const ENTRIES: usize = 512;
 /// Entry bit 0: the entry points somewhere.
 pub const PRESENT: u64 = 1;
-/// Entry bits 51..12: the physical frame.
-pub const FRAME_MASK: u64 = ((1 << 52) - 1) & !(PAGE_BYTES - 1);
+
+/// The layout of a process's page tables (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PageTableFormat {
+    /// IA-32 without PAE: 2 levels of 4-byte entries, 32-bit virtual addresses; the
+    /// paper's machine's.
+    #[default]
+    #[serde(rename = "x86_32")]
+    X86_32,
+    /// x86-64: 4 levels of 8-byte entries, 48-bit virtual addresses.
+    #[serde(rename = "x86_64")]
+    X86_64,
+}
+
+impl PageTableFormat {
+    /// The name a configuration gives it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PageTableFormat::X86_32 => "x86_32",
+            PageTableFormat::X86_64 => "x86_64",
+        }
+    }
+
+    /// Bits of a virtual address.
+    pub const fn va_bits(self) -> u32 {
+        match self {
+            PageTableFormat::X86_32 => 32,
+            PageTableFormat::X86_64 => 48,
+        }
+    }
+
+    /// Bits of a physical address an entry can name (tables and pages lie below).
+    pub const fn pa_bits(self) -> u32 {
+        match self {
+            PageTableFormat::X86_32 => 32,
+            PageTableFormat::X86_64 => 52,
+        }
+    }
+
+    /// Levels of the radix tree.
+    pub const fn levels(self) -> usize {
+        match self {
+            PageTableFormat::X86_32 => 2,
+            PageTableFormat::X86_64 => 4,
+        }
+    }
+
+    /// Bytes of one entry.
+    pub const fn entry_bytes(self) -> u64 {
+        match self {
+            PageTableFormat::X86_32 => 4,
+            PageTableFormat::X86_64 => 8,
+        }
+    }
+
+    /// VA bits each level's index takes (a table is one page of entries).
+    const fn index_bits(self) -> u32 {
+        (PAGE_BYTES / self.entry_bytes()).trailing_zeros()
+    }
+
+    /// The entry bits that hold a frame.
+    pub const fn frame_mask(self) -> u64 {
+        ((1 << self.pa_bits()) - 1) & !(PAGE_BYTES - 1)
+    }
+
+    /// The index into the level-`level` table for `va`.
+    #[inline]
+    pub fn level_index(self, va: u64, level: usize) -> usize {
+        let shift = PAGE_SHIFT + self.index_bits() * (self.levels() - 1 - level) as u32;
+        ((va >> shift) & ((1 << self.index_bits()) - 1)) as usize
+    }
+
+    /// The physical address of `va`'s entry in the level table at `table`.
+    #[inline]
+    pub fn entry_addr(self, table: u64, va: u64, level: usize) -> u64 {
+        (table & self.frame_mask()) + self.entry_bytes() * self.level_index(va, level) as u64
+    }
+
+    /// A present entry pointing at `frame`.
+    #[inline]
+    pub fn make_entry(self, frame: u64) -> u64 {
+        (frame & self.frame_mask()) | PRESENT
+    }
+
+    /// The frame an entry points at, if present.
+    #[inline]
+    pub fn entry_frame(self, entry: u64) -> Option<u64> {
+        (entry & PRESENT != 0).then_some(entry & self.frame_mask())
+    }
+
+    /// True for addresses a process can have (below 2^`va_bits`).
+    #[inline]
+    pub fn is_canonical(self, va: u64) -> bool {
+        va >> self.va_bits() == 0
+    }
+
+    /// The entry at `addr` read out of the line holding it.
+    pub fn entry_in_line(self, line: &LineData, addr: u64) -> u64 {
+        let off = (addr % LINE_BYTES as u64) as usize;
+        let mut b = [0; 8];
+        let n = self.entry_bytes() as usize;
+        b[..n].copy_from_slice(&line[off..off + n]);
+        u64::from_le_bytes(b)
+    }
+
+    fn read_entry(self, mem: &impl PhysMem, addr: u64) -> u64 {
+        let mut b = [0; 8];
+        mem.read_range(addr, &mut b[..self.entry_bytes() as usize]);
+        u64::from_le_bytes(b)
+    }
+
+    fn write_entry(self, mem: &mut impl PhysMem, addr: u64, entry: u64) {
+        mem.write_range(addr, &entry.to_le_bytes()[..self.entry_bytes() as usize]);
+    }
+}
 
 /// The page containing a byte address.
 #[inline]
@@ -42,54 +158,39 @@ pub fn page_of(addr: u64) -> u64 {
     addr & !(PAGE_BYTES - 1)
 }
 
-/// The index into the level-`level` table for `va`.
-#[inline]
-pub fn level_index(va: u64, level: usize) -> usize {
-    ((va >> (PAGE_SHIFT + 9 * (LEVELS - 1 - level) as u32)) as usize) & (ENTRIES - 1)
-}
-
-/// The physical address of `va`'s entry in the level table at `table`.
-#[inline]
-pub fn entry_addr(table: u64, va: u64, level: usize) -> u64 {
-    (table & FRAME_MASK) + 8 * level_index(va, level) as u64
-}
-
-/// A present entry pointing at `frame`.
-#[inline]
-pub fn make_entry(frame: u64) -> u64 {
-    (frame & FRAME_MASK) | PRESENT
-}
-
-/// The frame an entry points at, if present.
-#[inline]
-pub fn entry_frame(entry: u64) -> Option<u64> {
-    (entry & PRESENT != 0).then_some(entry & FRAME_MASK)
-}
-
-/// True for addresses a process can have (below 2^48).
-#[inline]
-pub fn is_canonical(va: u64) -> bool {
-    va >> VA_BITS == 0
-}
-
 /// The OS's view of one process: its page-table root and its valid regions (VMAs). Frames
 /// and memory are passed in, so that processes can share them.
 #[derive(Clone, Debug)]
 pub struct AddressSpace {
+    format: PageTableFormat,
     root: u64,
     /// Page-aligned, disjoint.
     regions: Vec<Range<u64>>,
 }
 
 impl AddressSpace {
-    /// An address space with an empty level-0 table and no regions.
+    /// An x86-64 address space with an empty level-0 table and no regions.
     pub fn new(frames: &mut FrameAllocator, mem: &mut impl PhysMem) -> Result<Self, XlateError> {
-        let root = frames.alloc()?;
-        zero_frame(mem, root);
+        Self::with_format(PageTableFormat::X86_64, frames, mem)
+    }
+
+    /// An address space of tables in `format`, with an empty level-0 table and no regions.
+    pub fn with_format(
+        format: PageTableFormat,
+        frames: &mut FrameAllocator,
+        mem: &mut impl PhysMem,
+    ) -> Result<Self, XlateError> {
+        let root = alloc_zeroed(format, frames, mem)?;
         Ok(AddressSpace {
+            format,
             root,
             regions: Vec::new(),
         })
+    }
+
+    /// The format of the tables.
+    pub fn format(&self) -> PageTableFormat {
+        self.format
     }
 
     /// The physical address of the level-0 table ("cr3").
@@ -118,8 +219,16 @@ impl AddressSpace {
         };
         let end = va.end.checked_add(PAGE_BYTES - 1).ok_or(bad.clone())?;
         let pages = page_of(va.start)..page_of(end);
-        if va.is_empty() || pages.end > 1 << VA_BITS {
+        if va.is_empty() {
             return Err(bad);
+        }
+        let bits = self.format.va_bits();
+        if pages.end > 1 << bits {
+            return Err(XlateError::BeyondVa {
+                start: va.start,
+                end: va.end,
+                bits,
+            });
         }
         if self
             .regions
@@ -178,46 +287,79 @@ impl AddressSpace {
         if !self.contains(va) {
             return Err(XlateError::NotInRegion(va));
         }
+        let f = self.format;
+        let last = f.levels() - 1;
         let mut table = self.root;
-        for level in 0..LEVELS - 1 {
-            let at = entry_addr(table, va, level);
-            table = match entry_frame(mem.read_u64(at)) {
+        for level in 0..last {
+            let at = f.entry_addr(table, va, level);
+            table = match f.entry_frame(f.read_entry(mem, at)) {
                 Some(next) => next,
                 None => {
-                    let next = frames.alloc()?;
-                    zero_frame(mem, next);
-                    mem.write_u64(at, make_entry(next));
+                    let next = alloc_zeroed(f, frames, mem)?;
+                    f.write_entry(mem, at, f.make_entry(next));
                     next
                 }
             };
         }
-        let at = entry_addr(table, va, LEVELS - 1);
-        if entry_frame(mem.read_u64(at)).is_some() {
+        let at = f.entry_addr(table, va, last);
+        if f.entry_frame(f.read_entry(mem, at)).is_some() {
             return Err(XlateError::AlreadyMapped(va));
         }
         let frame = match frame {
-            Some(f) => f,
-            None => {
-                let f = frames.alloc()?;
-                zero_frame(mem, f);
-                f
-            }
+            Some(frame) => frame,
+            None => alloc_zeroed(f, frames, mem)?,
         };
-        mem.write_u64(at, make_entry(frame));
+        f.write_entry(mem, at, f.make_entry(frame));
         Ok(frame)
     }
 
     /// The physical address of `va`, walking the tables functionally; `None` when unmapped.
     pub fn translate(&self, mem: &impl PhysMem, va: u64) -> Option<u64> {
-        if !is_canonical(va) {
+        let f = self.format;
+        if !f.is_canonical(va) {
             return None;
         }
         let mut table = self.root;
-        for level in 0..LEVELS {
-            table = entry_frame(mem.read_u64(entry_addr(table, va, level)))?;
+        for level in 0..f.levels() {
+            table = f.entry_frame(f.read_entry(mem, f.entry_addr(table, va, level)))?;
         }
         Some(table | (va & (PAGE_BYTES - 1)))
     }
+
+    /// The physical addresses of the entries a walk of `va` reads, level 0 first, as the
+    /// tables are now: all levels' when `va` is mapped, else up to the first non-present
+    /// entry.
+    pub fn walk_entries(&self, mem: &impl PhysMem, va: u64) -> Vec<u64> {
+        let f = self.format;
+        let mut out = Vec::with_capacity(f.levels());
+        if !f.is_canonical(va) {
+            return out;
+        }
+        let mut table = self.root;
+        for level in 0..f.levels() {
+            let at = f.entry_addr(table, va, level);
+            out.push(at);
+            match f.entry_frame(f.read_entry(mem, at)) {
+                Some(next) => table = next,
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+/// A fresh zero-filled frame that entries of `format` can point at.
+fn alloc_zeroed(
+    format: PageTableFormat,
+    frames: &mut FrameAllocator,
+    mem: &mut impl PhysMem,
+) -> Result<u64, XlateError> {
+    let frame = frames.alloc()?;
+    if frame & !format.frame_mask() != 0 {
+        return Err(XlateError::FrameOutOfReach(frame));
+    }
+    zero_frame(mem, frame);
+    Ok(frame)
 }
 
 fn zero_frame(mem: &mut impl PhysMem, frame: u64) {
@@ -232,6 +374,8 @@ mod tests {
     use crate::os::phys::FlatMem;
 
     const MB: u64 = 1 << 20;
+    const X64: PageTableFormat = PageTableFormat::X86_64;
+    const X32: PageTableFormat = PageTableFormat::X86_32;
 
     fn setup() -> (FrameAllocator, FlatMem, AddressSpace) {
         let mut frames = FrameAllocator::new(MB..2 * MB).unwrap();
@@ -246,7 +390,7 @@ mod tests {
         // VA 0x7f12_3456_7abc: indices 0x0fe, 0x048, 0x1a2, 0x167, offset 0xabc.
         let va = 0x7f12_3456_7abc;
         assert_eq!(
-            (0..4).map(|l| level_index(va, l)).collect::<Vec<_>>(),
+            (0..4).map(|l| X64.level_index(va, l)).collect::<Vec<_>>(),
             [0x0fe, 0x048, 0x1a2, 0x167]
         );
         space
@@ -267,11 +411,17 @@ mod tests {
 
     #[test]
     fn entry_helpers_mask_the_frame_bits() {
-        assert_eq!(make_entry(0x000f_ffff_ffff_f000), 0x000f_ffff_ffff_f001);
-        assert_eq!(make_entry(0xfff0_0000_0000_0fff), 0x1);
-        assert_eq!(entry_frame(0x0123_4567_8000), None);
-        assert_eq!(entry_frame(0x8000_0123_4567_8001), Some(0x0123_4567_8000));
-        assert_eq!(entry_addr(0x5000, 0xffff_ffff_ffff, 3), 0x5000 + 8 * 511);
+        assert_eq!(X64.make_entry(0x000f_ffff_ffff_f000), 0x000f_ffff_ffff_f001);
+        assert_eq!(X64.make_entry(0xfff0_0000_0000_0fff), 0x1);
+        assert_eq!(X64.entry_frame(0x0123_4567_8000), None);
+        assert_eq!(
+            X64.entry_frame(0x8000_0123_4567_8001),
+            Some(0x0123_4567_8000)
+        );
+        assert_eq!(
+            X64.entry_addr(0x5000, 0xffff_ffff_ffff, 3),
+            0x5000 + 8 * 511
+        );
     }
 
     #[test]
@@ -311,7 +461,7 @@ mod tests {
                 &mut mem,
                 (1 << 48) - 1..(1 << 48) + 1
             ),
-            Err(XlateError::BadRegion { .. })
+            Err(XlateError::BeyondVa { bits: 48, .. })
         ));
         assert!(matches!(
             add(&mut space, &mut frames, &mut mem, u64::MAX - 1..u64::MAX),
@@ -334,5 +484,66 @@ mod tests {
         let r = space.add_region(&mut frames, &mut mem, 0..3 * PAGE_BYTES, true);
         assert_eq!(r, Err(XlateError::OutOfFrames));
         assert!(space.translate(&mem, PAGE_BYTES).is_some());
+    }
+
+    #[test]
+    fn x86_32_entries_follow_ia32_paging() {
+        // VA 0x8040_3abc: directory index 0x201, table index 0x003, offset 0xabc.
+        let va = 0x8040_3abc;
+        assert_eq!(
+            (X32.level_index(va, 0), X32.level_index(va, 1)),
+            (0x201, 0x003)
+        );
+        assert_eq!(X32.entry_addr(0x7000, va, 0), 0x7000 + 4 * 0x201);
+        assert_eq!(X32.entry_addr(0x7fff, 0xffff_ffff, 1), 0x7000 + 4 * 1023);
+        assert_eq!(X32.make_entry(0x1_2345_6000), 0x2345_6001);
+        assert_eq!(X32.entry_frame(0xdead_b001), Some(0xdead_b000));
+        assert_eq!(X32.entry_frame(0xdead_b000), None);
+        let mut frames = FrameAllocator::new(MB..2 * MB).unwrap();
+        let mut mem = FlatMem::new();
+        let mut space = AddressSpace::with_format(X32, &mut frames, &mut mem).unwrap();
+        space
+            .add_region(&mut frames, &mut mem, va..va + 1, true)
+            .unwrap();
+        // Root, then the page table, then the page; 4-byte entries, little-endian.
+        assert_eq!(mem.read_u64(0x10_0000 + 4 * 0x201) & 0xffff_ffff, 0x10_1001);
+        assert_eq!(mem.read_u64(0x10_1000 + 4 * 0x003) & 0xffff_ffff, 0x10_2001);
+        assert_eq!(
+            mem.read_line(0x10_1000)[0x0c..0x10],
+            [0x01, 0x20, 0x10, 0x00]
+        );
+        assert_eq!(space.translate(&mem, va), Some(0x10_2abc));
+        assert_eq!(
+            space.walk_entries(&mem, va),
+            vec![0x10_0000 + 4 * 0x201, 0x10_1000 + 4 * 0x003]
+        );
+        // Neighbouring entries stay untouched by 4-byte writes.
+        assert_eq!(space.translate(&mem, va + PAGE_BYTES), None);
+        assert_eq!(space.translate(&mem, va - PAGE_BYTES), None);
+    }
+
+    #[test]
+    fn x86_32_refuses_addresses_past_4_gib() {
+        let mut frames = FrameAllocator::new(MB..2 * MB).unwrap();
+        let mut mem = FlatMem::new();
+        let mut space = AddressSpace::with_format(X32, &mut frames, &mut mem).unwrap();
+        let r = space.add_region(&mut frames, &mut mem, 0xffff_f000..0x1_0000_1000, false);
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "region 0xfffff000..0x100001000 does not fit the 32-bit virtual addresses of the \
+             page-table format (os.page_table)"
+        );
+        space
+            .add_region(&mut frames, &mut mem, 0xffff_f000..0x1_0000_0000, true)
+            .unwrap();
+        assert!(space.translate(&mem, 0xffff_f000).is_some());
+        assert_eq!(space.translate(&mem, 0x1_ffff_f000), None);
+        assert!(space.walk_entries(&mem, 1 << 32).is_empty());
+        // Frames above 4 GiB cannot be named by a 32-bit entry.
+        let mut high = FrameAllocator::new(1 << 32..(1 << 32) + MB).unwrap();
+        assert_eq!(
+            AddressSpace::with_format(X32, &mut high, &mut mem).unwrap_err(),
+            XlateError::FrameOutOfReach(1 << 32)
+        );
     }
 }

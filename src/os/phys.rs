@@ -28,8 +28,15 @@ pub enum XlateError {
     BadFrameRange { start: u64, end: u64 },
     #[error("out of physical frames")]
     OutOfFrames,
-    #[error("region {start:#x}..{end:#x} is empty or outside the 48-bit address space")]
+    #[error("frame {0:#x} lies above what a page-table entry can name")]
+    FrameOutOfReach(u64),
+    #[error("region {start:#x}..{end:#x} is empty or runs past 2^64")]
     BadRegion { start: u64, end: u64 },
+    #[error(
+        "region {start:#x}..{end:#x} does not fit the {bits}-bit virtual addresses of the \
+         page-table format (os.page_table)"
+    )]
+    BeyondVa { start: u64, end: u64, bits: u32 },
     #[error("region {start:#x}..{end:#x} overlaps an existing region")]
     Overlap { start: u64, end: u64 },
     #[error("address {0:#x} is outside every region")]

@@ -1,8 +1,8 @@
 //! The cores of a simulated system, whatever models its caches: each runs what its
 //! [`Driver`] asks, one blocking load at a time, stores through a bounded store buffer that
 //! drains one store at a time, virtual addresses translated through the process's page
-//! tables behind a per-core software TLB, and MOPED port accesses answered by the core's
-//! own MOPED. The embedded simulator ([`Sim`](super::Sim)) and the gem5 host
+//! tables behind a per-core data TLB whose misses walk the tables with the core's own loads
+//! (`tlb`), and MOPED port accesses answered by the core's own MOPED. The embedded simulator ([`Sim`](super::Sim)) and the gem5 host
 //! (`crate::ffi`) both run this code and the MOPED hosting of `moped_host`; they differ
 //! only where a [`Platform`] meets its memory system. [`handle`] runs every kind of event,
 //! the MOPEDs' included, so this module stands above `moped_host`.
@@ -11,12 +11,13 @@ use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
 use crate::config::CoreModel;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{PortAnswer, PortCtx};
-use crate::os::pagetable::{AddressSpace, PAGE_BYTES};
+use crate::os::pagetable::{page_of, AddressSpace, PAGE_BYTES};
 use crate::os::phys::PhysMem;
 use crate::os::ProcId;
 
 use super::moped_host;
 use super::platform::{schedule_step, CoreState, Ev, Platform};
+use super::tlb::CoreWalk;
 use super::window;
 use super::{Driver, Next, SimError};
 
@@ -95,6 +96,7 @@ pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
     match ev {
         Ev::Deliver(slot) => p.deliver(slot, now, driver),
         Ev::Step(c) => step(p, c as usize, now, driver),
+        Ev::Walk(c) => walk_next(p, c as usize, now, driver),
         Ev::RetryLoad(c) => {
             p.cores_mut()[c as usize].stalled_load = false;
             issue_load(p, c as usize, now, driver)?;
@@ -134,7 +136,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
             .map_err(|detail| SimError::Check { cycle: now, detail })?;
     }
     let core = &p.cores()[c];
-    if core.done || core.load.is_some() {
+    if core.done || core.load.is_some() || core.walk.is_some() {
         return Ok(());
     }
     let sys = &p.cfg().system;
@@ -153,7 +155,6 @@ fn step<P: Platform, D: Driver + ?Sized>(
         schedule_step(p, c, at);
         return Ok(());
     }
-    let sb_entries = p.cfg().system.store_buffer_entries.max(1);
     let mlp = p.cfg().system.core_model == CoreModel::Mlp;
     let mut next = driver
         .next(c, now)
@@ -210,67 +211,171 @@ fn step<P: Platform, D: Driver + ?Sized>(
             p.cores_mut()[c].proc = proc;
             schedule_step(p, c, now + 1);
         }
-        Next::Independent(mut req) => {
-            req.addr = physical(p, c, req.addr, now)?;
-            window::take(p, c, req, now, driver)?;
+        // Only an mlp core's loads (not to a port) are still independent here.
+        Next::Independent(req) => access(p, c, req, true, now, driver)?,
+        Next::Access(req) => access(p, c, req, independent, now, driver)?,
+    }
+    Ok(())
+}
+
+/// Core `c` takes access `req` (virtual if it runs a process): translated, it enters the
+/// core; a TLB miss walks the page tables first. `independent`: the driver hears the load's
+/// id (see [`enter`]).
+fn access<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    mut req: CoreReq,
+    independent: bool,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let sb_entries = p.cfg().system.store_buffer_entries.max(1);
+    if req.kind == AccessKind::Store && p.cores()[c].store_buffer.len() >= sb_entries {
+        return Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: driver issued a store into a full store buffer"),
+        });
+    }
+    match physical(p, c, req, independent, now)? {
+        Some(pa) => {
+            req.addr = pa;
+            enter(p, c, req, independent, now, driver)
         }
-        Next::Access(mut req) => {
-            req.addr = physical(p, c, req.addr, now)?;
-            let core = &mut p.cores_mut()[c];
-            req.id = core.next_id;
-            core.next_id += 1;
-            core.accesses += 1;
-            if independent {
-                driver.independent_issued(c, req.id);
+        // A TLB miss: the walk's loads first (stores are translated as they enter the
+        // store buffer, so a walk never waits behind the buffer).
+        None => walk_next(p, c, now, driver),
+    }
+}
+
+/// A translated access enters the core: an independent load of an mlp core its window, any
+/// other load blocks the core, a store goes into the buffer. `independent`: the driver
+/// hears the load's id (a blocking core's independent loads block, but are still told).
+fn enter<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    mut req: CoreReq,
+    independent: bool,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let mlp = p.cfg().system.core_model == CoreModel::Mlp;
+    if independent && mlp && req.kind == AccessKind::Load && !p.dev().is_port(req.addr) {
+        return window::take(p, c, req, now, driver);
+    }
+    let sb_entries = p.cfg().system.store_buffer_entries.max(1);
+    let core = &mut p.cores_mut()[c];
+    req.id = core.next_id;
+    core.next_id += 1;
+    core.accesses += 1;
+    if independent {
+        driver.independent_issued(c, req.id);
+    }
+    match req.kind {
+        AccessKind::Load => {
+            core.load = Some(req);
+            core.load_issued_at = now;
+            issue_load(p, c, now, driver)?;
+        }
+        AccessKind::Store => {
+            core.store_buffer.push_back(req);
+            let full = core.store_buffer.len() >= sb_entries;
+            if core.store_buffer.len() == 1 {
+                core.store_issued_at = now;
+                drain_store(p, c, now, driver)?;
             }
-            match req.kind {
-                AccessKind::Load => {
-                    core.load = Some(req);
-                    core.load_issued_at = now;
-                    issue_load(p, c, now, driver)?;
-                }
-                AccessKind::Store => {
-                    if core.store_buffer.len() >= sb_entries {
-                        return Err(SimError::Check {
-                            cycle: now,
-                            detail: format!(
-                                "core {c}: driver issued a store into a full store buffer"
-                            ),
-                        });
-                    }
-                    core.store_buffer.push_back(req);
-                    let full = core.store_buffer.len() >= sb_entries;
-                    if core.store_buffer.len() == 1 {
-                        core.store_issued_at = now;
-                        drain_store(p, c, now, driver)?;
-                    }
-                    if full {
-                        p.cores_mut()[c].waiting_for_completion = true;
-                    } else {
-                        schedule_step(p, c, now + 1);
-                    }
-                }
+            if full {
+                p.cores_mut()[c].waiting_for_completion = true;
+            } else {
+                schedule_step(p, c, now + 1);
             }
         }
     }
     Ok(())
 }
 
-/// A core address made physical: virtual addresses of a core running a process are
-/// translated (mapping a lazy page at its first touch); port addresses are physical.
-fn physical<P: Platform>(p: &mut P, c: usize, addr: u64, now: u64) -> Result<u64, SimError> {
+/// The physical address of a core's access: virtual addresses of a core running a process
+/// are translated (the OS mapping a lazy page at its first touch); port addresses are
+/// physical. `None` when a TLB miss started a page walk (in `walk`).
+fn physical<P: Platform>(
+    p: &mut P,
+    c: usize,
+    req: CoreReq,
+    independent: bool,
+    now: u64,
+) -> Result<Option<u64>, SimError> {
     let Some(proc) = p.cores()[c].proc else {
-        return Ok(addr);
+        return Ok(Some(req.addr));
     };
-    if p.dev().is_port(addr) {
-        return Ok(addr);
+    if p.dev().is_port(req.addr) {
+        return Ok(Some(req.addr));
     }
+    let offset = req.addr - page_of(req.addr);
     let (os, tlb, mut mem) = p.os_parts();
-    tlb.translate(os, &mut mem, c, proc, addr)
+    if let Some(frame) = tlb.lookup(c, proc, page_of(req.addr)) {
+        return Ok(Some(frame | offset));
+    }
+    let pa = os
+        .translate(&mut mem, proc, req.addr)
         .map_err(|e| SimError::Check {
             cycle: now,
             detail: format!("core {c}: {e}"),
-        })
+        })?;
+    if !tlb.walks() {
+        tlb.fill(c, proc, page_of(req.addr), page_of(pa));
+        return Ok(Some(pa));
+    }
+    let space = &os.procs[proc].space;
+    let walk = CoreWalk {
+        req,
+        independent,
+        proc,
+        pa,
+        entries: space.walk_entries(&mem, req.addr).into(),
+        entry_bytes: space.format().entry_bytes() as u8,
+        started: now,
+    };
+    drop(mem);
+    p.cores_mut()[c].walk = Some(walk);
+    Ok(None)
+}
+
+/// Core `c`'s page walk goes on: its next entry load, or, after the last, the access that
+/// missed, translated.
+fn walk_next<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let core = &mut p.cores_mut()[c];
+    let Some(walk) = core.walk.as_mut() else {
+        return Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: a page walk went on that never started"),
+        });
+    };
+    if let Some(entry) = walk.entries.pop_front() {
+        let load = CoreReq {
+            id: core.next_id,
+            kind: AccessKind::Load,
+            addr: entry,
+            size: walk.entry_bytes,
+            value: 0,
+        };
+        core.next_id += 1;
+        core.load = Some(load);
+        core.load_issued_at = now;
+        let (_, tlb, _) = p.os_parts();
+        tlb.stats_mut(c).walk_loads += 1;
+        return issue_load(p, c, now, driver);
+    }
+    let walk = core.walk.take().expect("a walk");
+    let (_, tlb, _) = p.os_parts();
+    tlb.fill(c, walk.proc, page_of(walk.req.addr), page_of(walk.pa));
+    tlb.stats_mut(c).walk_cycles += now - walk.started;
+    let mut req = walk.req;
+    req.addr = walk.pa;
+    enter(p, c, req, walk.independent, now, driver)
 }
 
 fn issue_load<P: Platform, D: Driver + ?Sized>(

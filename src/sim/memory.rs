@@ -91,7 +91,38 @@ impl Sim {
     }
 }
 
-/// Memory as page walks see it at rest (page tables are never cached).
+/// Memory as the OS writes it during a run: page tables, which cores and MOPEDs only read,
+/// and fresh frames. Memory holds their current value (no cache holds them modified); a
+/// write also reaches every copy the cores' walks left in caches or in messages, as the
+/// OS's stores would through coherence (their time is not simulated).
+pub(crate) struct LiveMem<'a> {
+    pub dirs: &'a mut [crate::coherence::DirCtrl],
+    pub caches: &'a mut [crate::coherence::cache::CacheCtrl],
+    pub slab: &'a mut [crate::coherence::Msg],
+}
+
+impl crate::os::phys::PhysMem for LiveMem<'_> {
+    fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
+        self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
+            .mem
+            .read(line)
+    }
+
+    fn write_line(&mut self, line: crate::mem::LineAddr, data: &crate::mem::LineData) {
+        MemView {
+            dirs: &mut *self.dirs,
+        }
+        .write_line(line, data);
+        for c in self.caches.iter_mut() {
+            c.patch_clean(line, data);
+        }
+        for m in self.slab.iter_mut().filter(|m| m.addr == line && !m.dirty) {
+            m.data = *data;
+        }
+    }
+}
+
+/// Memory as page walks see it at rest.
 struct ReadView<'a> {
     sim: &'a Sim,
 }

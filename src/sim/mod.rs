@@ -9,6 +9,7 @@ mod memory;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
 mod stats;
+pub(crate) mod tlb;
 mod window;
 
 use rand::{RngCore, SeedableRng};
@@ -23,7 +24,7 @@ use crate::engine::EventQueue;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
 use crate::net::{MsgClass, Network};
-use crate::os::{MemView, Os, ProcId};
+use crate::os::{Os, ProcId};
 
 use moped_host::MopedHost;
 use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
@@ -328,9 +329,14 @@ impl Sim {
             done: Vec::new(),
             counters: SimCounters::default(),
             mopeds,
-            os: Os::new(cfg.memory.size_bytes, cfg.os.frame_order, seed),
+            os: Os::new(
+                cfg.memory.size_bytes,
+                cfg.os.frame_order,
+                seed,
+                cfg.os.page_table,
+            ),
             moped_host,
-            tlb: Tlb::new(n),
+            tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
         })
     }
 
@@ -670,7 +676,7 @@ impl Sim {
 
 /// The embedded simulator's platform: its own L2 controllers, directories and network.
 impl Platform for Sim {
-    type Mem<'a> = MemView<'a>;
+    type Mem<'a> = memory::LiveMem<'a>;
 
     fn cfg(&self) -> &SystemConfig {
         &self.cfg
@@ -696,9 +702,11 @@ impl Platform for Sim {
         &self.os
     }
 
-    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, MemView<'_>) {
-        let mem = MemView {
+    fn os_parts(&mut self) -> (&mut Os, &mut Tlb, memory::LiveMem<'_>) {
+        let mem = memory::LiveMem {
             dirs: &mut self.dirs,
+            caches: &mut self.caches,
+            slab: &mut self.wire.slab,
         };
         (&mut self.os, &mut self.tlb, mem)
     }

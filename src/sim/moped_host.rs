@@ -41,6 +41,7 @@ pub(crate) fn build_mopeds(
                 copy_lines: cfg.moped.copy_send_lines,
                 staging_lines: cfg.moped.staging_lines,
                 walk_cache_lines: cfg.moped.walk_cache_lines,
+                page_table: cfg.os.page_table,
                 ops_per_cycle: cfg.moped.ops_per_cycle,
                 fill: protocol.l2.event_id("M_FILL").is_some(),
                 ports,

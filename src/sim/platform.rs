@@ -16,12 +16,11 @@ use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
 use crate::net::{MsgClass, Network};
 use crate::os::phys::PhysMem;
-use crate::os::{Os, OsError, ProcId};
+use crate::os::{Os, ProcId};
 
+use super::tlb::CoreWalk;
+pub(crate) use super::tlb::Tlb;
 use super::{Driver, LineOp, SimError, VirtualMemory};
-
-/// Translations each core keeps (direct-mapped by virtual page).
-pub(crate) const TLB_ENTRIES: usize = 64;
 
 /// An event of a simulated system.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +29,8 @@ pub(crate) enum Ev {
     Deliver(u32),
     /// A core asks its driver for the next access.
     Step(u16),
+    /// A core's page walk issues its next load, or ends.
+    Walk(u16),
     /// A core retries its blocked load.
     RetryLoad(u16),
     /// A core retries draining its store buffer.
@@ -75,6 +76,8 @@ pub(crate) struct CoreState {
     pub busy_until: u64,
     /// Loads issued without blocking the core (an `mlp` core's; empty otherwise).
     pub window: super::window::Window,
+    /// The page walk of a TLB miss; its loads occupy `load`.
+    pub walk: Option<CoreWalk>,
 }
 
 impl CoreState {
@@ -91,42 +94,6 @@ impl CoreState {
                     .map(|r| (*r, self.store_issued_at))
             })
             .or_else(|| self.window.oldest())
-    }
-}
-
-/// Per-core software TLBs: pages are never unmapped or moved, so a translation stays valid;
-/// a miss walks the process's tables (mapping a lazy page at its first touch).
-#[derive(Clone, Debug)]
-pub(crate) struct Tlb {
-    /// [`TLB_ENTRIES`] per core: (process, virtual page, frame).
-    entries: Vec<(ProcId, u64, u64)>,
-}
-
-impl Tlb {
-    pub fn new(cores: usize) -> Tlb {
-        Tlb {
-            entries: vec![(usize::MAX, u64::MAX, 0); cores * TLB_ENTRIES],
-        }
-    }
-
-    /// The physical address of `addr` for core `c` running `proc`.
-    pub fn translate(
-        &mut self,
-        os: &mut Os,
-        mem: &mut impl PhysMem,
-        c: usize,
-        proc: ProcId,
-        addr: u64,
-    ) -> Result<u64, OsError> {
-        let vpage = addr >> 12;
-        let slot = c * TLB_ENTRIES + (vpage as usize % TLB_ENTRIES);
-        let (tp, tv, frame) = self.entries[slot];
-        if tp == proc && tv == vpage {
-            return Ok(frame | (addr & 0xFFF));
-        }
-        let pa = os.translate(mem, proc, addr)?;
-        self.entries[slot] = (proc, vpage, pa & !0xFFF);
-        Ok(pa)
     }
 }
 
@@ -295,6 +262,13 @@ pub(crate) fn finish_access<P: Platform, D: Driver + ?Sized>(
 ) -> Result<(), SimError> {
     let core = &mut p.cores_mut()[c];
     core.last_progress = now;
+    if comp.req.kind == AccessKind::Load && core.walk.is_some() {
+        // A walk's load: the walk, not the driver, waits for it.
+        core.load = None;
+        core.load_outstanding = false;
+        p.queue().schedule(now + 1, Ev::Walk(c as u16));
+        return Ok(());
+    }
     match comp.req.kind {
         AccessKind::Load => {
             core.load = None;

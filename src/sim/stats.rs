@@ -7,6 +7,7 @@ use crate::coherence::dir::DirStats;
 use crate::protocol::{Machine, TransitionCounts};
 use crate::stats::{stat_table, StatDef, StatsRegistry};
 
+use super::tlb::TlbStats;
 use super::Sim;
 
 /// What the run's own statistics are read from.
@@ -19,9 +20,11 @@ struct RunCounts {
     host_seconds: f64,
 }
 
-/// What a core's statistics are read from: its count of accesses and its caches' counters.
+/// What a core's statistics are read from: its count of accesses, its TLB's and its caches'
+/// counters.
 struct CoreCounts {
     accesses: u64,
+    tlb: TlbStats,
     cache: CacheStats,
 }
 
@@ -37,7 +40,12 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
 
 /// Each core's, under `system.cpuN`.
 const CORE_STATS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
-    "accesses" => accesses, "Count", "Loads and stores the core issued";
+    "accesses" => accesses, "Count", "Loads and stores the core issued (not its walks')";
+    "dtlb.hits" => tlb.hits, "Count", "Data-TLB hits";
+    "dtlb.misses" => tlb.misses, "Count", "Data-TLB misses (each a page walk)";
+    "dtlb.walk_loads" => tlb.walk_loads, "Count",
+        "Page-table loads of the core's walks, through its L1 (counted in its cache statistics)";
+    "dtlb.walk_cycles" => tlb.walk_cycles, "Cycle", "Cycles from a TLB miss to its walk's end";
     "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits";
     "l1d.misses" => cache.l1_misses, "Count",
         "L1 D-cache misses (absent, or a store without write permission)";
@@ -61,6 +69,9 @@ const CORE_STATS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
 
 /// Sums over the cores, under `system.total`.
 const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
+    "dtlb.misses" => tlb.misses, "Count", "Data-TLB misses, all cores";
+    "dtlb.walk_loads" => tlb.walk_loads, "Count", "Page-table loads of the cores' walks";
+    "dtlb.walk_cycles" => tlb.walk_cycles, "Cycle", "Cycles the cores spent in page walks";
     "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits, all cores";
     "l1d.misses" => cache.l1_misses, "Count", "L1 D-cache misses, all cores";
     "l2.hits" => cache.l2_hits, "Count", "L2 hits, all cores";
@@ -119,6 +130,7 @@ impl Sim {
             .enumerate()
             .map(|(i, c)| CoreCounts {
                 accesses: self.cores[i].accesses,
+                tlb: self.tlb.stats(i),
                 cache: c.stats.clone(),
             })
             .collect();

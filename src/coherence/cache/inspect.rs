@@ -140,6 +140,30 @@ impl CacheCtrl {
         }
     }
 
+    /// Gives every clean copy this controller holds of `addr` (in a way or a TBE) the
+    /// value `data`: the OS's stores to page tables, which cores and MOPEDs only read, reach
+    /// the copies their walks left on chip without simulating the OS's own accesses.
+    pub fn patch_clean(&mut self, addr: LineAddr, data: &LineData) {
+        let slot = match self.way_of(addr) {
+            Loc::L1(s) => Some((true, s)),
+            Loc::L2(s) => Some((false, s)),
+            _ => None,
+        };
+        if let Some((in_l1, s)) = slot {
+            let line = if in_l1 {
+                self.l1.get_mut(s)
+            } else {
+                self.l2.get_mut(s)
+            };
+            if !line.dirty {
+                line.data = *data;
+            }
+        }
+        for t in self.tbes.iter_mut().filter(|t| t.addr == addr && !t.dirty) {
+            t.data = *data;
+        }
+    }
+
     /// A copy of the line in a way, if any.
     pub fn line_copy(&self, addr: LineAddr) -> Option<Line> {
         self.line(addr).cloned()

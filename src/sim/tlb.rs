@@ -1,0 +1,160 @@
+//! Each core's data TLB and, behind it, the hardware page walk a miss starts.
+//!
+//! The TLB is fully associative with LRU replacement, `system.tlb_entries` entries (64 by
+//! default: the Pentium 4's data TLB for 4 KiB pages, which reports CPUID descriptor 5BH,
+//! "64 entries, fully associative", Intel Application Note 485, "Intel Processor
+//! Identification and the CPUID Instruction", table of cache and TLB descriptors). Pages are
+//! never unmapped or moved, so a translation stays valid and nothing is ever shot down.
+//!
+//! With `system.page_walks`, a miss reads the page-table entries with the core's own
+//! loads, one per level, each issued when the previous returns, through the L1 like any
+//! blocking load ([`CoreWalk`]); the access goes on once the last returns. The OS maps a
+//! lazy page first (functionally, as on a fault), so the walk then reads the entries the
+//! fault wrote. Without it a miss costs nothing, as when only MOPED's walks were timed.
+
+use std::collections::VecDeque;
+
+use crate::coherence::CoreReq;
+use crate::os::ProcId;
+
+/// One translation, stamped with its last use.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    proc: ProcId,
+    vpage: u64,
+    frame: u64,
+    used: u64,
+}
+
+/// A core's TLB counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TlbStats {
+    pub hits: u64,
+    pub misses: u64,
+    /// Page-table loads the core's walks issued.
+    pub walk_loads: u64,
+    /// Cycles from a miss to its walk's last load returning.
+    pub walk_cycles: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct CoreTlb {
+    entries: Vec<Entry>,
+    /// Advances on every lookup: the LRU order, deterministic.
+    clock: u64,
+    stats: TlbStats,
+}
+
+/// Every core's data TLB.
+#[derive(Clone, Debug)]
+pub(crate) struct Tlb {
+    cores: Vec<CoreTlb>,
+    capacity: usize,
+    walks: bool,
+}
+
+impl Tlb {
+    /// TLBs of `entries` entries for `cores` cores; `walks` times their misses.
+    pub fn new(cores: usize, entries: usize, walks: bool) -> Tlb {
+        Tlb {
+            cores: vec![CoreTlb::default(); cores],
+            capacity: entries.max(1),
+            walks,
+        }
+    }
+
+    /// Whether a miss walks the tables through the caches.
+    pub fn walks(&self) -> bool {
+        self.walks
+    }
+
+    /// The frame of `vpage` (a page address) for core `c` running `proc`, counting a hit
+    /// or a miss.
+    pub fn lookup(&mut self, c: usize, proc: ProcId, vpage: u64) -> Option<u64> {
+        let t = &mut self.cores[c];
+        t.clock += 1;
+        let now = t.clock;
+        match t
+            .entries
+            .iter_mut()
+            .find(|e| e.proc == proc && e.vpage == vpage)
+        {
+            Some(e) => {
+                e.used = now;
+                t.stats.hits += 1;
+                Some(e.frame)
+            }
+            None => {
+                t.stats.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Installs a translation, replacing the least recently used one when full.
+    pub fn fill(&mut self, c: usize, proc: ProcId, vpage: u64, frame: u64) {
+        let t = &mut self.cores[c];
+        let e = Entry {
+            proc,
+            vpage,
+            frame,
+            used: t.clock,
+        };
+        if t.entries.len() < self.capacity {
+            t.entries.push(e);
+        } else if let Some(lru) = t.entries.iter_mut().min_by_key(|e| e.used) {
+            *lru = e;
+        }
+    }
+
+    pub fn stats(&self, c: usize) -> TlbStats {
+        self.cores[c].stats
+    }
+
+    pub fn stats_mut(&mut self, c: usize) -> &mut TlbStats {
+        &mut self.cores[c].stats
+    }
+}
+
+/// A core's page walk in progress: the access that missed and the entries still to load.
+#[derive(Clone, Debug)]
+pub(crate) struct CoreWalk {
+    /// The access, its address still virtual.
+    pub req: CoreReq,
+    /// Whether the access is an independent load (`Next::Independent`).
+    pub independent: bool,
+    pub proc: ProcId,
+    /// The physical address the walk ends at (the OS's tables, already walked functionally).
+    pub pa: u64,
+    /// Physical addresses of the entries not yet loaded, level 0 first.
+    pub entries: VecDeque<u64>,
+    /// Bytes of one entry (the size of each walk load).
+    pub entry_bytes: u8,
+    pub started: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_replacement_at_capacity() {
+        let mut t = Tlb::new(2, 64, true);
+        for p in 0..64 {
+            assert_eq!(t.lookup(0, 1, p << 12), None);
+            t.fill(0, 1, p << 12, 0x10_0000 + (p << 12));
+        }
+        // Touch page 0, so page 1 is the least recently used.
+        assert_eq!(t.lookup(0, 1, 0), Some(0x10_0000));
+        assert_eq!(t.lookup(0, 1, 64 << 12), None);
+        t.fill(0, 1, 64 << 12, 0x20_0000);
+        assert_eq!(t.lookup(0, 1, 1 << 12), None, "page 1 evicted");
+        assert_eq!(t.lookup(0, 1, 0), Some(0x10_0000));
+        assert_eq!(t.lookup(0, 1, 64 << 12), Some(0x20_0000));
+        // Another process's page and another core's TLB are apart.
+        assert_eq!(t.lookup(0, 2, 0), None);
+        assert_eq!(t.lookup(1, 1, 0), None);
+        let s = t.stats(0);
+        assert_eq!((s.hits, s.misses), (3, 67));
+    }
+}
