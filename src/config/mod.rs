@@ -159,11 +159,11 @@ impl Default for CoreSection {
             line_bytes: 64,
             // The paper's cores are out-of-order Pentium 4s (FeS2): they overlap misses.
             core_model: CoreModel::Mlp,
-            // The Pentium 4 "supports up to four outstanding load misses" (Intel, "A
-            // Detailed Look Inside the Intel NetBurst Micro-Architecture of the Intel
-            // Pentium 4 Processor", 2000, p. 17) ...
+            // The Pentium 4 allows four load misses outstanding (Intel, "A Detailed Look
+            // Inside the Intel NetBurst Micro-Architecture of the Intel Pentium 4
+            // Processor", 2000, p. 17) ...
             outstanding_loads: 4,
-            // ... and has "up to 126 instructions in flight" (Intel 64 and IA-32
+            // ... and at most 126 instructions in flight (Intel 64 and IA-32
             // Architectures Software Developer's Manual, vol. 1, p. 2-9).
             window: 126,
             // The Pentium 4's data TLB (see `sim::tlb`).

@@ -1,8 +1,8 @@
 //! Each core's data TLB and, behind it, the hardware page walk a miss starts.
 //!
 //! The TLB is fully associative with LRU replacement, `system.tlb_entries` entries (64 by
-//! default: the Pentium 4's data TLB for 4 KiB pages, which reports CPUID descriptor 5BH,
-//! "64 entries, fully associative", Intel Application Note 485, "Intel Processor
+//! default: the Pentium 4's data TLB for 4 KiB pages, CPUID descriptor 5BH: 64 entries,
+//! fully associative; Intel Application Note 485, "Intel Processor
 //! Identification and the CPUID Instruction", table of cache and TLB descriptors). Pages are
 //! never unmapped or moved, so a translation stays valid and nothing is ever shot down.
 //!
