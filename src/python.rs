@@ -492,6 +492,7 @@ fn run_workload(
 }
 
 /// The options of a Figure-10 experiment from Python's arguments.
+#[allow(clippy::too_many_arguments)]
 fn figure10_options(
     out: &str,
     workloads_dir: &str,
