@@ -15,10 +15,10 @@ use crate::os::pagetable::{page_of, AddressSpace, PAGE_BYTES};
 use crate::os::phys::PhysMem;
 use crate::os::ProcId;
 
+use super::mlp;
 use super::moped_host;
 use super::platform::{schedule_step, CoreState, Ev, Platform};
 use super::tlb::CoreWalk;
-use super::window;
 use super::{Driver, Next, SimError};
 
 /// Where the gem5 host, which completes the accesses Ruby answers, finds it beside the rest
@@ -100,14 +100,14 @@ pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
         Ev::RetryLoad(c) => {
             p.cores_mut()[c as usize].stalled_load = false;
             issue_load(p, c as usize, now, driver)?;
-            window::retry(p, c as usize, now, driver)
+            mlp::retry(p, c as usize, now, driver)
         }
         Ev::RetryStore(c) => {
             p.cores_mut()[c as usize].stalled_store = false;
             drain_store(p, c as usize, now, driver)
         }
         Ev::HitDone(c, is_load) => hit_done(p, c as usize, is_load, now, driver),
-        Ev::WindowHit(c) => window::hit_done(p, c as usize, now, driver),
+        Ev::WindowHit(c) => mlp::hit_done(p, c as usize, now, driver),
         Ev::DevDeliver(slot) => {
             moped_host::dev_deliver(p, slot, now);
             Ok(())
@@ -260,7 +260,7 @@ fn enter<P: Platform, D: Driver + ?Sized>(
 ) -> Result<(), SimError> {
     let mlp = p.cfg().system.core_model == CoreModel::Mlp;
     if independent && mlp && req.kind == AccessKind::Load && !p.dev().is_port(req.addr) {
-        return window::take(p, c, req, now, driver);
+        return mlp::take(p, c, req, now, driver);
     }
     let sb_entries = p.cfg().system.store_buffer_entries.max(1);
     let core = &mut p.cores_mut()[c];

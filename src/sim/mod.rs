@@ -6,6 +6,7 @@
 pub(crate) mod cores;
 pub mod interrupt;
 mod memory;
+mod mlp;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
 mod stats;
@@ -587,7 +588,7 @@ impl Sim {
                 AccessKind::Store => self.cores[c].store_buffer.front() == Some(&comp.req),
             });
             if windowed {
-                window::finish(self, c, &comp, now, driver)?;
+                mlp::finish(self, c, &comp, now, driver)?;
             } else {
                 cores::finish_access(self, c, &comp, now, driver)?;
             }

@@ -12,21 +12,21 @@
 //! one core's loads to a line. A load also waits for the core's older buffered stores to
 //! its line, as the blocking load does (no store forwarding).
 
+//!
+//! This module holds the window's state; `super::mlp` moves loads through it.
+
 use std::collections::VecDeque;
 
-use crate::coherence::{AccessKind, Completed, CoreReq};
+use crate::coherence::{Completed, CoreReq};
 use crate::config::CoreSection;
 use crate::mem::line_of;
 
-use super::platform::{schedule_step, Platform};
-use super::{Driver, SimError};
-
 #[cfg(doc)]
-use super::Next;
+use super::{Driver, Next};
 
 /// Where a load of the window is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LoadState {
+pub(super) enum LoadState {
     /// Held in the core behind an older load of the window to the same line.
     Merged,
     /// Waiting to (re)issue: behind a buffered store to its line, or stalled by the L2
@@ -39,23 +39,23 @@ enum LoadState {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct WinLoad {
-    req: CoreReq,
+pub(super) struct WinLoad {
+    pub req: CoreReq,
     /// The core's access count before it issued: the window is measured from the oldest.
-    seq: u64,
-    issued_at: u64,
-    state: LoadState,
+    pub seq: u64,
+    pub issued_at: u64,
+    pub state: LoadState,
     /// The hit's completion, kept until its latency has passed.
-    hit: Option<Completed>,
+    pub hit: Option<Completed>,
 }
 
 /// A core's loads in flight without blocking it, oldest first.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Window {
-    loads: VecDeque<WinLoad>,
+    pub(super) loads: VecDeque<WinLoad>,
     /// The core stopped for room in the window: only a window load's completion steps it
     /// again (a store's does not, as it does not step a core blocked on a load).
-    blocked: bool,
+    pub(super) blocked: bool,
 }
 
 impl Window {
@@ -114,7 +114,7 @@ impl Window {
     }
 
     /// Whether an older load than the one at `i` waits for the same line.
-    fn behind_older(&self, i: usize) -> bool {
+    pub(super) fn behind_older(&self, i: usize) -> bool {
         let line = line_of(self.loads[i].req.addr);
         self.loads
             .iter()
@@ -123,7 +123,7 @@ impl Window {
     }
 
     /// The loads that may issue now, oldest first.
-    fn ready(&self) -> Vec<u64> {
+    pub(super) fn ready(&self) -> Vec<u64> {
         (0..self.loads.len())
             .filter(|&i| match self.loads[i].state {
                 LoadState::Waiting => true,
@@ -133,161 +133,4 @@ impl Window {
             .map(|i| self.loads[i].req.id)
             .collect()
     }
-}
-
-/// Core `c` takes independent load `req` (physical): numbers it, tells the driver, issues
-/// it through the window, and steps next cycle unless the window is now full.
-pub(crate) fn take<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    mut req: CoreReq,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    let core = &mut p.cores_mut()[c];
-    req.id = core.next_id;
-    core.next_id += 1;
-    core.accesses += 1;
-    driver.independent_issued(c, req.id);
-    add(p, c, req, now, driver)?;
-    let core = &p.cores()[c];
-    if core.window.full(core.accesses, &p.cfg().system) {
-        p.cores_mut()[c].window.block();
-    } else {
-        schedule_step(p, c, now + 1);
-    }
-    Ok(())
-}
-
-/// Core `c` takes numbered load `req` into its window and issues it unless an older load
-/// of the window waits for its line.
-fn add<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    req: CoreReq,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    debug_assert_eq!(req.kind, AccessKind::Load);
-    let core = &mut p.cores_mut()[c];
-    let w = &mut core.window;
-    w.loads.push_back(WinLoad {
-        req,
-        // The accesses before it: the window counts from the oldest load on, itself in.
-        seq: core.accesses - 1,
-        issued_at: now,
-        state: LoadState::Merged,
-        hit: None,
-    });
-    if w.behind_older(w.loads.len() - 1) {
-        return Ok(());
-    }
-    issue(p, c, req, now, driver)
-}
-
-/// Issues window load `req` into the memory system, or leaves it waiting behind a
-/// buffered store to its line (the store's completion retries it).
-fn issue<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    req: CoreReq,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    let core = &mut p.cores_mut()[c];
-    let blocked = core
-        .store_buffer
-        .iter()
-        .any(|s| line_of(s.addr) == line_of(req.addr));
-    if blocked {
-        core.window.answered(req.id, false);
-        core.stalled_load = true;
-        return Ok(());
-    }
-    // The platform marks it missing, stalled or hit through `answered` and `hit`.
-    p.memory_access(c, req, now, driver)
-}
-
-/// Issues every load of core `c`'s window that may go now ([`super::platform::Ev::RetryLoad`]).
-pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    for id in p.cores()[c].window.ready() {
-        // An earlier issue may have completed or moved another load of the window.
-        let w = &p.cores()[c].window;
-        let Some(i) = w.loads.iter().position(|l| l.req.id == id) else {
-            continue;
-        };
-        let l = w.loads[i];
-        let go = match l.state {
-            LoadState::Waiting => true,
-            LoadState::Merged => !w.behind_older(i),
-            _ => false,
-        };
-        if go {
-            issue(p, c, l.req, now, driver)?;
-        }
-    }
-    Ok(())
-}
-
-/// A hit of core `c`'s window whose latency has passed completes.
-pub(crate) fn hit_done<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    let w = &mut p.cores_mut()[c].window;
-    let due = w
-        .loads
-        .iter_mut()
-        .find(|l| l.state == LoadState::Hit(now))
-        .and_then(|l| l.hit.take());
-    let Some(comp) = due else {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: a windowed load's hit completed that was never pending"),
-        });
-    };
-    finish(p, c, &comp, now, driver)
-}
-
-/// Load `comp` of core `c`'s window completed: it leaves the window, the driver hears of
-/// it, loads merged behind it issue next cycle, and a core waiting for room steps.
-pub(crate) fn finish<P: Platform, D: Driver + ?Sized>(
-    p: &mut P,
-    c: usize,
-    comp: &Completed,
-    now: u64,
-    driver: &mut D,
-) -> Result<(), SimError> {
-    let core = &mut p.cores_mut()[c];
-    core.last_progress = now;
-    let w = &mut core.window;
-    if let Some(i) = w.loads.iter().position(|l| l.req.id == comp.req.id) {
-        w.loads.remove(i);
-    }
-    let line = line_of(comp.req.addr);
-    let merged = w
-        .loads
-        .iter()
-        .any(|l| l.state == LoadState::Merged && line_of(l.req.addr) == line);
-    driver
-        .completed(c, comp, now)
-        .map_err(|detail| SimError::Check { cycle: now, detail })?;
-    if merged {
-        p.queue()
-            .schedule(now + 1, super::platform::Ev::RetryLoad(c as u16));
-    }
-    let core = &mut p.cores_mut()[c];
-    let blocked = std::mem::take(&mut core.window.blocked);
-    if (blocked || core.waiting_for_completion) && !core.done {
-        core.waiting_for_completion = false;
-        schedule_step(p, c, now + 1);
-    }
-    Ok(())
 }
