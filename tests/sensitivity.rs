@@ -40,26 +40,24 @@ fn small_workloads(root: &Path) -> PathBuf {
     w
 }
 
+/// Runs `moped figure10 --sensitivity` on the small specs, two cores, with `extra`
+/// arguments; returns the result folder.
+fn figure10_sensitivity(root: &Path, extra: &[&str]) -> PathBuf {
+    let w = small_workloads(root);
+    let out = root.join("fig");
+    let (out_s, w_s) = (out.to_str().unwrap(), w.to_str().unwrap());
+    let mut args = vec!["moped", "figure10", "--out", out_s, "--workloads", w_s];
+    args.extend_from_slice(&["--sensitivity", "--set", "system.cores=2", "--jobs", "2"]);
+    args.extend_from_slice(extra);
+    let code = main_with_args(args.iter().map(|s| s.to_string()).collect());
+    assert_eq!(code, 0);
+    out
+}
+
 #[test]
 fn sensitivity_writes_every_bar_under_every_alternative() {
     let root = scratch("all");
-    let w = small_workloads(&root);
-    let out = root.join("fig");
-    let args = [
-        "moped",
-        "figure10",
-        "--out",
-        out.to_str().unwrap(),
-        "--workloads",
-        w.to_str().unwrap(),
-        "--sensitivity",
-        "--set",
-        "system.cores=2",
-        "--jobs",
-        "2",
-    ];
-    let code = main_with_args(args.iter().map(|s| s.to_string()).collect());
-    assert_eq!(code, 0);
+    let out = figure10_sensitivity(&root, &[]);
     let csv = std::fs::read_to_string(out.join("sensitivity.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
@@ -86,10 +84,8 @@ fn sensitivity_writes_every_bar_under_every_alternative() {
         let runs = out.join("sensitivity").join(a.name).join("runs");
         assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 44, "{}", a.name);
         let cfg = std::fs::read_to_string(out.join("sensitivity").join(a.name).join("config.toml"));
-        let (key, v) = a.set[0];
-        let field = key.rsplit('.').next().unwrap();
+        let field = a.set[0].0.rsplit('.').next().unwrap();
         assert!(cfg.unwrap().contains(&format!("{field} = ")), "{}", a.name);
-        let _ = v;
     }
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## Sensitivity to the model's choices"));
@@ -111,24 +107,7 @@ fn sensitivity_writes_every_bar_under_every_alternative() {
 #[test]
 fn an_alternative_the_configuration_already_makes_is_not_rerun() {
     let root = scratch("cold");
-    let w = small_workloads(&root);
-    let out = root.join("fig");
-    let args = [
-        "moped",
-        "figure10",
-        "--out",
-        out.to_str().unwrap(),
-        "--workloads",
-        w.to_str().unwrap(),
-        "--sensitivity",
-        "--no-warmup",
-        "--set",
-        "system.cores=2",
-        "--jobs",
-        "2",
-    ];
-    let code = main_with_args(args.iter().map(|s| s.to_string()).collect());
-    assert_eq!(code, 0);
+    let out = figure10_sensitivity(&root, &["--no-warmup"]);
     assert!(!out.join("sensitivity/no-warmup").exists());
     let csv = std::fs::read_to_string(out.join("sensitivity.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + ALTERNATIVES.len() * 11 * 3 * 4);
