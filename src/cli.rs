@@ -190,8 +190,9 @@ struct Figure10Args {
     #[arg(long)]
     no_warmup: bool,
     /// Also rerun Figure 10 under each alternative modelling choice (warm-up, queue
-    /// layout, frame order, page walks, port latency) and write sensitivity.csv and a
-    /// section of report.md (as many runs again per alternative).
+    /// layout, frame order, page walks, core model, port latency, buffer alignment, memory
+    /// bandwidth) and write sensitivity.csv and a section of report.md (as many runs again
+    /// per alternative).
     #[arg(long)]
     sensitivity: bool,
 }

@@ -393,6 +393,19 @@ fn core_page_walks_leave_the_tables_on_chip_for_moped() {
         "page-table reads from memory: {moved} fewer of {pt_reads}"
     );
     assert_eq!(on_chip(&walked) - on_chip(&free), moved);
+    // Reads from memory are told apart as walks' or the copy's: with free translation
+    // every walk read comes from memory, and the cores' walks take only walk reads away.
+    let walk_memory = |r: &MpiRun| stat(r, "system.total.l2.moped_walk_misses_memory");
+    assert_eq!(walk_memory(&free), pt_reads);
+    assert_eq!(walk_memory(&free) - walk_memory(&walked), moved);
+    // Among those left are lines the cores' walks hold shared: MOESI reads them from
+    // memory (the rest were not on chip yet, or were evicted).
+    let shared = stat(&walked, "system.total.dir.memory_reads_shared");
+    assert!(
+        walk_memory(&walked) > 0 && shared > 0,
+        "walk reads from memory {}, reads of shared lines from memory {shared}",
+        walk_memory(&walked)
+    );
 }
 
 /// Buffers where malloc puts them (16-byte aligned, packed): messages start and end inside
@@ -648,4 +661,29 @@ fn polling_the_queue_headers_misses_the_l1_only_on_the_first_pass() {
     assert_eq!(header_pass_misses(&SystemConfig::default()), 15);
     // The stride alone spreads the headers, whatever the frames' order.
     assert_eq!(header_pass_misses(&with(&["os.frame_order=address"])), 15);
+}
+
+/// A memory channel per directory bank (`memory.channel_cycles`): accesses queue behind
+/// each other, the waits are counted, and the run takes longer; with no limit nothing waits.
+#[test]
+fn a_busy_memory_channel_makes_accesses_wait() {
+    let w = pingpong(16_384, 2);
+    let run = |channel: u64| {
+        let mut c = cfg(2);
+        c.workload.warmup = false;
+        c.memory.channel_cycles = channel;
+        let r = run_workload(&c, &w, Design::Baseline, 1, MpiParams::default()).unwrap();
+        assert_eq!(r.messages_verified, 4 + 2);
+        r
+    };
+    let (free, busy) = (run(0), run(200));
+    assert_eq!(stat(&free, "system.total.dir.memory_queue_cycles"), 0);
+    assert!(stat(&free, "system.total.dir.memory_reads") > 100);
+    assert!(stat(&busy, "system.total.dir.memory_queue_cycles") > 0);
+    assert!(
+        busy.cycles > free.cycles,
+        "{} cycles with a busy channel, {} without",
+        busy.cycles,
+        free.cycles
+    );
 }

@@ -253,7 +253,7 @@ fn decide(
     }
 }
 
-fn sixteen_kb() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn sixteen_kb() -> Vec<(&'static str, &'static str)> {
     IMB.iter()
         .map(|b| ("imb", *b))
         .chain(NPB.iter().map(|b| ("npb", *b)))

@@ -72,6 +72,18 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
             "moped_misses_other_cache",
             g("system.total.l2.moped_misses_other_cache"),
         ),
+        (
+            "moped_walk_misses_memory",
+            g("system.total.l2.moped_walk_misses_memory"),
+        ),
+        (
+            "memory_reads_shared",
+            g("system.total.dir.memory_reads_shared"),
+        ),
+        (
+            "memory_queue_cycles",
+            g("system.total.dir.memory_queue_cycles"),
+        ),
         ("coherence_messages", g("system.network.total_msgs")),
     ]
     .into_iter()

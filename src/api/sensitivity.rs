@@ -23,8 +23,8 @@ pub struct Alternative {
 }
 
 /// The alternatives, in the order of the issue that asked for them: warm-up, layout, page
-/// tables and walks, the core, the port, buffer alignment.
-pub const ALTERNATIVES: [Alternative; 9] = [
+/// tables and walks, the core, the port, buffer alignment; then memory bandwidth.
+pub const ALTERNATIVES: [Alternative; 10] = [
     Alternative {
         name: "no-warmup",
         what: "cold caches: no warm-up, every cycle of a run counted",
@@ -66,9 +66,14 @@ pub const ALTERNATIVES: [Alternative; 9] = [
         set: &[("moped.port_latency", "40")],
     },
     Alternative {
-        name: "malloc-aligned-buffers",
-        what: "message buffers 16-byte aligned, as glibc's malloc places them",
-        set: &[("workload.buffer_align", "16")],
+        name: "page-aligned-buffers",
+        what: "each message buffer on its own pages",
+        set: &[("workload.buffer_align", "4096")],
+    },
+    Alternative {
+        name: "memory-6.4gbs",
+        what: "memory bandwidth limited to 6.4 GB/s, 1.6 GB/s per directory bank",
+        set: &[("memory.channel_cycles", "40")],
     },
 ];
 

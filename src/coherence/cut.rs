@@ -151,6 +151,7 @@ impl CacheCut {
             kind,
             addr: ADDR,
             write,
+            page_table: false,
         });
         self
     }
@@ -167,6 +168,7 @@ impl CacheCut {
             kind,
             addr: ADDR,
             write,
+            page_table: false,
         };
         self.ctrl.moped_request(req, &mut self.out, &mut self.done)
     }
@@ -289,6 +291,7 @@ impl DirCut {
             n_cores: CORES,
             latency: 2,
             mem_latency: 35,
+            mem_channel_cycles: 0,
         };
         DirCut {
             ctrl: DirCtrl::new(p, protocol.dir.clone()).expect("protocol binds"),

@@ -175,6 +175,12 @@ impl Msg {
 pub trait Outbox {
     /// Sends `msg` once `delay` cycles of controller latency have passed.
     fn send(&mut self, msg: Msg, delay: u32);
+
+    /// The cycle of the event being processed, for controllers that time shared resources
+    /// (a directory's memory channel); untimed outboxes are always at 0.
+    fn now(&self) -> u64 {
+        0
+    }
 }
 
 impl Outbox for Vec<Outgoing> {

@@ -18,8 +18,8 @@
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random", page_table = "x86_32"
-//! [mpi]         # queue_stride = "mpich", call_instructions = 100, poll_instructions = 10
-//! [workload]    # warmup = true, buffer_align = 4096
+//! [mpi]         # queue_stride = "mpich", call_instructions = 253, poll_instructions = 10
+//! [workload]    # warmup = true, buffer_align = 16
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -273,6 +273,10 @@ pub struct MemSection {
     pub size_bytes: u64,
     /// Access latency in core cycles.
     pub latency: u64,
+    /// Core cycles each directory bank's memory channel is busy per line read or written;
+    /// later accesses queue behind it. 0: no bandwidth limit (the paper states only the
+    /// latency). 40 at 4 banks and 1 GHz is 6.4 GB/s in all.
+    pub channel_cycles: u64,
 }
 
 impl Default for MemSection {
@@ -280,6 +284,7 @@ impl Default for MemSection {
         MemSection {
             size_bytes: 512 * 1024 * 1024,
             latency: 35,
+            channel_cycles: 0,
         }
     }
 }
@@ -435,9 +440,13 @@ impl Default for MpiSection {
     fn default() -> Self {
         MpiSection {
             queue_stride: QueueStride::Mpich,
-            // Estimates, not measurements: no published instruction count of MPICH2 1.2's
-            // ch3 entry path was at hand to calibrate them against.
-            call_instructions: 100,
+            // MPICH's ch3 posts a non-blocking send in 253 instructions on average, data
+            // movement and matching left out (Raffenetti et al., SC17, as cited by the
+            // two-level CAM matching paper's introduction): the part this model does not simulate as
+            // queue and port accesses.
+            call_instructions: 253,
+            // The MOPED library's loop between two reads of a descriptor's status: an
+            // estimate, as the paper gives no code for it.
             poll_instructions: 10,
         }
     }
@@ -464,7 +473,9 @@ impl Default for WorkloadSection {
     fn default() -> Self {
         WorkloadSection {
             warmup: true,
-            buffer_align: crate::os::pagetable::PAGE_BYTES,
+            // IMB and NPB take their buffers from malloc and static arrays, not page by
+            // page: glibc's 16-byte alignment is the closest of the two.
+            buffer_align: 16,
         }
     }
 }
@@ -1074,6 +1085,16 @@ impl MemSection {
         if self.latency == 0 {
             return invalid("memory.latency", "must be >= 1 cycle");
         }
+        // A bound that keeps a channel's queue of waits within the directory's delays.
+        if self.channel_cycles > 100_000 {
+            return invalid(
+                "memory.channel_cycles",
+                format!(
+                    "must be at most 100000 cycles per line, got {}",
+                    self.channel_cycles
+                ),
+            );
+        }
         Ok(())
     }
 }
@@ -1342,8 +1363,8 @@ mod tests {
     #[test]
     fn buffer_align_is_a_power_of_two_up_to_the_page() {
         let mut c = SystemConfig::default();
-        assert_eq!(c.workload.buffer_align, 4096);
-        c.set("workload.buffer_align", "16").unwrap();
+        assert_eq!(c.workload.buffer_align, 16);
+        c.set("workload.buffer_align", "4096").unwrap();
         c.validate().unwrap();
         for bad in ["48", "0", "8192"] {
             c.set("workload.buffer_align", bad).unwrap();
@@ -1400,6 +1421,10 @@ mod tests {
             e.to_string(),
             "v.toml:2:3: key `memory.latency`: must be >= 1 cycle"
         );
+        let e = SystemConfig::from_toml_str("[memory]\nchannel_cycles = 100001\n", "v.toml")
+            .unwrap_err();
+        assert_eq!(e.key_path, "memory.channel_cycles");
+        assert_eq!((e.line, e.col), (Some(2), Some(1)));
     }
 
     #[test]

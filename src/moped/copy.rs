@@ -516,9 +516,15 @@ impl CopyUnit {
             .or_else(|| self.issue_own())
     }
 
+    /// True when `line` is the page-table line the walker waits for: a `Read` of it is a
+    /// page walk's, not the copy's.
+    pub fn walk_awaits(&self, line: LineAddr) -> bool {
+        self.walker.awaiting() == Some(line)
+    }
+
     /// Data of a line asked for by `Read`: the walk's line first, else a send line.
     pub fn on_read(&mut self, line: LineAddr, data: &LineData) -> Result<(), CopyError> {
-        if self.walker.awaiting() == Some(line) {
+        if self.walk_awaits(line) {
             self.walker
                 .on_line(line, data)
                 .expect("the walker awaits this line");

@@ -1019,6 +1019,9 @@ impl Moped {
     fn start(&mut self, slot: usize, r: CopyReq) {
         match r {
             CopyReq::Read { line } => {
+                let page_table = self.active[slot]
+                    .as_ref()
+                    .is_some_and(|a| a.unit.walk_awaits(line));
                 let waiting = self.reads.entry(line).or_default();
                 let first = waiting.is_empty();
                 waiting.push(slot);
@@ -1028,6 +1031,7 @@ impl Moped {
                         kind: MopedKind::Read,
                         addr: line,
                         write: None,
+                        page_table,
                     }));
                 }
             }
@@ -1044,6 +1048,7 @@ impl Moped {
                     kind,
                     addr: line,
                     write: None,
+                    page_table: false,
                 }));
             }
             CopyReq::Write { line, data, mask } => {

@@ -190,6 +190,11 @@ struct Wire {
 
 impl Outbox for Wire {
     #[inline]
+    fn now(&self) -> u64 {
+        self.q.now()
+    }
+
+    #[inline]
     fn send(&mut self, m: Msg, delay: u32) {
         // Multiply-high maps a uniform word onto `0..delay_span`: the draw `rand`'s
         // `Uniform` makes, without its rejection test, which discards under
@@ -293,6 +298,7 @@ impl Sim {
                 n_cores: n,
                 latency: cfg.directory.latency as u32,
                 mem_latency: cfg.memory.latency as u32,
+                mem_channel_cycles: cfg.memory.channel_cycles,
             };
             dirs.push(
                 DirCtrl::new(p, protocol.dir.clone())

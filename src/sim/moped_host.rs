@@ -314,6 +314,8 @@ const L2_MOPED_TOTALS: &[StatDef<CacheCtrl>] = stat_table!(CacheCtrl {
         "MOPED requests that missed in the L2 and were served by memory";
     "moped_misses_other_cache" => stats.moped_misses_other_cache, "Count",
         "MOPED requests that missed in the L2 and were served by another cache";
+    "moped_walk_misses_memory" => stats.moped_walk_misses_memory, "Count",
+        "MOPED page-walk reads that missed in the L2 and were served by memory";
     "moped_misses_no_data" => stats.moped_misses_no_data, "Count",
         "MOPED requests that missed in the L2 and were granted without data (fills, upgrades)";
     "copy_requests" => stats.copy_requests, "Count", "GET_COPY requests sent (OPTCOPY)";

@@ -91,6 +91,10 @@ const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
 /// Each directory bank's, under `system.dirN`.
 const DIR_STATS: &[StatDef<DirStats>] = stat_table!(DirStats {
     "memory_reads" => memory_reads, "Count", "Lines read from memory";
+    "memory_reads_shared" => memory_reads_shared, "Count",
+        "Lines read from memory while other caches were listed as sharers";
+    "memory_queue_cycles" => memory_queue_cycles, "Cycle",
+        "Cycles memory accesses waited for the bank's busy channel";
     "memory_writes" => memory_writes, "Count", "Lines written to memory";
     "forwards" => forwards, "Count", "Requests forwarded to an owner";
     "invalidations_sent" => invalidations_sent, "Count", "Invalidations sent";
@@ -141,6 +145,8 @@ impl Sim {
         for d in &self.dirs {
             r.table(&format!("system.dir{}", d.params.bank), DIR_STATS, &d.stats);
         }
+        let dirs: Vec<DirStats> = self.dirs.iter().map(|d| d.stats.clone()).collect();
+        r.table_sums("system.total.dir", DIR_STATS, &dirs);
         self.register_moped_stats(&mut r);
         self.wire.net.register_stats(&mut r, "system.network");
         transition_stats(

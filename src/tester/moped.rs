@@ -122,6 +122,7 @@ impl RandomTester {
             kind,
             addr,
             write: None,
+            page_table: false,
         })
     }
 

@@ -243,6 +243,7 @@ impl CmpModel<'_> {
             kind,
             addr: line,
             write,
+            page_table: false,
         };
         let r = self.counted(&mut s.caches[core], core, fired, |c| {
             c.moped_request(req, &mut fx.out, &mut fx.done)

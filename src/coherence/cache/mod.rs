@@ -73,6 +73,8 @@ pub struct CacheStats {
     pub moped_misses_memory: u64,
     pub moped_misses_other_cache: u64,
     pub moped_misses_no_data: u64,
+    /// Of the reads served by memory, those of page walks.
+    pub moped_walk_misses_memory: u64,
     /// GET_COPY and GET_FILL requests sent (OPTCOPY, OPTCACHE).
     pub copy_requests: u64,
     pub fill_requests: u64,

@@ -73,6 +73,9 @@ pub struct MopedReq {
     /// For `Own` and `Fill`: bytes to store when the rights are granted (bit `i` of the
     /// mask selects byte `i`), so the grant and the copy unit's write are one step.
     pub write: Option<(LineData, u64)>,
+    /// A page walk's read of a page-table line (`Read` only): served like any read, and
+    /// counted apart so a run shows where its walks found their lines.
+    pub page_table: bool,
 }
 
 /// What this L2 tells its MOPED.

@@ -51,11 +51,18 @@ pub struct DirParams {
     pub n_cores: usize,
     pub latency: u32,
     pub mem_latency: u32,
+    /// Cycles the bank's memory channel is busy per line (0: no limit).
+    pub mem_channel_cycles: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirStats {
     pub memory_reads: u64,
+    /// Reads served by memory while the directory listed other sharers (a superset of the
+    /// caches holding the line: S evictions are silent).
+    pub memory_reads_shared: u64,
+    /// Cycles memory accesses waited for the bank's busy channel.
+    pub memory_queue_cycles: u64,
     pub memory_writes: u64,
     pub forwards: u64,
     pub invalidations_sent: u64,
@@ -131,6 +138,8 @@ pub struct DirCtrl {
     pub stats: DirStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).
     pub transitions: TransitionCounts,
+    /// The cycle the memory channel is free again: timing only, not protocol state.
+    mem_free_at: u64,
 }
 
 impl DirCtrl {
@@ -147,6 +156,7 @@ impl DirCtrl {
             entries: PagedMap::new(shift, low, invalid),
             stats: DirStats::default(),
             transitions: TransitionCounts::new(n),
+            mem_free_at: 0,
         })
     }
 

@@ -63,14 +63,18 @@ impl CacheCtrl {
 
     fn md_send_data_to_moped(&mut self, ctx: &mut Ctx) {
         let data = Self::msg(ctx).data;
-        if (Self::msg(ctx).src as usize) < self.params.n_cores {
-            self.stats.moped_misses_other_cache += 1;
-        } else {
-            self.stats.moped_misses_memory += 1;
-        }
+        let from_memory = (Self::msg(ctx).src as usize) >= self.params.n_cores;
         let addr = ctx.addr;
         let served = self.tbe_in(ctx).moped.take();
         debug_assert!(served.is_some_and(|m| m.kind == MopedKind::Read));
+        if !from_memory {
+            self.stats.moped_misses_other_cache += 1;
+        } else {
+            self.stats.moped_misses_memory += 1;
+            if served.is_some_and(|m| m.page_table) {
+                self.stats.moped_walk_misses_memory += 1;
+            }
+        }
         self.moped_done.push(MopedDone::Data { addr, data });
     }
 

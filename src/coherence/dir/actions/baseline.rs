@@ -44,8 +44,13 @@ impl DirCtrl {
 
     fn d_send_data_from_memory(&mut self, ctx: &mut Ctx) {
         self.stats.memory_reads += 1;
+        // MOESI serves a shared line from memory, not from a sharer: counted, because a
+        // line on chip read from memory is a global miss the caches could have served.
+        if ctx.e.sharers & !bit(ctx.msg.src) != 0 {
+            self.stats.memory_reads_shared += 1;
+        }
         let data = self.mem.read(ctx.msg.addr);
-        let delay = self.params.latency + self.params.mem_latency;
+        let delay = self.memory_access(ctx) + self.params.mem_latency;
         let r = ctx.msg.src;
         let mut m = self.message(ctx, MsgType::Data, r, r);
         m.data = data;
@@ -57,7 +62,7 @@ impl DirCtrl {
         let data = self.mem.read(ctx.msg.addr);
         let r = ctx.msg.src;
         let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
-        let delay = self.params.latency + self.params.mem_latency;
+        let delay = self.memory_access(ctx) + self.params.mem_latency;
         let mut m = self.message(ctx, MsgType::DataExclusive, r, r);
         m.data = data;
         m.acks = acks;
@@ -103,6 +108,22 @@ impl DirCtrl {
     fn m_write_data_to_memory(&mut self, ctx: &mut Ctx) {
         self.stats.memory_writes += 1;
         self.mem.write(ctx.msg.addr, &ctx.msg.data);
+        self.memory_access(ctx);
+    }
+
+    /// Takes the memory channel for one line after the directory's latency, behind the
+    /// accesses already queued on it: the cycles from now until the access starts.
+    fn memory_access(&mut self, ctx: &mut Ctx) -> u32 {
+        let now = ctx.out.now();
+        let ready = now + u64::from(self.params.latency);
+        let channel = self.params.mem_channel_cycles;
+        if channel == 0 {
+            return self.params.latency;
+        }
+        let start = ready.max(self.mem_free_at);
+        self.mem_free_at = start + channel;
+        self.stats.memory_queue_cycles += start - ready;
+        u32::try_from(start - now).unwrap_or(u32::MAX)
     }
 
     fn c_clear_owner(&mut self, ctx: &mut Ctx) {
