@@ -75,6 +75,11 @@ moped_ruby.check_build()
 cfg = moped_ruby.moped_config(args.config, args.set)
 cores = int(cfg["system"]["cores"])
 mem_bytes = int(cfg["memory"]["size_bytes"])
+if int(cfg["memory"].get("channel_cycles", 0)) != 0:
+    sys.exit(
+        "moped_cmp.py: memory.channel_cycles must be 0 here: the gem5 companion's "
+        "directories time memory by its latency only"
+    )
 
 system = System(mem_ranges=[AddrRange(mem_bytes)])
 system.voltage_domain = VoltageDomain()
