@@ -21,6 +21,21 @@ from moped.batch import run_workload
 # its outcome (a result, not KeyboardInterrupt), or by the 30-s limits of `communicate`.
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises():
+    """Python's own Ctrl-C handler in this process, as an interactive start installs it: a
+    runner started as a background job inherits SIGINT ignored, and then no Ctrl-C could
+    reach the runs under test."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def _default_sigint() -> None:
+    """In a child before it runs: SIGINT at its default, as a terminal starts a command."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def long_goal(path: Path, messages: int = 2000) -> Path:
     """Rank 0 sends rank 1 `messages` one-MiB messages, one after the other."""
     lines = ["num_ranks 2", "", "rank 0 {"]
@@ -45,7 +60,12 @@ def config() -> str:
 def test_ctrl_c_ends_the_console_script_with_status_130(tmp_path: Path) -> None:
     goal = long_goal(tmp_path / "long.goal")
     cmd = [*moped_cmd(), "mpi", "--workload", str(goal), "--out", str(tmp_path / "out")]
-    child = subprocess.Popen([*cmd, "--set", "system.cores=2"], stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [*cmd, "--set", "system.cores=2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
     time.sleep(3)  # the interpreter starts, then the simulation
     assert child.poll() is None, child.stderr.read() if child.stderr else ""
     child.send_signal(signal.SIGINT)
@@ -75,6 +95,7 @@ def test_ctrl_c_raises_keyboard_interrupt_from_a_run(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "started"
