@@ -14,8 +14,9 @@ use moped::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use moped::mem::{line_of, LineData};
 use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
+use moped::moped::matching::{MatcherKind, MatchingParams};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
-use moped::moped::{DescId, MopedId};
+use moped::moped::{DescId, IdFormat, MopedId};
 use moped::os::pagetable::{AddressSpace, PageTableFormat};
 use moped::os::phys::{FlatMem, FrameAllocator, PhysMem};
 
@@ -60,6 +61,8 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
         ops_per_cycle: 2,
         fill,
         ports: PortMap::default(),
+        matcher: MatcherKind::Fsm,
+        matching: MatchingParams::default(),
     }
 }
 
@@ -188,6 +191,18 @@ impl Host {
         self.moped_of(p).port_store(ctx, addr, 8, value)
     }
 
+    /// The 16 bits of a descriptor ID in this system.
+    fn bits(&self, id: DescId) -> u16 {
+        IdFormat::for_mopeds(self.mopeds.len()).unwrap().encode(id)
+    }
+
+    /// The descriptor ID a reservation answered.
+    fn id(&self, v: u64) -> DescId {
+        IdFormat::for_mopeds(self.mopeds.len())
+            .unwrap()
+            .decode(v as u16)
+    }
+
     /// Reserves and fills a descriptor; `None` when MOPED refuses (backoff).
     fn post(&mut self, p: usize, env: Envelope, va: u64, size: u64) -> Option<DescId> {
         let v = self.load(p, Port::Data);
@@ -195,9 +210,9 @@ impl Host {
             return None;
         }
         assert!(v < 0x1_0000, "reservation answered {v:#x}");
-        let id = DescId::from_bits(v as u16);
+        let id = self.id(v);
         for payload in [env.encode().unwrap(), va, size] {
-            self.store(p, Port::Data, pack_store(id, payload).unwrap())
+            self.store(p, Port::Data, pack_store(self.bits(id), payload).unwrap())
                 .unwrap();
             self.step();
         }
@@ -205,7 +220,7 @@ impl Host {
     }
 
     fn poll(&mut self, p: usize, id: DescId) -> PollStatus {
-        self.store(p, Port::Poll, id.to_bits() as u64).unwrap();
+        self.store(p, Port::Poll, self.bits(id) as u64).unwrap();
         PollStatus::from_value(self.load(p, Port::Poll)).unwrap()
     }
 
@@ -447,9 +462,9 @@ fn a_context_switch_between_poll_store_and_load_answers_retry() {
     let a = h.spawn(0, 0, 0, &[(0x10_0000, 64)]);
     let b = h.spawn(0, 1, 0, &[(0x20_0000, 64)]);
     let id = h.post(a, send_env(1, 1), 0x10_0000, 64).unwrap();
-    h.store(a, Port::Poll, id.to_bits() as u64).unwrap();
+    h.store(a, Port::Poll, h.bits(id) as u64).unwrap();
     // Process b runs on the same core and stores its own poll in between.
-    h.store(b, Port::Poll, id.to_bits() as u64).unwrap();
+    h.store(b, Port::Poll, h.bits(id) as u64).unwrap();
     assert_eq!(
         PollStatus::from_value(h.load(a, Port::Poll)).unwrap(),
         PollStatus::Retry
@@ -488,11 +503,11 @@ fn a_process_that_moved_cores_is_forwarded_to_its_descriptors() {
     h.write_buf(s, 0x10_0000, &data);
     // Reserve on core 0's MOPED, then move to core 2 before storing the fields.
     let v = h.load(s, Port::Data);
-    let id = DescId::from_bits(v as u16);
+    let id = h.id(v);
     assert_eq!(id.moped, 0);
     h.procs[s].core = 2;
     for payload in [send_env(1, 3).encode().unwrap(), 0x10_0000, 512] {
-        h.store(s, Port::Data, pack_store(id, payload).unwrap())
+        h.store(s, Port::Data, pack_store(h.bits(id), payload).unwrap())
             .unwrap();
     }
     assert_eq!(h.mopeds[2].stats.port_forwards, 3);
@@ -552,10 +567,11 @@ fn isolation_matrix() {
                 };
                 let core = if remote { 1 } else { 0 };
                 let intruder = h.spawn(program, rank, core, &[(0x30_0000, 64)]);
-                let id = DescId::from_bits(h.load(victim, Port::Data) as u16);
+                let v = h.load(victim, Port::Data);
+                let id = h.id(v);
                 let fields = [send_env(1, 9).encode().unwrap(), 0x10_0000, 64];
                 for f in fields.iter().take(state.min(3)) {
-                    h.store(victim, Port::Data, pack_store(id, *f).unwrap())
+                    h.store(victim, Port::Data, pack_store(h.bits(id), *f).unwrap())
                         .unwrap();
                 }
                 if state >= 4 {
@@ -576,7 +592,7 @@ fn isolation_matrix() {
                 let errors = h.mopeds[0].stats.port_errors;
                 let rejected = match op {
                     Op::Poll => {
-                        h.store(intruder, Port::Poll, id.to_bits() as u64).unwrap();
+                        h.store(intruder, Port::Poll, h.bits(id) as u64).unwrap();
                         PollStatus::from_value(h.load(intruder, Port::Poll)).unwrap()
                             == PollStatus::Error
                     }
@@ -587,7 +603,11 @@ fn isolation_matrix() {
                             _ => 2,
                         };
                         let local = h
-                            .store(intruder, Port::Data, pack_store(id, fields[k]).unwrap())
+                            .store(
+                                intruder,
+                                Port::Data,
+                                pack_store(h.bits(id), fields[k]).unwrap(),
+                            )
                             .is_err();
                         // A forwarded store is refused at the descriptor's MOPED.
                         for _ in 0..3 {
@@ -620,21 +640,22 @@ fn isolation_matrix() {
                 index: 200,
             },
         ),
-        ("no such MOPED", DescId { moped: 9, index: 0 }),
+        ("no such MOPED", DescId { moped: 3, index: 0 }),
     ] {
         for op in [Op::StoreEnvelope, Op::Poll] {
-            let mut h = Host::new(2, 8, 12);
+            // Three MOPEDs: a 2-bit MOPED field, so ID bits can name a fourth that is not.
+            let mut h = Host::new(3, 8, 12);
             let p = h.spawn(0, 0, 0, &[(0x10_0000, 64)]);
             let rejected = match op {
                 Op::Poll => {
-                    h.store(p, Port::Poll, id.to_bits() as u64).unwrap();
+                    h.store(p, Port::Poll, h.bits(id) as u64).unwrap();
                     PollStatus::from_value(h.load(p, Port::Poll)).unwrap() == PollStatus::Error
                 }
                 _ => h
                     .store(
                         p,
                         Port::Data,
-                        pack_store(id, send_env(1, 1).encode().unwrap()).unwrap(),
+                        pack_store(h.bits(id), send_env(1, 1).encode().unwrap()).unwrap(),
                     )
                     .is_err(),
             };

@@ -13,7 +13,6 @@ use moped::config::SystemConfig;
 use moped::design::Design;
 use moped::envelope::{Envelope, Kind, Peer, Tag};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, REFUSED};
-use moped::moped::DescId;
 use moped::os::{ProcId, Region};
 use moped::sim::{Driver, Next, Sim};
 
@@ -62,7 +61,7 @@ enum Cur {
     Field {
         k: usize,
         send: bool,
-        id: DescId,
+        id: u16,
         n: u8,
     },
     PollStore {
@@ -97,7 +96,7 @@ struct Core {
     calls: VecDeque<Call>,
     cur: Cur,
     /// Posted messages: (message, is send, descriptor), waiting for WaitAll.
-    posted: Vec<(usize, bool, DescId)>,
+    posted: Vec<(usize, bool, u16)>,
     /// Messages that go through the software path at the next WaitAll.
     software: Vec<(usize, bool)>,
     /// A load's value, waiting to be acted on.
@@ -218,7 +217,7 @@ impl Runtime {
                         self.cores[c].cur = Cur::Idle;
                         return store(BACKED_OFF, 1);
                     }
-                    let id = DescId::from_bits(v as u16);
+                    let id = v as u16;
                     self.cores[c].cur = Cur::Field { k, send, id, n: 0 };
                 }
                 Cur::Field { k, send, id, n } => {
@@ -255,7 +254,7 @@ impl Runtime {
                     }
                     let id = self.cores[c].posted[i].2;
                     self.cores[c].cur = Cur::PollLoad { i };
-                    return store(self.port(c, Port::Poll), id.to_bits() as u64);
+                    return store(self.port(c, Port::Poll), id as u64);
                 }
                 Cur::PollLoad { i } => match loaded {
                     None => return self.wait_load(c, self.port(c, Port::Poll)),

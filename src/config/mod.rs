@@ -349,6 +349,11 @@ pub struct MopedSection {
     pub port_latency: u64,
     /// Cycles the owning core spends in the OS when MOPED reports an unmapped page.
     pub fault_penalty: u64,
+    /// The matching hardware: `fsm` (the paper's state machine), `cam`, `cam4`, `cam64`
+    /// (the two-level CAM and list queue), `alpu` or `hash` (`moped::matching`).
+    pub matcher: crate::moped::matching::MatcherKind,
+    /// The engines' sizes and cycle costs (`[moped.matching]`).
+    pub matching: crate::moped::matching::MatchingParams,
 }
 
 impl Default for MopedSection {
@@ -365,6 +370,8 @@ impl Default for MopedSection {
             // An uncached access to a device beside the L2: about an L2 access.
             port_latency: 10,
             fault_penalty: 2_000,
+            matcher: Default::default(),
+            matching: Default::default(),
         }
     }
 }
@@ -1167,11 +1174,11 @@ impl MopedSection {
         if self.descriptor_entries > crate::moped::desc::MAX_CAPACITY {
             return invalid(
                 "moped.descriptor_entries",
-                format!(
-                    "must be <= {} (descriptor IDs carry an 8-bit index)",
-                    crate::moped::desc::MAX_CAPACITY
-                ),
+                format!("must be <= {}", crate::moped::desc::MAX_CAPACITY),
             );
+        }
+        if let Err((key, why)) = self.matching.check() {
+            return invalid(key, why);
         }
         if let Err(e) = crate::moped::ports::PortMap::new(self.port_base) {
             return invalid("moped.port_base", e.to_string());

@@ -53,7 +53,6 @@ use crate::config::{SystemConfig, WatchdogSection};
 use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap, REFUSED};
-use crate::moped::DescId;
 use crate::sim::{Driver, Next};
 use crate::textparse::{toml_message, PosError};
 
@@ -857,7 +856,7 @@ impl Driver for ProgramDriver {
                     };
                     cur.step += 1;
                     cur.instructions += 1;
-                    let id = DescId::from_bits(cur.regs[reg as usize] as u16);
+                    let id = cur.regs[reg as usize] as u16;
                     let value = pack_store(id, payload).unwrap_or(u64::MAX);
                     return Ok(port_access(AccessKind::Store, data_port, value));
                 }

@@ -29,8 +29,14 @@ pub const COMPLETED: u8 = 1 << 0;
 /// Data-port fields a descriptor takes: envelope, buffer address, buffer size.
 pub const FIELDS: u8 = 3;
 
-/// Largest table: descriptor IDs carry an 8-bit index.
-pub const MAX_CAPACITY: usize = 256;
+/// Largest table: deep enough for the posted-receive and unexpected queues the matching
+/// engines are built for (32,768 list entries in the two-level queue of Xiong et al.).
+/// How many of its entries processes can reserve is the descriptor ID's limit
+/// ([`super::IdFormat`]); forwarded copies may use the rest.
+pub const MAX_CAPACITY: usize = 32_768;
+
+/// A table index.
+pub type DescIndex = u16;
 
 /// Bytes of virtual address space a buffer must lie in.
 const VA_SPACE: u64 = PAYLOAD_MASK + 1;
@@ -161,21 +167,24 @@ fn check_buffer(va: u64, size: u64) -> Result<(), PortError> {
     Ok(())
 }
 
-/// The table of outstanding descriptors, indexed by the low byte of a descriptor ID.
+/// The table of outstanding descriptors, indexed by a descriptor ID's index.
 #[derive(Clone, Debug)]
 pub struct DescTable {
     entries: Vec<Option<Descriptor>>,
+    /// Free indices, lowest first: find-first-free without a scan of a deep table.
+    free: std::collections::BTreeSet<DescIndex>,
     next_seq: u64,
 }
 
 impl DescTable {
-    /// A table of `capacity` entries, 1 to 256.
+    /// A table of `capacity` entries, 1 to [`MAX_CAPACITY`].
     pub fn new(capacity: usize) -> Result<DescTable, PortError> {
         if !(1..=MAX_CAPACITY).contains(&capacity) {
             return Err(PortError::BadCapacity { capacity });
         }
         Ok(DescTable {
             entries: vec![None; capacity],
+            free: (0..capacity as DescIndex).collect(),
             next_seq: 0,
         })
     }
@@ -186,7 +195,7 @@ impl DescTable {
 
     /// Entries in use.
     pub fn occupied(&self) -> usize {
-        self.entries.iter().filter(|e| e.is_some()).count()
+        self.entries.len() - self.free.len()
     }
 
     /// Entries (reservations and copies) in use by `program`: backoff ends when its count
@@ -196,29 +205,45 @@ impl DescTable {
     }
 
     /// Occupied entries in index order.
-    pub fn iter(&self) -> impl Iterator<Item = (u8, &Descriptor)> {
+    pub fn iter(&self) -> impl Iterator<Item = (DescIndex, &Descriptor)> {
         self.entries
             .iter()
             .enumerate()
-            .filter_map(|(i, e)| e.as_ref().map(|d| (i as u8, d)))
+            .filter_map(|(i, e)| e.as_ref().map(|d| (i as DescIndex, d)))
     }
 
-    pub fn get(&self, index: u8) -> Option<&Descriptor> {
+    pub fn get(&self, index: DescIndex) -> Option<&Descriptor> {
         self.entries.get(index as usize)?.as_ref()
     }
 
-    pub fn get_mut(&mut self, index: u8) -> Option<&mut Descriptor> {
+    pub fn get_mut(&mut self, index: DescIndex) -> Option<&mut Descriptor> {
         self.entries.get_mut(index as usize)?.as_mut()
     }
 
     /// Reserves the lowest free entry for a process, or `None` when the table is full.
-    pub fn reserve(&mut self, program: ProgramId, rank: Rank, pt_root: u64) -> Option<u8> {
+    pub fn reserve(&mut self, program: ProgramId, rank: Rank, pt_root: u64) -> Option<DescIndex> {
+        self.reserve_below(program, rank, pt_root, self.capacity())
+    }
+
+    /// Reserves the lowest free entry below `limit` (the indices a descriptor ID can name),
+    /// or `None` when there is none.
+    pub fn reserve_below(
+        &mut self,
+        program: ProgramId,
+        rank: Rank,
+        pt_root: u64,
+        limit: usize,
+    ) -> Option<DescIndex> {
+        let lowest = *self.free.first()?;
+        if lowest as usize >= limit {
+            return None;
+        }
         self.place(Descriptor::reserved(program, rank, pt_root))
     }
 
     /// Takes a complete descriptor forwarded for matching: Valid and Needs-match, stamped
     /// after every entry already here, so it is matched after them.
-    pub fn insert_forwarded(&mut self, desc: Descriptor) -> Result<u8, PortError> {
+    pub fn insert_forwarded(&mut self, desc: Descriptor) -> Result<DescIndex, PortError> {
         let envelope = desc.envelope().filter(|_| desc.is_complete());
         envelope
             .ok_or(PortError::Incomplete {
@@ -234,21 +259,23 @@ impl DescTable {
     }
 
     /// Stores `desc` in the lowest free entry (find-first-free) with the next stamp.
-    fn place(&mut self, mut desc: Descriptor) -> Option<u8> {
-        let index = self.entries.iter().position(|e| e.is_none())?;
+    fn place(&mut self, mut desc: Descriptor) -> Option<DescIndex> {
+        let index = self.free.pop_first()?;
         desc.seq = self.next_seq;
         self.next_seq += 1;
-        self.entries[index] = Some(desc);
-        Some(index as u8)
+        self.entries[index as usize] = Some(desc);
+        Some(index)
     }
 
     /// Frees an entry, returning what it held.
-    pub fn free(&mut self, index: u8) -> Option<Descriptor> {
-        self.entries.get_mut(index as usize)?.take()
+    pub fn free(&mut self, index: DescIndex) -> Option<Descriptor> {
+        let desc = self.entries.get_mut(index as usize)?.take()?;
+        self.free.insert(index);
+        Some(desc)
     }
 
     /// The entry at `index`, if it exists and is occupied.
-    pub fn entry_mut(&mut self, index: u8) -> Result<&mut Descriptor, PortError> {
+    pub fn entry_mut(&mut self, index: DescIndex) -> Result<&mut Descriptor, PortError> {
         let capacity = self.capacity();
         match self.entries.get_mut(index as usize) {
             None => Err(PortError::IndexOutOfRange { index, capacity }),
@@ -261,7 +288,7 @@ impl DescTable {
     /// every store and poll passes first. A failed check changes nothing.
     pub fn check_owner(
         &mut self,
-        index: u8,
+        index: DescIndex,
         program: ProgramId,
         rank: Rank,
         pt_root: u64,
@@ -281,7 +308,7 @@ impl DescTable {
 
     /// Stores the next field of a reserved descriptor; `Ok(true)` when that completed it
     /// (it is now Valid). A refused store changes nothing.
-    pub fn store_field(&mut self, index: u8, payload: u64) -> Result<bool, PortError> {
+    pub fn store_field(&mut self, index: DescIndex, payload: u64) -> Result<bool, PortError> {
         let desc = self.reserved_mut(index)?;
         if desc.is_complete() {
             return Err(PortError::AlreadyComplete { index });
@@ -303,7 +330,7 @@ impl DescTable {
     }
 
     /// An entry a process reserved here: forwarded copies are nobody's to touch.
-    fn reserved_mut(&mut self, index: u8) -> Result<&mut Descriptor, PortError> {
+    fn reserved_mut(&mut self, index: DescIndex) -> Result<&mut Descriptor, PortError> {
         let desc = self.entry_mut(index)?;
         if !desc.has(RESERVED) {
             return Err(PortError::Unreserved { index });
@@ -348,7 +375,7 @@ mod tests {
         }
         let mut table = DescTable::new(MAX_CAPACITY).unwrap();
         for i in 0..MAX_CAPACITY {
-            assert_eq!(table.reserve(0, 0, ROOT), Some(i as u8));
+            assert_eq!(table.reserve(0, 0, ROOT), Some(i as DescIndex));
         }
         assert_eq!(table.reserve(0, 0, ROOT), None);
         assert_eq!(table.occupied(), MAX_CAPACITY);

@@ -54,12 +54,13 @@ use crate::mem::{LineAddr, LineData};
 use crate::os::pagetable::PageTableFormat;
 
 use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer};
+use super::desc::DescIndex;
 use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
-use super::matching;
+use super::matching::{self, MatchUnit, MatcherKind, MatchingParams};
 use super::ports::{
     unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
 };
-use super::{DescId, MopedId};
+use super::{DescId, IdFormat, MopedId};
 
 /// A MOPED's sizes and its place in the system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +83,9 @@ pub struct MopedParams {
     /// The protocol grants a whole receive line without its old data (OPTCACHE's M_FILL).
     pub fill: bool,
     pub ports: PortMap,
+    /// The matching engine and its sizes.
+    pub matcher: MatcherKind,
+    pub matching: MatchingParams,
 }
 
 /// The core behind a port access: who to answer, and its current page-table root (the
@@ -274,6 +278,11 @@ pub struct MopedStats {
     pub match_searches: u64,
     pub match_search_entries: u64,
     pub match_search_max: u64,
+    /// The matching engine's busy cycles, insertions past its fast level, and copies it
+    /// had no room for.
+    pub match_cycles: u64,
+    pub match_overflows: u64,
+    pub match_full: u64,
     pub activated: u64,
     pub completed: u64,
     pub failed: u64,
@@ -317,7 +326,7 @@ struct Local {
 /// An active match: a receive descriptor of this MOPED being filled by a copy unit.
 #[derive(Debug)]
 struct Active {
-    recv: u8,
+    recv: DescIndex,
     send: SendSide,
     unit: CopyUnit,
 }
@@ -329,7 +338,11 @@ pub struct Moped {
     table: DescTable,
     local: Vec<Local>,
     /// Matched receives waiting for an active match entry, in match order.
-    matched: VecDeque<u8>,
+    matched: VecDeque<DescIndex>,
+    /// The matching engine with the copies waiting for their check.
+    matcher: MatchUnit,
+    /// How descriptor IDs look in port values.
+    ids: IdFormat,
     active: Vec<Option<Active>>,
     /// Outstanding line requests, by line: the active slots waiting for a read's data, and
     /// for exclusive rights (in request order).
@@ -365,6 +378,8 @@ impl Moped {
             local: vec![Local::default(); params.descriptor_entries],
             table,
             matched: VecDeque::new(),
+            matcher: MatchUnit::new(params.matcher, &params.matching),
+            ids: IdFormat::for_mopeds(params.mopeds)?,
             active: (0..params.active_matches.max(1)).map(|_| None).collect(),
             reads: FxHashMap::default(),
             owns: FxHashMap::default(),
@@ -481,7 +496,9 @@ impl Moped {
         match port.port {
             Port::Data => self.data_store(port.program, port.rank, ctx.pt_root, value),
             Port::Poll => {
+                let ids = self.ids;
                 let id = unpack_poll(value).map_err(|e| self.error(e));
+                let id = id.map(|bits| ids.decode(bits));
                 self.poll_cache = Some((port.program, port.rank, id.as_ref().ok().copied()));
                 id.map(|_| ())
             }
@@ -494,15 +511,19 @@ impl Moped {
             self.stats.refused += 1;
             return REFUSED;
         }
-        match self.table.reserve(port.program, port.rank, pt_root) {
+        let limit = self.ids.max_index();
+        match self
+            .table
+            .reserve_below(port.program, port.rank, pt_root, limit)
+        {
             Some(index) => {
                 self.stats.reserved += 1;
                 self.local[index as usize] = Local::default();
-                DescId {
+                let id = DescId {
                     moped: self.params.id,
                     index,
-                }
-                .to_bits() as u64
+                };
+                self.ids.encode(id) as u64
             }
             None => {
                 self.stats.refused += 1;
@@ -521,7 +542,8 @@ impl Moped {
         pt_root: u64,
         value: u64,
     ) -> Result<(), PortError> {
-        let (id, payload) = unpack_store(value);
+        let (bits, payload) = unpack_store(value);
+        let id = self.ids.decode(bits);
         if id.moped != self.params.id {
             if id.moped as usize >= self.params.mopeds {
                 return Err(self.error(PortError::NoSuchMoped {
@@ -612,7 +634,7 @@ impl Moped {
     }
 
     /// Polls one of this MOPED's descriptors for its owner.
-    fn poll(&mut self, program: ProgramId, rank: Rank, pt_root: u64, index: u8) -> u64 {
+    fn poll(&mut self, program: ProgramId, rank: Rank, pt_root: u64, index: DescIndex) -> u64 {
         let d = match self.table.check_owner(index, program, rank, pt_root) {
             Ok(d) => *d,
             Err(e) => {
@@ -661,7 +683,7 @@ impl Moped {
     }
 
     /// Frees a table entry; the program may be drained here now.
-    fn free(&mut self, index: u8) {
+    fn free(&mut self, index: DescIndex) {
         if let Some(d) = self.table.free(index) {
             self.local[index as usize] = Local::default();
             self.check_drained(d.program);
@@ -825,7 +847,7 @@ impl Moped {
         // A MOPED that reported itself drained takes no more copies of the program: its
         // count must stay zero until the episode ends.
         let drained = self.backoff(desc.program) && Self::bit(&self.drained, desc.program);
-        if drained || self.table.insert_forwarded(desc).is_err() {
+        if drained || self.matcher.arrive(&mut self.table, desc).is_err() {
             self.stats.forward_refusals += 1;
             self.request_backoff(desc.program);
             self.send(origin.moped, DevMsg::Refused { origin });
@@ -852,7 +874,7 @@ impl Moped {
             .iter()
             .find(|(_, d)| d.link == Some(origin) && !d.has(RESERVED))
             .map(|(i, d)| (i, d.program));
-        let revoked = found.is_some_and(|(i, _)| matching::revoke(&mut self.table, i).is_ok());
+        let revoked = found.is_some_and(|(i, _)| self.matcher.revoke(&mut self.table, i).is_ok());
         self.send(origin.moped, DevMsg::RevokeReply { origin, revoked });
         if let Some((_, program)) = found.filter(|_| revoked) {
             self.check_drained(program);
@@ -867,23 +889,19 @@ impl Moped {
         let mut progress = false;
         let mut next: Option<u64> = None;
         if now >= self.matcher_free_at {
-            if let Some(s) = matching::search(&mut self.table) {
+            if let Some(step) = self.matcher.step(&mut self.table) {
                 progress = true;
-                self.stats.match_searches += 1;
-                self.stats.match_search_entries += s.searched as u64;
-                self.stats.match_search_max = self.stats.match_search_max.max(s.searched as u64);
-                // The state machine looks at one entry per cycle.
-                self.matcher_free_at = now + (s.searched as u64).max(1);
-                if let Some((si, ri)) = s.matched {
+                self.account(&step);
+                self.matcher_free_at = now + step.cycles.max(1);
+                if let Some((si, ri)) = step.matched {
                     self.pair(si, ri);
+                }
+                if let Some(copy) = step.refused {
+                    self.refuse(copy);
                 }
             }
         }
-        if self
-            .table
-            .iter()
-            .any(|(_, d)| d.has(super::desc::NEEDS_MATCH))
-        {
+        if self.matcher.has_work() {
             next = Some(self.matcher_free_at.max(now + 1));
         }
         progress |= self.activate();
@@ -895,9 +913,28 @@ impl Moped {
         next
     }
 
+    fn account(&mut self, step: &matching::Step) {
+        self.stats.match_searches += 1;
+        self.stats.match_search_entries += step.traversed;
+        self.stats.match_search_max = self.stats.match_search_max.max(step.traversed);
+        self.stats.match_cycles += step.cycles;
+        self.stats.match_overflows += step.overflow as u64;
+    }
+
+    /// The engine had no room for a copy: refuse it as a full table would.
+    fn refuse(&mut self, copy: Descriptor) {
+        self.stats.match_full += 1;
+        self.stats.forward_refusals += 1;
+        self.check_drained(copy.program);
+        self.request_backoff(copy.program);
+        if let Some(origin) = copy.link {
+            self.send(origin.moped, DevMsg::Refused { origin });
+        }
+    }
+
     /// The matcher paired copies `si` (send) and `ri` (receive): tell both local MOPEDs and
     /// free the copies.
-    fn pair(&mut self, si: u8, ri: u8) {
+    fn pair(&mut self, si: DescIndex, ri: DescIndex) {
         let (Some(s), Some(r)) = (self.table.get(si).copied(), self.table.get(ri).copied()) else {
             self.stats.anomalies += 1;
             return;
@@ -1181,7 +1218,7 @@ impl Moped {
     }
 
     /// Marks the receive descriptor complete here and tells the sender's MOPED.
-    fn complete(&mut self, recv: u8, send: SendSide, send_failed: bool, recv_failed: bool) {
+    fn complete(&mut self, recv: DescIndex, send: SendSide, send_failed: bool, recv_failed: bool) {
         let truncated = self.table.get(recv).is_some_and(|d| send.size > d.size);
         if let Some(d) = self.table.get_mut(recv) {
             d.status = (d.status | COMPLETED) & !(MATCHED | ACTIVE);

@@ -17,7 +17,8 @@
 //! # Data port
 //!
 //! A **load** reserves a descriptor. It returns the descriptor ID (below `0x1_0000`: the
-//! MOPED in the high byte, the table index in the low byte), or [`REFUSED`] when MOPED
+//! MOPED in the high bits, the table index in the low bits, split as
+//! [`super::IdFormat`] says; processes treat it as opaque), or [`REFUSED`] when MOPED
 //! backs off (the process uses the software path for this message), or [`ERROR`].
 //!
 //! A **store** fills the reserved descriptor one field at a time, in this order. Its value
@@ -44,8 +45,6 @@
 //! and the load shows up as [`PollStatus::Retry`].
 
 use crate::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag, PORT_RANKS};
-
-use super::DescId;
 
 /// Where the port windows start unless configured otherwise: high in a 48-bit physical
 /// address space, clear of memory.
@@ -103,26 +102,28 @@ pub enum PortError {
     BadPollStatus { value: u64 },
     #[error("{value:#x} is not a data-port load answer")]
     BadReserveAnswer { value: u64 },
-    #[error("descriptor table capacity {capacity} is outside 1..=256")]
+    #[error("descriptor table capacity {capacity} is outside 1..=32768")]
     BadCapacity { capacity: usize },
+    #[error("{mopeds} MOPEDs leave no bit of a 16-bit descriptor ID for the table index")]
+    TooManyMopeds { mopeds: usize },
     #[error("descriptor table is full ({capacity} entries)")]
     TableFull { capacity: usize },
     #[error("descriptor index {index} is outside the table ({capacity} entries)")]
-    IndexOutOfRange { index: u8, capacity: usize },
+    IndexOutOfRange { index: u16, capacity: usize },
     #[error("descriptor ID names MOPED {moped}, but the system has {mopeds}")]
     NoSuchMoped { moped: u8, mopeds: usize },
     #[error("descriptor {index} is free")]
-    Free { index: u8 },
+    Free { index: u16 },
     #[error("descriptor {index} was not reserved by a process here")]
-    Unreserved { index: u8 },
+    Unreserved { index: u16 },
     #[error("descriptor {index} belongs to another process: the {mismatch} differs")]
-    Isolation { index: u8, mismatch: Mismatch },
+    Isolation { index: u16, mismatch: Mismatch },
     #[error("descriptor {index} is already complete: it takes no more fields")]
-    AlreadyComplete { index: u8 },
+    AlreadyComplete { index: u16 },
     #[error("descriptor has {fields} of its 3 fields: only complete descriptors are matched")]
     Incomplete { fields: u8 },
     #[error("descriptor {index} is already matched: only unmatched descriptors are revoked")]
-    AlreadyMatched { index: u8 },
+    AlreadyMatched { index: u16 },
 }
 
 /// A data-port field, for error messages.
@@ -256,20 +257,17 @@ impl PortMap {
     }
 }
 
-/// A data-port store value: the descriptor ID over a 48-bit payload.
-pub fn pack_store(id: DescId, payload: u64) -> Result<u64, PortError> {
+/// A data-port store value: the descriptor ID's 16 bits over a 48-bit payload.
+pub fn pack_store(id: u16, payload: u64) -> Result<u64, PortError> {
     if payload & !PAYLOAD_MASK != 0 {
         return Err(PortError::PayloadTooWide { payload });
     }
-    Ok((id.to_bits() as u64) << 48 | payload)
+    Ok((id as u64) << 48 | payload)
 }
 
-/// The descriptor ID and payload of a data-port store value.
-pub fn unpack_store(value: u64) -> (DescId, u64) {
-    (
-        DescId::from_bits((value >> 48) as u16),
-        value & PAYLOAD_MASK,
-    )
+/// The descriptor ID's 16 bits and the payload of a data-port store value.
+pub fn unpack_store(value: u64) -> (u16, u64) {
+    ((value >> 48) as u16, value & PAYLOAD_MASK)
 }
 
 /// An envelope as data-port field 0 carries it. The envelope itself is shared vocabulary
@@ -364,7 +362,8 @@ pub(crate) fn bad_field(field: Field, value: u64, why: &'static str) -> PortErro
 /// The answer to a data-port load (a reservation), as a value and back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReserveAnswer {
-    Granted(DescId),
+    /// The descriptor ID's 16 bits.
+    Granted(u16),
     /// Backoff: use the software path.
     Refused,
     Error,
@@ -373,7 +372,7 @@ pub enum ReserveAnswer {
 impl ReserveAnswer {
     pub fn to_value(self) -> u64 {
         match self {
-            ReserveAnswer::Granted(id) => id.to_bits() as u64,
+            ReserveAnswer::Granted(id) => id as u64,
             ReserveAnswer::Refused => REFUSED,
             ReserveAnswer::Error => ERROR,
         }
@@ -383,25 +382,23 @@ impl ReserveAnswer {
         match value {
             REFUSED => Ok(ReserveAnswer::Refused),
             ERROR => Ok(ReserveAnswer::Error),
-            bits if bits <= u16::MAX as u64 => {
-                Ok(ReserveAnswer::Granted(DescId::from_bits(bits as u16)))
-            }
+            bits if bits <= u16::MAX as u64 => Ok(ReserveAnswer::Granted(bits as u16)),
             _ => Err(PortError::BadReserveAnswer { value }),
         }
     }
 }
 
-/// The poll-port store value naming descriptor `id`.
-pub fn pack_poll(id: DescId) -> u64 {
-    id.to_bits() as u64
+/// The poll-port store value naming the descriptor whose ID's bits are `id`.
+pub fn pack_poll(id: u16) -> u64 {
+    id as u64
 }
 
-/// The descriptor a poll-port store names.
-pub fn unpack_poll(value: u64) -> Result<DescId, PortError> {
+/// The descriptor ID's bits a poll-port store names.
+pub fn unpack_poll(value: u64) -> Result<u16, PortError> {
     if value > u16::MAX as u64 {
         return Err(PortError::BadPollStore { value });
     }
-    Ok(DescId::from_bits(value as u16))
+    Ok(value as u16)
 }
 
 /// The answer to a poll-port load.
@@ -553,17 +550,11 @@ mod tests {
 
     #[test]
     fn store_values_carry_the_id_over_the_payload() {
-        let id = DescId {
-            moped: 0xAB,
-            index: 0xCD,
-        };
+        let id = 0xABCD;
         let value = pack_store(id, 0x1234_5678_9ABC).unwrap();
         assert_eq!(value, 0xABCD_1234_5678_9ABC);
         assert_eq!(unpack_store(value), (id, 0x1234_5678_9ABC));
-        assert_eq!(
-            unpack_store(u64::MAX),
-            (DescId::from_bits(0xFFFF), PAYLOAD_MASK)
-        );
+        assert_eq!(unpack_store(u64::MAX), (0xFFFF, PAYLOAD_MASK));
         assert_eq!(
             pack_store(id, 1 << 48),
             Err(PortError::PayloadTooWide { payload: 1 << 48 })
@@ -645,7 +636,7 @@ mod tests {
 
     #[test]
     fn reserve_answers_round_trip() {
-        let id = DescId { moped: 3, index: 9 };
+        let id = 0x0309;
         for answer in [
             ReserveAnswer::Granted(id),
             ReserveAnswer::Refused,
@@ -663,7 +654,7 @@ mod tests {
 
     #[test]
     fn poll_stores_carry_only_the_id() {
-        let id = DescId { moped: 1, index: 2 };
+        let id = 0x0102;
         assert_eq!(unpack_poll(pack_poll(id)), Ok(id));
         for value in [0x1_0000, 0x8000_0000_0000_0102, u64::MAX] {
             assert_eq!(unpack_poll(value), Err(PortError::BadPollStore { value }));

@@ -7,7 +7,6 @@
 
 use crate::envelope::{Envelope, Kind};
 use crate::moped::ports::{pack_poll, pack_store, PollStatus, ERROR, REFUSED};
-use crate::moped::DescId;
 use crate::workload::ReqId;
 
 use super::ops::{load, store, Mark, Micro};
@@ -49,7 +48,7 @@ impl Rank {
                 "rank {me}: MOPED answered a reservation with an error"
             ));
         }
-        let id = DescId::from_bits(v as u16);
+        let id = v as u16;
         let q = self.reqs.get_mut(&req).ok_or("posting a missing request")?;
         let env = Envelope {
             kind: q.kind,

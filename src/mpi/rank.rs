@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use crate::envelope::{Kind, Peer, Tag};
-use crate::moped::DescId;
 use crate::sim::Next;
 use crate::workload::tags::TagMap;
 use crate::workload::{Call, Origins, ReqId};
@@ -28,7 +27,8 @@ pub(super) enum Path {
     /// Not posted yet.
     New,
     /// Posted to MOPED.
-    Moped(DescId),
+    /// The descriptor ID's 16 bits, as the reservation answered them.
+    Moped(u16),
     /// On the shared-memory path.
     Shm,
 }
@@ -307,7 +307,7 @@ impl Rank {
             .map(|(id, q)| {
                 let path = match q.path {
                     Path::New => "not posted".to_string(),
-                    Path::Moped(d) => format!("MOPED descriptor {:#06x}", d.to_bits()),
+                    Path::Moped(d) => format!("MOPED descriptor {d:#06x}"),
                     Path::Shm => "shared memory".to_string(),
                 };
                 let what = crate::envelope::describe_call(

@@ -45,6 +45,8 @@ pub(crate) fn build_mopeds(
                 ops_per_cycle: cfg.moped.ops_per_cycle,
                 fill: protocol.l2.event_id("M_FILL").is_some(),
                 ports,
+                matcher: cfg.moped.matcher,
+                matching: cfg.moped.matching,
             })
             .map_err(|e| SimError::Config(format!("moped: {e}")))
         })
@@ -236,13 +238,19 @@ const DEVICE_STATS: &[StatDef<Moped>] = stat_table!(Moped {
     "refused" => stats.refused, "Count", "Reservations refused (table full or backoff)";
     "forwarded" => stats.forwarded, "Count", "Complete descriptors sent to their matching MOPED";
     "forward_refusals" => stats.forward_refusals, "Count",
-        "Forwarded descriptors refused by a full table here";
+        "Forwarded descriptors refused by a full table or matching engine here";
     "matched" => stats.matched, "Count", "Send/receive pairs matched here";
     "match_searches" => stats.match_searches, "Count", "Match searches run here";
     "match_search_entries" => stats.match_search_entries, "Count",
-        "Table entries examined by match searches (sum of search lengths)";
+        "Entries the matching engine read one after another (table entries, list elements)";
     "match_search_max" => stats.match_search_max, "Count",
-        "Longest match search (over the whole run)", level;
+        "Most entries read by one match search (over the whole run)", level;
+    "match_cycles" => stats.match_cycles, "Cycle",
+        "Cycles the matching engine was busy (searches, insertions, refills)";
+    "match_overflows" => stats.match_overflows, "Count",
+        "Unmatched arrivals queued past the engine's fast level (CAM, cells)";
+    "match_full" => stats.match_full, "Count",
+        "Arrivals refused because the matching engine's queue was full";
     "activated" => stats.activated, "Count", "Matched pairs moved into the active match table";
     "completed" => stats.completed, "Count", "Copies finished here (receive side)";
     "failed" => stats.failed, "Count",
