@@ -362,12 +362,13 @@ fn run<'py>(
         let out = out.map(|o| claim(&o, force, "run", &call)).transpose()?;
         let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
         let stats = PyList::empty_bound(py);
-        for s in result.stats.stats() {
+        // The rows of stats.txt, a distribution's fields (`name::mean`, ...) among them.
+        for s in result.stats.rows() {
             let value = stat_value(py, &s.value);
             let row = PyList::new_bound(
                 py,
                 [
-                    s.name.clone().into_py(py),
+                    s.name.into_owned().into_py(py),
                     value,
                     s.unit.to_string().into_py(py),
                     s.desc.to_string().into_py(py),

@@ -2,8 +2,9 @@
 comparing a gem5 run with an embedded run of the same workload.
 
 Both go through the crate's reader (``src/stats/gem5.rs``): every dump of the file,
-scalars, vector elements, histogram fields and buckets, and Ruby's ``oneline`` counters,
-whose elements are named ``name::0``, ``name::1``, ... A malformed file raises
+scalars, vector elements, histogram and distribution fields and buckets (``name::samples``,
+``name::0-3``, ``name::overflows``, ..., with their pdf and cdf), and Ruby's ``oneline``
+counters, whose elements are named ``name::0``, ``name::1``, ... A malformed file raises
 :class:`moped.StatsError` naming ``file:line:col`` and what was expected there.
 """
 

@@ -63,7 +63,8 @@ class Result:
 
     ``stats`` is a nested dict built from the dotted statistic names
     (``result.stats["system"]["total"]["l2"]["misses_memory"]``), ``flat`` maps each full
-    name to its value, ``cycles`` is the simulated time, ``config_toml`` the resolved
+    name to its value (a distribution by its lines, ``name::samples`` to ``name::total``,
+    as ``stats.txt`` prints them), ``cycles`` is the simulated time, ``config_toml`` the resolved
     configuration the run used.
     """
 
@@ -139,7 +140,9 @@ def read_stats_txt(path: str | PathLike[str], *, dump: int = 0) -> dict[str, Num
 
     ``dump`` picks which ``Begin/End Simulation Statistics`` block to read when the file
     holds several (from 0, or from the end when negative). Vector elements, histogram
-    fields and ``oneline`` counters (``name::0``, ...) are values of their own. A file that
+    fields and ``oneline`` counters (``name::0``, ...) are values of their own, and so is
+    each line of a distribution (``name::samples``, ``name::mean``, ``name::stdev``,
+    ``name::underflows``, a bucket ``name::0-3``, ..., ``name::total``). A file that
     cannot be read or parsed raises :class:`moped.StatsError` (a :class:`moped.MopedError`)
     naming it; see :func:`moped.read_stats` for descriptions, units and percentages.
     """

@@ -14,6 +14,10 @@
 //!   gem5 prints no element names there; this reader names the elements `name::0`,
 //!   `name::1`, ... in order.
 //!
+//! A gem5 `Distribution` is a run of such lines under one base name (`samples`, `mean`,
+//! `stdev`, `underflows`, a line per bucket, `overflows`, `min_value`, `max_value`,
+//! `total`); [`Dump::distribution`] gathers them back into one [`DistRead`].
+//!
 //! Values are integers, decimals, `nan`, `inf` or `-inf`, possibly negative. A name is
 //! everything up to the first blank, `#` or `|`: gem5's dotted names plus subnames, which may
 //! hold `::`, `-` and `.` (`foo::0-7`, `bar::cpu.data`); ours may hold `->`. A description
@@ -83,6 +87,55 @@ pub struct Entry {
     pub unit: String,
     /// Line number in the file (from 1); 0 for entries built in code.
     pub line: u32,
+}
+
+/// A gem5 `Distribution` read back from a dump: the lines printed under `name::`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DistRead {
+    pub samples: Cell,
+    pub mean: Cell,
+    pub stdev: Cell,
+    pub underflows: Cell,
+    pub buckets: Vec<BucketRead>,
+    pub overflows: Cell,
+    pub min_value: Cell,
+    pub max_value: Cell,
+    pub total: Cell,
+    /// The description and unit of the `samples` line (gem5 prints the same on every
+    /// line).
+    pub desc: String,
+    pub unit: String,
+}
+
+/// One bucket of a [`DistRead`]: its label as printed (`0-3`, `7`, `-8--5`), the bounds
+/// the label gives, and its count with pdf and cdf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BucketRead {
+    pub label: String,
+    pub lo: f64,
+    pub hi: f64,
+    pub cell: Cell,
+}
+
+/// The bounds of a bucket label as gem5 prints them: `lo-hi`, or `lo` for a bucket of one
+/// value; numbers may be negative (`-8--5`) or in C++'s exponent form (`1e+06-2e+06`).
+pub fn bucket_bounds(label: &str) -> Option<(f64, f64)> {
+    let (rest, lo) = number_text(label).ok()?;
+    let lo: f64 = lo.parse().ok()?;
+    if rest.is_empty() {
+        return Some((lo, lo));
+    }
+    let hi = rest.strip_prefix('-')?;
+    all_consuming(number_text)(hi).ok()?;
+    Some((lo, hi.parse().ok()?))
+}
+
+/// The next line's cell when it is field `want` of a distribution.
+fn field<'a>(lines: &mut impl Iterator<Item = (&'a str, &'a Cell)>, want: &str) -> Option<Cell> {
+    match lines.next() {
+        Some((f, c)) if f == want => Some(c.clone()),
+        _ => None,
+    }
 }
 
 /// Where a name points: an entry, and for a `oneline` element its index.
@@ -221,6 +274,55 @@ impl Dump {
     pub fn glob(&self, pattern: &str) -> Vec<Found<'_>> {
         let glob = Glob::new(pattern);
         self.values().filter(|f| glob.matches(&f.name)).collect()
+    }
+
+    /// The gem5 `Distribution` printed under `name` (`name::samples` through `name::total`,
+    /// in gem5's order); `None` when those lines are not there in that order, as for a
+    /// `Histogram` (which prints `gmean` and no under- or overflows).
+    pub fn distribution(&self, name: &str) -> Option<DistRead> {
+        let base = format!("{name}::");
+        let at = self.index.get(&format!("{base}samples"))?.entry as usize;
+        let mut lines = self.entries.get(at..)?.iter().map_while(|e| {
+            let field = e.name.strip_prefix(&base)?;
+            match &e.values {
+                Values::Scalar(c) => Some((field, c)),
+                Values::Oneline(_) => None,
+            }
+        });
+        let mut next = |want: &str| field(&mut lines, want);
+        let (samples, mean, stdev) = (next("samples")?, next("mean")?, next("stdev")?);
+        let underflows = next("underflows")?;
+        let mut buckets = Vec::new();
+        let overflows = loop {
+            let (field, cell) = lines.next()?;
+            if field == "overflows" {
+                break cell.clone();
+            }
+            let (lo, hi) = bucket_bounds(field)?;
+            buckets.push(BucketRead {
+                label: field.to_string(),
+                lo,
+                hi,
+                cell: cell.clone(),
+            });
+        };
+        let mut next = |want: &str| field(&mut lines, want);
+        let (min_value, max_value) = (next("min_value")?, next("max_value")?);
+        let total = next("total")?;
+        let first = &self.entries[at];
+        Some(DistRead {
+            samples,
+            mean,
+            stdev,
+            underflows,
+            buckets,
+            overflows,
+            min_value,
+            max_value,
+            total,
+            desc: first.desc.clone(),
+            unit: first.unit.clone(),
+        })
     }
 
     /// The values whose names start with `prefix`, in file order.
@@ -1034,6 +1136,141 @@ mod tests {
         let e = StatsFile::read(&dir.join("none.txt")).unwrap_err();
         assert!(e.to_string().contains("none.txt: cannot read"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn gem5_distribution_blocks_read_back() {
+        let f = parse(crate::stats::tests::GEM5_DISTRIBUTIONS).unwrap();
+        let d = f.dump(-1).unwrap();
+        let q = d.distribution("system.mem_ctrl.readQueueLatency").unwrap();
+        assert_eq!(q.samples.value, StatValue::Int(10));
+        assert_eq!(q.mean.value, StatValue::Float(51.5));
+        assert_eq!(q.stdev.value, StatValue::Float(44.415338));
+        assert_eq!(
+            (
+                q.underflows.value.clone(),
+                q.underflows.pdf,
+                q.underflows.cdf
+            ),
+            (StatValue::Int(1), Some(10.0), Some(10.0))
+        );
+        let buckets: Vec<(&str, f64, f64, u64, f64, f64)> = q
+            .buckets
+            .iter()
+            .map(|b| {
+                let v = b.cell.value.as_f64() as u64;
+                (
+                    b.label.as_str(),
+                    b.lo,
+                    b.hi,
+                    v,
+                    b.cell.pdf.unwrap(),
+                    b.cell.cdf.unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            buckets,
+            [
+                ("10-34", 10.0, 34.0, 3, 30.0, 40.0),
+                ("35-59", 35.0, 59.0, 2, 20.0, 60.0),
+                ("60-84", 60.0, 84.0, 2, 20.0, 80.0),
+                ("85-99", 85.0, 99.0, 1, 10.0, 90.0),
+            ]
+        );
+        assert_eq!(q.overflows.cdf, Some(100.0));
+        assert_eq!(q.min_value.value, StatValue::Int(3));
+        assert_eq!(q.max_value.value, StatValue::Int(150));
+        assert_eq!(q.total.value, StatValue::Int(10));
+        assert_eq!(
+            (q.desc.as_str(), q.unit.as_str()),
+            ("Cycles a read waited in the queue", "Tick")
+        );
+        let one = d.distribution("system.cpu.iew.issuedPerCycle").unwrap();
+        let labels: Vec<&str> = one.buckets.iter().map(|b| b.label.as_str()).collect();
+        assert_eq!(labels, ["0", "1", "2", "3", "4"]);
+        assert_eq!((one.buckets[4].lo, one.buckets[4].hi), (4.0, 4.0));
+        let empty = d.distribution("system.cpu.iew.stallWidth").unwrap();
+        assert!(matches!(empty.mean.value, StatValue::Float(m) if m.is_nan()));
+        assert!(empty
+            .buckets
+            .iter()
+            .all(|b| b.cell.pdf.is_none() && b.cell.cdf.is_none()));
+        assert_eq!(empty.max_value.value, StatValue::Int(0));
+        let age = d.distribution("system.l2.lineAge").unwrap();
+        assert_eq!((age.buckets[1].lo, age.buckets[1].hi), (1e6, 2e6));
+        assert_eq!(age.mean.value, StatValue::Int(1_500_001));
+        assert!(d.distribution("simTicks").is_none());
+        assert!(d.distribution("system.cpu").is_none());
+    }
+
+    #[test]
+    fn written_distributions_read_back_field_by_field() {
+        let mut r = crate::stats::StatsRegistry::new();
+        let mut a = crate::stats::Distribution::new(-4, 11, 4).unwrap();
+        for v in [-9, -4, 0, 3, 3, 7, 11, 12, 40] {
+            a.sample(v);
+        }
+        let mut b = crate::stats::Distribution::new(0, 2, 1).unwrap();
+        b.sample_n(1, 7);
+        b.sample_n(2, 1);
+        r.scalar("sim.cycles", 99, "Cycles", "Cycle");
+        r.dist("net.hops", &a, "Hops per message", "Count");
+        r.float("sim.rate", 0.25, "Rate", "Ratio");
+        r.dist("q.depth", &b, "Queue depth", "Count");
+        let mut out = Vec::new();
+        r.write_stats_txt(&mut out).unwrap();
+        let f = parse(&String::from_utf8(out).unwrap()).unwrap();
+        let d = f.dump(-1).unwrap();
+        assert_eq!(d.value("sim.cycles"), Some(99.0));
+        assert_eq!(d.value("sim.rate"), Some(0.25));
+        for (name, dist) in [("net.hops", &a), ("q.depth", &b)] {
+            let got = d.distribution(name).unwrap();
+            let want = dist.lines();
+            let mut cells = vec![&got.samples, &got.mean, &got.stdev, &got.underflows];
+            cells.extend(got.buckets.iter().map(|b| &b.cell));
+            cells.extend([&got.overflows, &got.min_value, &got.max_value, &got.total]);
+            assert_eq!(cells.len(), want.len());
+            for (c, w) in cells.iter().zip(&want) {
+                let (x, y) = (c.value.as_f64(), w.value.as_f64());
+                assert!(
+                    x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() < 1e-6,
+                    "{name}::{}",
+                    w.field
+                );
+                let round = |p: Option<f64>| p.map(|p| (p * 100.0).round() / 100.0);
+                assert_eq!(
+                    (c.pdf, c.cdf),
+                    (round(w.pdf), round(w.cdf)),
+                    "{name}::{}",
+                    w.field
+                );
+            }
+            for (i, bucket) in got.buckets.iter().enumerate() {
+                assert_eq!(bucket.label, dist.bucket_label(i));
+                let (lo, hi) = dist.bucket_range(i);
+                assert_eq!((bucket.lo, bucket.hi), (lo as f64, hi as f64));
+            }
+            assert_eq!(
+                (got.desc.as_str(), got.unit.as_str()),
+                (r.get(name).unwrap().desc.as_str(), "Count")
+            );
+        }
+        assert_eq!(d.value("net.hops::-4--1"), Some(1.0));
+        assert_eq!(d.value("q.depth::1"), Some(7.0));
+    }
+
+    #[test]
+    fn bucket_labels_parse() {
+        assert_eq!(bucket_bounds("0-3"), Some((0.0, 3.0)));
+        assert_eq!(bucket_bounds("7"), Some((7.0, 7.0)));
+        assert_eq!(bucket_bounds("-8--5"), Some((-8.0, -5.0)));
+        assert_eq!(bucket_bounds("-1"), Some((-1.0, -1.0)));
+        assert_eq!(bucket_bounds("1e+06-2e+06"), Some((1e6, 2e6)));
+        assert_eq!(bucket_bounds("1.5-2.5"), Some((1.5, 2.5)));
+        for bad in ["", "samples", "1-", "1-x", "1--", "1-2-3"] {
+            assert_eq!(bucket_bounds(bad), None, "{bad}");
+        }
     }
 
     #[test]

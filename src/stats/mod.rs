@@ -13,15 +13,34 @@
 //! round-trip) precision in JSON and CSV and with 6 decimals in `stats.txt`,
 //! as gem5 does. Non-finite floats become `null` in JSON.
 //!
+//! A [`Distribution`] (gem5's `Distribution`, registered with [`StatsRegistry::dist`]) is
+//! one statistic that prints as several lines, the same in all three files
+//! ([`StatsRegistry::rows`]): `name::samples`, `name::mean`, `name::stdev`,
+//! `name::underflows`, one `name::lo-hi` per bucket (`name::lo` for a bucket of one
+//! value), `name::overflows`, `name::min_value`, `name::max_value` and `name::total`, each
+//! with the distribution's description and unit. `stats.txt` lays them out as gem5 v24
+//! does: numbers as gem5 prints them (`nan` for the mean and deviation without samples, a
+//! whole mean without decimals) and, on the under- and overflow and bucket lines, the pdf
+//! and cdf columns (blank while the total is 0). `stats.csv` has one row per line
+//! (without pdf and cdf: they follow from the counts); the flat `stats` list of
+//! `stats.json` has one entry per line too, while its `tree` holds the whole distribution
+//! as one object under its name (see [`Distribution::to_json`]). A distribution's `value`
+//! in the registry is its sample count; the distribution itself is its
+//! [`Accrual::Distribution`].
+//!
 //! Units use gem5's spelling: `Count`, `Cycle`, `Byte`, `Tick`, `Second`,
 //! `Ratio`, `Byte/Cycle`, ... An empty unit is stored as `Unspecified`.
 
+mod dist;
 pub mod gem5;
 pub mod gem5_config;
 mod region;
 
+pub use dist::{DistError, DistLine, Distribution, MAX_BUCKETS};
+
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
@@ -150,6 +169,10 @@ pub enum Accrual {
     /// `num / den` of two growing quantities kept with it (an average latency, a link's
     /// utilization): a region's value is the ratio of their growth.
     Ratio { num: f64, den: f64 },
+    /// A distribution, whose value is its sample count: a region's distribution is the
+    /// growth of every count, the sum and the squares, its smallest and largest value the
+    /// whole run's (as a level's).
+    Distribution(Box<Distribution>),
 }
 
 /// One named statistic.
@@ -171,6 +194,35 @@ pub struct StatsRegistry {
 
 /// Tuple returned by the parsers: `(name, value, description, unit)`.
 pub type ParsedStat = (String, StatValue, String, String);
+
+/// One written line: a statistic, or one field or bucket of a distribution (`name::mean`,
+/// `name::0-3`) with its pdf and cdf in percent where gem5 prints them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row<'a> {
+    pub name: Cow<'a, str>,
+    pub value: StatValue,
+    pub pdf: Option<f64>,
+    pub cdf: Option<f64>,
+    pub desc: &'a str,
+    pub unit: &'a str,
+    /// A distribution's line, whose numbers `stats.txt` prints as gem5 prints them.
+    pub of_dist: bool,
+}
+
+impl Row<'_> {
+    /// The value as `stats.txt` prints it.
+    fn txt_value(&self) -> String {
+        if self.of_dist {
+            dist::gem5_number(&self.value)
+        } else {
+            self.value.to_string()
+        }
+    }
+}
+
+fn pct_text(p: Option<f64>) -> String {
+    p.map_or(String::new(), |p| format!("{p:.2}%"))
+}
 
 fn clean_text(s: &str) -> String {
     s.chars()
@@ -252,6 +304,14 @@ impl StatsRegistry {
         self.push_as(name.into(), StatValue::Float(value), desc, unit, accrual);
     }
 
+    /// Register a distribution ([`Accrual::Distribution`]), printed as gem5 prints one (see
+    /// the module documentation); its value is its sample count.
+    pub fn dist(&mut self, name: impl Into<String>, d: &Distribution, desc: &str, unit: &str) {
+        let value = StatValue::Int(d.samples());
+        let accrual = Accrual::Distribution(Box::new(d.clone()));
+        self.push_as(name.into(), value, desc, unit, accrual);
+    }
+
     /// Register each statistic of `table` read from `src`, as `prefix.name` (`name` when
     /// `prefix` is empty), in table order.
     pub fn table<S>(&mut self, prefix: &str, table: &[StatDef<S>], src: &S) {
@@ -306,9 +366,30 @@ impl StatsRegistry {
         self.index.get(name).map(|&i| &self.stats[i])
     }
 
+    /// The distribution registered as `name`, if it is one.
+    pub fn distribution(&self, name: &str) -> Option<&Distribution> {
+        match &self.get(name)?.accrual {
+            Accrual::Distribution(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// All statistics in insertion order.
     pub fn stats(&self) -> &[Stat] {
         &self.stats
+    }
+
+    /// Every written line in order: each statistic, a distribution expanded into its
+    /// lines (`name::samples`, ...). The three files hold these.
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        self.stats.iter().flat_map(|s| {
+            let (own, lines) = match &s.accrual {
+                Accrual::Distribution(d) => (None, d.lines()),
+                _ => (Some(stat_row(s)), Vec::new()),
+            };
+            own.into_iter()
+                .chain(lines.into_iter().map(move |l| dist_row(s, l)))
+        })
     }
 
     /// Number of statistics.
@@ -322,23 +403,24 @@ impl StatsRegistry {
     }
 
     /// Write gem5's `stats.txt` layout: an empty line and the begin marker
-    /// (as gem5 writes them), one line per stat
+    /// (as gem5 writes them), one line per row
     /// (`name` left-justified to 40 columns, a space, the value
-    /// right-justified to 12, two blank 10-column fields, then
-    /// ` # description (Unit)`), a blank line and an end marker.
+    /// right-justified to 12, the pdf and cdf in 10 columns each (blank
+    /// but for distributions), then ` # description (Unit)`), a blank line
+    /// and an end marker.
     pub fn write_stats_txt(&self, w: &mut impl Write) -> io::Result<()> {
         writeln!(w)?;
         writeln!(w, "{BEGIN_LINE}")?;
-        for s in &self.stats {
+        for r in self.rows() {
             writeln!(
                 w,
                 "{:<40} {:>12} {:>10} {:>10} # {} ({})",
-                s.name,
-                s.value.to_string(),
-                "",
-                "",
-                s.desc,
-                s.unit
+                r.name,
+                r.txt_value(),
+                pct_text(r.pdf),
+                pct_text(r.cdf),
+                r.desc,
+                r.unit
             )?;
         }
         writeln!(w)?;
@@ -347,41 +429,48 @@ impl StatsRegistry {
     }
 
     /// The JSON document: `format`, a flat `stats` array of
-    /// `{name, value, unit, desc}` in insertion order, and a `tree` nesting
-    /// values by the `.`-separated parts of their names. A name that is both
-    /// a value and a prefix of other names keeps its value under
+    /// `{name, value, unit, desc}`, one per row ([`StatsRegistry::rows`]) in
+    /// order, and a `tree` nesting values by the `.`-separated parts of their
+    /// names, a distribution as one object ([`Distribution::to_json`]). A name
+    /// that is both a value and a prefix of other names keeps its value under
     /// [`TREE_SELF_KEY`] (`"_value"`) inside its object.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::{json, Map, Value};
         let flat: Vec<Value> = self
-            .stats
-            .iter()
-            .map(|s| {
+            .rows()
+            .map(|r| {
                 json!({
-                    "name": s.name,
-                    "value": value_json(&s.value),
-                    "unit": s.unit,
-                    "desc": s.desc,
+                    "name": r.name,
+                    "value": value_json(&r.value),
+                    "unit": r.unit,
+                    "desc": r.desc,
                 })
             })
             .collect();
         let mut tree = Map::new();
+        // Distributions are objects, which the nesting would take for namespaces: they go
+        // in once every namespace is there.
         for s in &self.stats {
             insert_tree(&mut tree, &s.name, value_json(&s.value));
+        }
+        for s in &self.stats {
+            if let Accrual::Distribution(d) = &s.accrual {
+                insert_tree(&mut tree, &s.name, d.to_json());
+            }
         }
         json!({ "format": JSON_FORMAT, "stats": flat, "tree": Value::Object(tree) })
     }
 
     /// Write `stats.csv`: header `name,value,unit,description`, one row per
-    /// stat, fields quoted per RFC 4180 when they contain `,`, `"` or a line
-    /// break. Rows end with CRLF as the RFC asks.
+    /// row of [`StatsRegistry::rows`], fields quoted per RFC 4180 when they
+    /// contain `,`, `"` or a line break. Rows end with CRLF as the RFC asks.
     pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
         let mut out = csv::WriterBuilder::new()
             .terminator(csv::Terminator::CRLF)
             .from_writer(w);
         out.write_record(["name", "value", "unit", "description"])?;
-        for s in &self.stats {
-            out.write_record([s.name.as_str(), &s.value.csv_text(), &s.unit, &s.desc])?;
+        for r in self.rows() {
+            out.write_record([&*r.name, &r.value.csv_text(), r.unit, r.desc])?;
         }
         out.flush()
     }
@@ -400,6 +489,30 @@ impl StatsRegistry {
         let mut csv = io::BufWriter::new(std::fs::File::create(dir.join("stats.csv"))?);
         self.write_csv(&mut csv)?;
         csv.flush()
+    }
+}
+
+fn stat_row(s: &Stat) -> Row<'_> {
+    Row {
+        name: Cow::Borrowed(&s.name),
+        value: s.value.clone(),
+        pdf: None,
+        cdf: None,
+        desc: &s.desc,
+        unit: &s.unit,
+        of_dist: false,
+    }
+}
+
+fn dist_row(s: &Stat, line: DistLine) -> Row<'_> {
+    Row {
+        name: Cow::Owned(format!("{}::{}", s.name, line.field)),
+        value: line.value,
+        pdf: line.pdf,
+        cdf: line.cdf,
+        desc: &s.desc,
+        unit: &s.unit,
+        of_dist: true,
     }
 }
 
@@ -755,6 +868,144 @@ mod tests {
         same(&parse_stats_csv(&csv).unwrap(), &r);
         assert_eq!(js, r.to_json());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The registry of `tests/fixtures/stats/gem5-v24-distributions.txt`, a dump written
+    /// by hand as gem5 v24 prints four `Distribution`s between scalars.
+    fn gem5_fixture_registry() -> StatsRegistry {
+        let dist = |min, max, size, samples: &[(i64, u64)]| {
+            let mut d = Distribution::new(min, max, size).unwrap();
+            for &(v, n) in samples {
+                d.sample_n(v, n);
+            }
+            d
+        };
+        let mut r = StatsRegistry::new();
+        r.float(
+            "simSeconds",
+            0.00005,
+            "Number of seconds simulated",
+            "Second",
+        );
+        r.scalar("simTicks", 50_000_000, "Number of ticks simulated", "Tick");
+        let issued = dist(0, 4, 1, &[(0, 10), (1, 6), (2, 3), (4, 1), (6, 2)]);
+        let desc = "Instructions issued per cycle";
+        r.dist("system.cpu.iew.issuedPerCycle", &issued, desc, "Count");
+        let waits = [3, 12, 20, 34, 35, 61, 99, 150, 61, 40].map(|v| (v, 1));
+        let desc = "Cycles a read waited in the queue";
+        r.dist(
+            "system.mem_ctrl.readQueueLatency",
+            &dist(10, 99, 25, &waits),
+            desc,
+            "Tick",
+        );
+        let desc = "Instructions held back per stalled cycle";
+        r.dist(
+            "system.cpu.iew.stallWidth",
+            &dist(0, 3, 1, &[]),
+            desc,
+            "Count",
+        );
+        let ages = dist(
+            0,
+            2_999_999,
+            1_000_000,
+            &[(5, 1), (1_500_000, 2), (2_999_999, 1)],
+        );
+        let desc = "Cycles since a line was filled, at its eviction";
+        r.dist("system.l2.lineAge", &ages, desc, "Cycle");
+        r.scalar(
+            "system.cpu.numCycles",
+            50_000,
+            "Number of cpu cycles simulated",
+            "Cycle",
+        );
+        r
+    }
+
+    pub(crate) const GEM5_DISTRIBUTIONS: &str =
+        include_str!("../../tests/fixtures/stats/gem5-v24-distributions.txt");
+
+    #[test]
+    fn distributions_print_as_gem5_prints_them() {
+        let mut out = Vec::new();
+        gem5_fixture_registry().write_stats_txt(&mut out).unwrap();
+        let ours = String::from_utf8(out).unwrap();
+        for (i, (a, b)) in ours.lines().zip(GEM5_DISTRIBUTIONS.lines()).enumerate() {
+            assert_eq!(a, b, "line {}", i + 1);
+        }
+        assert_eq!(ours, GEM5_DISTRIBUTIONS);
+    }
+
+    #[test]
+    fn distributions_in_csv_and_json() {
+        let r = gem5_fixture_registry();
+        let rows: Vec<Row<'_>> = r.rows().collect();
+        assert_eq!(rows.len(), 3 + 13 + 12 + 12 + 11);
+        assert_eq!(r.len(), 7);
+        let name = "system.mem_ctrl.readQueueLatency";
+        assert_eq!(r.get(name).unwrap().value, StatValue::Int(10));
+        assert_eq!(r.distribution(name).unwrap().overflows(), 1);
+        assert!(r.distribution("simTicks").is_none());
+        let mut csv = Vec::new();
+        r.write_csv(&mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        assert!(csv.contains(&format!(
+            "\r\n{name}::10-34,3,Tick,Cycles a read waited in the queue\r\n"
+        )));
+        assert!(csv.contains(&format!("\r\n{name}::mean,51.5,Tick,")));
+        assert!(csv.contains("\r\nsystem.cpu.iew.stallWidth::mean,NaN,Count,"));
+        let back = parse_stats_csv(&csv).unwrap();
+        let txt = parse_stats_txt(GEM5_DISTRIBUTIONS).unwrap();
+        assert_eq!(back.len(), rows.len());
+        assert_eq!(txt.len(), rows.len());
+        let js = r.to_json();
+        let flat = js["stats"].as_array().unwrap();
+        assert_eq!(flat.len(), rows.len());
+        for (((row, c), t), j) in rows.iter().zip(&back).zip(&txt).zip(flat) {
+            let names = (j["name"].as_str().unwrap(), c.0.as_str(), t.0.as_str());
+            assert_eq!(names, (&*row.name, &*row.name, &*row.name));
+            let v = row.value.as_f64();
+            for other in [c.1.as_f64(), t.1.as_f64()] {
+                assert!(
+                    v == other
+                        || (v.is_nan() && other.is_nan())
+                        || (v - other).abs() < 1e-6 * v.abs(),
+                    "{}",
+                    row.name
+                );
+            }
+            assert_eq!((c.3.as_str(), t.3.as_str()), (row.unit, row.unit));
+        }
+        let tree = &js["tree"]["system"]["mem_ctrl"]["readQueueLatency"];
+        assert_eq!(tree["samples"], 10);
+        assert_eq!(
+            tree["buckets"][3],
+            serde_json::json!({"lo": 85, "hi": 99, "count": 1})
+        );
+        assert_eq!(tree["min_value"], 3);
+    }
+
+    #[test]
+    fn json_tree_keeps_distributions_apart_from_namespaces() {
+        let mut d = Distribution::new(0, 1, 1).unwrap();
+        d.sample(1);
+        for first in [true, false] {
+            let mut r = StatsRegistry::new();
+            if first {
+                r.dist("a.q", &d, "", "Count");
+                r.scalar("a.q.x", 1, "", "Count");
+            } else {
+                r.scalar("a.q.x", 1, "", "Count");
+                r.dist("a.q", &d, "", "Count");
+            }
+            r.dist("a.q.y", &d, "", "Count");
+            let t = r.to_json()["tree"].clone();
+            assert_eq!(t["a"]["q"]["x"], 1);
+            assert_eq!(t["a"]["q"][TREE_SELF_KEY]["samples"], 1);
+            assert_eq!(t["a"]["q"]["y"]["buckets"][1]["count"], 1);
+            assert!(t["a"]["q"][TREE_SELF_KEY].get("x").is_none());
+        }
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! takes a registry when its timed region starts and one at the end; each statistic's
 //! [`Accrual`] says how the region's value follows from the two.
 
-use super::{Accrual, Stat, StatValue, StatsRegistry};
+use super::{Accrual, Distribution, Stat, StatValue, StatsRegistry};
 
 impl StatsRegistry {
     /// The statistics of the part of the run after `start` (a registry of the same run,
     /// taken earlier): counters less their value at the start, levels as they are, ratios
-    /// of the growth of their parts. A statistic registered only at the end started at 0.
+    /// of the growth of their parts, distributions bucket by bucket
+    /// ([`Distribution::since`]). A statistic registered only at the end started at 0.
     /// A counter that shrank is an error naming it: it was not a counter.
     pub fn since(&self, start: &StatsRegistry) -> Result<StatsRegistry, String> {
         let mut out = StatsRegistry::new();
@@ -25,10 +26,38 @@ impl StatsRegistry {
                     let value = if den > 0.0 { num / den } else { 0.0 };
                     (StatValue::Float(value), Accrual::Ratio { num, den })
                 }
+                Accrual::Distribution(d) => {
+                    let d = dist_growth(s, d, before)?;
+                    (
+                        StatValue::Int(d.samples()),
+                        Accrual::Distribution(Box::new(d)),
+                    )
+                }
             };
             out.push_as(s.name.clone(), value, &s.desc, &s.unit, accrual);
         }
         Ok(out)
+    }
+}
+
+/// A distribution's samples since `before`.
+fn dist_growth(
+    end: &Stat,
+    d: &Distribution,
+    before: Option<&Stat>,
+) -> Result<Distribution, String> {
+    match before.map(|b| &b.accrual) {
+        None => Ok(d.clone()),
+        Some(Accrual::Distribution(b)) => d.since(b).map_err(|e| {
+            format!(
+                "distribution {} from the region's start to its end: {e}",
+                end.name
+            )
+        }),
+        Some(_) => Err(format!(
+            "statistic {} is a distribution at the end of the run but was not one at the start",
+            end.name
+        )),
     }
 }
 
@@ -94,6 +123,41 @@ mod tests {
                 "late"
             ]
         );
+    }
+
+    #[test]
+    fn a_region_of_a_distribution_is_its_growth_bucket_by_bucket() {
+        let mut d = Distribution::new(0, 7, 4).unwrap();
+        d.sample_n(2, 3);
+        d.sample(9);
+        let reg = |d: &Distribution| {
+            let mut r = StatsRegistry::new();
+            r.dist("q.depth", d, "Queue depth", "Count");
+            r
+        };
+        let start = reg(&d);
+        d.sample(5);
+        d.sample_n(-1, 2);
+        let r = reg(&d).since(&start).unwrap();
+        assert_eq!(r.get("q.depth").unwrap().value, StatValue::Int(3));
+        let q = r.distribution("q.depth").unwrap();
+        assert_eq!(q.buckets(), [0, 1]);
+        assert_eq!((q.underflows(), q.overflows(), q.sum()), (2, 0, 3));
+        // Whole-run extremes, like a level.
+        assert_eq!((q.min_value(), q.max_value()), (Some(-1), Some(9)));
+        // Registered only at the end: the whole run's.
+        let whole = reg(&d).since(&StatsRegistry::new()).unwrap();
+        assert_eq!(whole.distribution("q.depth"), Some(&d));
+        let e = start.since(&reg(&d)).unwrap_err();
+        assert_eq!(
+            e,
+            "distribution q.depth from the region's start to its end: bucket 4-7 went down \
+             from 1 to 0"
+        );
+        let mut other = StatsRegistry::new();
+        other.scalar("q.depth", 1, "", "Count");
+        let e = reg(&d).since(&other).unwrap_err();
+        assert!(e.contains("q.depth is a distribution at the end"), "{e}");
     }
 
     #[test]
