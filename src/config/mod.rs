@@ -441,6 +441,10 @@ pub struct MpiSection {
     pub call_instructions: u64,
     /// Instructions between two polls of a MOPED descriptor.
     pub poll_instructions: u64,
+    /// Entries of each rank's posted-receive and unexpected lists (MPICH allocates them as
+    /// needed; this bounds the model's region for them). Deeper than the default only for
+    /// the queue benchmarks: the size moves the addresses of what follows the lists.
+    pub list_entries: u64,
 }
 
 impl Default for MpiSection {
@@ -455,6 +459,7 @@ impl Default for MpiSection {
             // The MOPED library's loop between two reads of a descriptor's status: an
             // estimate, as the paper gives no code for it.
             poll_instructions: 10,
+            list_entries: crate::mpi::layout::LIST_ENTRIES,
         }
     }
 }
@@ -893,6 +898,9 @@ impl SystemConfig {
         self.memory.validate(s.line_bytes)?;
         self.network.validate(s.core_ghz)?;
         self.moped.validate()?;
+        if !(1..=32_768).contains(&self.mpi.list_entries) {
+            return invalid("mpi.list_entries", "must be from 1 to 32768");
+        }
         self.watchdog.validate()?;
         self.os.validate(self.memory.size_bytes)?;
         self.workload.validate()

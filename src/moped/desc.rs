@@ -238,7 +238,7 @@ impl DescTable {
         if lowest as usize >= limit {
             return None;
         }
-        self.place(Descriptor::reserved(program, rank, pt_root))
+        self.place(Descriptor::reserved(program, rank, pt_root), false)
     }
 
     /// Takes a complete descriptor forwarded for matching: Valid and Needs-match, stamped
@@ -255,12 +255,20 @@ impl DescTable {
             status: VALID | NEEDS_MATCH,
             ..desc
         };
-        self.place(desc).ok_or(PortError::TableFull { capacity })
+        // Copies fill the table from the top, leaving the low indices, the ones a
+        // descriptor ID can name, to reservations.
+        self.place(desc, true)
+            .ok_or(PortError::TableFull { capacity })
     }
 
-    /// Stores `desc` in the lowest free entry (find-first-free) with the next stamp.
-    fn place(&mut self, mut desc: Descriptor) -> Option<DescIndex> {
-        let index = self.free.pop_first()?;
+    /// Stores `desc` in the lowest free entry (find-first-free), or the highest with
+    /// `from_top`, with the next stamp.
+    fn place(&mut self, mut desc: Descriptor, from_top: bool) -> Option<DescIndex> {
+        let index = if from_top {
+            self.free.pop_last()?
+        } else {
+            self.free.pop_first()?
+        };
         desc.seq = self.next_seq;
         self.next_seq += 1;
         self.entries[index as usize] = Some(desc);
@@ -366,7 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn capacity_must_fit_an_8_bit_index() {
+    fn capacity_is_bounded() {
         for capacity in [0, MAX_CAPACITY + 1, usize::MAX] {
             assert_eq!(
                 DescTable::new(capacity).err(),
@@ -537,8 +545,10 @@ mod tests {
         let mut desc = Descriptor::complete(1, 2, ROOT, send_envelope(0), 0, 8).unwrap();
         desc.link = Some(DescId { moped: 5, index: 6 });
         desc.status = RESERVED | COMPLETED;
-        assert_eq!(table.insert_forwarded(desc), Ok(1));
-        let stored = table.get(1).unwrap();
+        // Copies take the highest free entry, leaving low ones to reservations.
+        assert_eq!(table.insert_forwarded(desc), Ok(3));
+        assert_eq!(table.reserve(1, 2, ROOT), Some(1));
+        let stored = table.get(3).unwrap();
         assert_eq!(stored.status, VALID | NEEDS_MATCH);
         assert_eq!(stored.link, desc.link);
         assert!(stored.seq > table.get(0).unwrap().seq);
@@ -555,7 +565,7 @@ mod tests {
         let mut wild_send = desc;
         wild_send.peer = Peer::Any;
         assert!(table.insert_forwarded(wild_send).is_err());
-        assert_eq!(table.occupied(), 2);
+        assert_eq!(table.occupied(), 3);
     }
 
     #[test]

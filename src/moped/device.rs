@@ -57,6 +57,7 @@ use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Si
 use super::desc::DescIndex;
 use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
 use super::matching::{self, MatchUnit, MatcherKind, MatchingParams};
+use crate::stats::Distribution;
 use super::ports::{
     unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
 };
@@ -367,6 +368,9 @@ pub struct Moped {
     walk_cache: Vec<(LineAddr, crate::mem::LineData)>,
     out: Vec<DevOut>,
     pub stats: MopedStats,
+    /// MPI's search depths at this matching MOPED, per queue searched ([`matching::Queue`] order):
+    /// the partner's position (from 1), or the queue's length when nothing matched.
+    pub depths: [Distribution; 2],
     /// The last port error, for tests and reports.
     pub last_error: Option<PortError>,
 }
@@ -393,6 +397,7 @@ impl Moped {
             walk_cache: Vec::new(),
             out: Vec::new(),
             stats: MopedStats::default(),
+            depths: [depth_distribution(), depth_distribution()],
             last_error: None,
             params,
         })
@@ -919,6 +924,7 @@ impl Moped {
         self.stats.match_search_max = self.stats.match_search_max.max(step.traversed);
         self.stats.match_cycles += step.cycles;
         self.stats.match_overflows += step.overflow as u64;
+        self.depths[step.searched as usize].sample(step.depth as i64);
     }
 
     /// The engine had no room for a copy: refuse it as a full table would.
@@ -1236,6 +1242,12 @@ impl Moped {
             },
         );
     }
+}
+
+/// Buckets of 4 up to 127 entries: IMB's and NPB's queues are a few entries deep, and
+/// deeper searches (the queue benchmarks) count as overflows with their exact maximum.
+fn depth_distribution() -> Distribution {
+    Distribution::new(0, 127, 4).expect("constant bounds are valid")
 }
 
 /// The matching MOPED of (program, receiver rank): ranks spread over the MOPEDs, shifted

@@ -21,7 +21,7 @@ pub const FLAG_VA: u64 = 0x3FFF_F000;
 pub const SHM_BASE: u64 = 0x4000_0000;
 /// "No backoff" in the shared backoff word.
 pub const NO_BACKOFF: u64 = u64::MAX;
-/// Posted-receive and unexpected entries each list can hold.
+/// Posted-receive and unexpected entries each list holds by default (`mpi.list_entries`).
 pub const LIST_ENTRIES: u64 = 2048;
 /// Bytes of unexpected-message buffers per rank.
 pub const TMP_BYTES: u64 = 4 << 20;
@@ -37,6 +37,8 @@ pub struct Layout {
     pub posted_base: u64,
     pub unexpected_base: u64,
     pub list_heads: u64,
+    /// Entries each list holds.
+    pub list_entries: u64,
     pub tmp_base: u64,
     pub tmp_bytes: u64,
     pub flag_va: u64,
@@ -121,21 +123,30 @@ impl Layout {
             buf_va.push(vas);
             buf_end.push(round_up(at, PAGE_BYTES));
         }
-        let posted_base = PRIV_BASE;
-        let unexpected_base = posted_base + LIST_ENTRIES * 64;
-        let list_heads = unexpected_base + LIST_ENTRIES * 64;
-        Layout {
+        let mut layout = Layout {
             ranks: w.ranks.len(),
             buf_va,
             buf_end,
-            posted_base,
-            unexpected_base,
-            list_heads,
-            tmp_base: list_heads + PAGE_BYTES,
+            posted_base: PRIV_BASE,
+            unexpected_base: 0,
+            list_heads: 0,
+            list_entries: 0,
+            tmp_base: 0,
             tmp_bytes: TMP_BYTES,
             flag_va: FLAG_VA,
             queue_stride: stride.bytes(),
-        }
+        };
+        layout.set_list_entries(LIST_ENTRIES);
+        layout
+    }
+
+    /// Room for `entries` in each list (1 to 32,768: with the unexpected buffers, well
+    /// inside the runtime's region below `BUF_BASE`); what follows the lists moves.
+    pub fn set_list_entries(&mut self, entries: u64) {
+        self.list_entries = entries;
+        self.unexpected_base = self.posted_base + entries * 64;
+        self.list_heads = self.unexpected_base + entries * 64;
+        self.tmp_base = self.list_heads + PAGE_BYTES;
     }
 
     /// The end of the runtime's private region.

@@ -201,7 +201,8 @@ pub fn prepare(
     layout::check_fits(w, cfg.memory.size_bytes, cfg.workload.buffer_align)
         .map_err(MopedError::Io)?;
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
-    let layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
+    let mut layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
+    layout.set_list_entries(cfg.mpi.list_entries);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::envelope::{Peer, Tag};
 use crate::workload::ReqId;
 
-use super::layout::{Layout, LIST_ENTRIES};
+use super::layout::Layout;
 use super::ops::Micro;
 
 /// An entry of the posted-receive or unexpected list.
@@ -108,14 +108,12 @@ pub(super) struct Queues {
 }
 
 impl Queues {
-    pub fn new() -> Queues {
+    /// Lists of `entries` records each.
+    pub fn new(entries: u64) -> Queues {
         Queues {
             posted: Vec::new(),
             unexpected: Vec::new(),
-            free_slots: [
-                (0..LIST_ENTRIES).rev().collect(),
-                (0..LIST_ENTRIES).rev().collect(),
-            ],
+            free_slots: [(0..entries).rev().collect(), (0..entries).rev().collect()],
             found: None,
         }
     }
@@ -232,7 +230,8 @@ impl Queues {
         let idx = usize::from(!posted);
         let slot = self.free_slots[idx].pop().ok_or_else(|| {
             format!(
-                "rank {me}: more than {LIST_ENTRIES} {} entries",
+                "rank {me}: more than {} {} entries (mpi.list_entries)",
+                layout.list_entries,
                 list_name(posted)
             )
         })?;

@@ -252,7 +252,7 @@ impl Rank {
             seq: 0,
             software: !moped,
             epoch: 0,
-            queues: Queues::new(),
+            queues: Queues::new(layout.list_entries),
             outgoing: vec![VecDeque::new(); p],
             incoming: vec![None; p],
             tmp: Arena::new(layout.tmp_base, layout.tmp_bytes),

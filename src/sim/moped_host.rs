@@ -12,6 +12,7 @@ use crate::coherence::{
 use crate::config::SystemConfig;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams};
+use crate::moped::matching::Queue;
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
 use crate::net::Network;
@@ -308,6 +309,28 @@ pub(crate) fn register_device_stats(r: &mut StatsRegistry, mopeds: &[Moped], dev
         );
     }
     r.table("system.moped", HOST_STATS, dev);
+    register_depths(r, mopeds);
+}
+
+/// MPI's search depths at each matching MOPED and over all of them.
+fn register_depths(r: &mut StatsRegistry, mopeds: &[Moped]) {
+    for q in [Queue::Posted, Queue::Unexpected] {
+        let (name, desc) = match q {
+            Queue::Posted => ("prq_depth", "Posted-receive queue search depth per arriving send: the matched receive's position (from 1), or the queue's length when none matched"),
+            Queue::Unexpected => ("umq_depth", "Unexpected queue search depth per arriving receive: the matched message's position (from 1), or the queue's length when none matched"),
+        };
+        let Some(first) = mopeds.first() else { return };
+        let mut all = first.depths[q as usize].clone();
+        for (i, m) in mopeds.iter().enumerate() {
+            let d = &m.depths[q as usize];
+            r.dist(format!("system.moped{i}.{name}"), d, desc, "Count");
+            if i > 0 {
+                // Every MOPED's distribution has the same buckets, so merging cannot fail.
+                all.merge(d).ok();
+            }
+        }
+        r.dist(format!("system.moped.{name}"), &all, desc, "Count");
+    }
 }
 
 /// The MOPED requests of the embedded simulator's L2s, summed over them under
