@@ -16,6 +16,7 @@ pub mod coll;
 pub mod goal;
 pub mod imb;
 pub mod npb;
+pub mod queue;
 pub mod spec;
 pub mod tags;
 
