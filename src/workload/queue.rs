@@ -6,8 +6,9 @@
 //!   and Brightwell ("The impact of MPI queue usage on message latency", ICPP 2004; also
 //!   the ALPU paper's). Rank 0 preposts `depth - 1` receives no message matches until the
 //!   end (from rank 1, [`PREPOSTED_TAG`]), then the measured receive, which sits at
-//!   position `depth` of the PRQ. After a barrier, rank 1 and rank 0 ping-pong
-//!   `iterations` times: each ping ([`PING_TAG`]) is matched at PRQ position `depth`;
+//!   position `depth` of the PRQ, and tells rank 1 so with a zero-byte message
+//!   ([`READY_TAG`]). Then rank 1 and rank 0 ping-pong `iterations` times: each ping
+//!   ([`PING_TAG`]) is matched at PRQ position `depth`;
 //!   rank 0 reposts the measured receive before its pong ([`PONG_TAG`]), so the preposted
 //!   receives stay posted across iterations, as in the original, and the pong tells rank 1
 //!   that the next ping will find its receive posted. Rank 1 posts its pong receive before
@@ -29,9 +30,13 @@
 //!   messages queued (`depth` in the last iteration); the rest are drained in the order
 //!   they were sent.
 //!
-//! The timer starts (a [`Call::ResetStats`], when the run has a warm-up) after the queue
-//! is set up: after the barrier (preposted), when a sender has its go (unload), when rank
-//! 0 has the ready message (unexpected). The model's timed region runs to the end of the
+//! The ranks synchronise by zero-byte messages, not barriers: a barrier's messages would
+//! search the queue being measured, and a MOPED design that backed off to shared memory
+//! (more receives posted than it has descriptors) returns to MOPED at a barrier, which
+//! the runtime does only with no receive outstanding. The timer starts (a
+//! [`Call::ResetStats`], when the run has a warm-up) once the queue is set up: when rank 1
+//! has the ready message (preposted), when a sender has its go (unload), when rank 0 has
+//! the ready message (unexpected). The model's timed region runs to the end of the
 //! program, so the drains that follow the measured matches are inside it; each drain
 //! message is matched at the head of its queue, and the workload's notes say how many
 //! there are.
@@ -52,7 +57,8 @@ pub const PONG_TAG: u32 = 2;
 pub const PREPOSTED_TAG: u32 = 3;
 /// Unload: rank 0's zero-byte message that lets a sender start.
 pub const GO_TAG: u32 = 0;
-/// Unexpected: the sender's zero-byte message after its `depth + iterations - 1`.
+/// Preposted: rank 0's zero-byte message once its receives are posted. Unexpected: the
+/// sender's zero-byte message after its `depth + iterations - 1`.
 pub const READY_TAG: u32 = 0;
 /// Largest tag used (the 16-bit tag fields' largest, `tags::WIRE_TAG_MAX`).
 const MAX_TAG: u32 = super::tags::WIRE_TAG_MAX;
@@ -225,9 +231,8 @@ pub fn build(p: &QueueParams, warmup: bool) -> Result<Workload, String> {
     let mut w = b.finish(&format!("{}-{}", p.benchmark.name(), p.depth));
     if drained > 0 {
         w.notes.push(format!(
-            "{}: the run ends with {drained} messages that drain the queue, each matched at \
-             its head",
-            w.name
+            "the run ends with {drained} messages that drain the queue, each matched at its \
+             head"
         ));
     }
     Ok(w)
@@ -274,8 +279,8 @@ fn preposted(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
         .map(|k| b.irecv(0, from(1), tag, CTX_PT2PT, at(pre, k * x), x))
         .collect();
     let mut measured = b.irecv(0, from(1), Tag::Tag(PING_TAG), CTX_PT2PT, r[0], x);
-    b.barrier_all();
-    timer_start(b, 0, warmup);
+    b.send(0, 1, READY_TAG, CTX_PT2PT, s[0], 0);
+    b.recv(1, from(0), Tag::Tag(READY_TAG), CTX_PT2PT, r[1], 0);
     timer_start(b, 1, warmup);
     for i in 0..p.iterations {
         let pong = b.irecv(1, from(0), Tag::Tag(PONG_TAG), CTX_PT2PT, r[1], x);
