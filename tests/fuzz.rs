@@ -861,6 +861,7 @@ mod specs {
                 ranks, iterations, ..
             } => *ranks <= 64 && *iterations <= 64,
             spec::SpecKind::Goal { .. } => true,
+            spec::SpecKind::Queue(q) => q.depth <= 512 && q.iterations <= 64 && q.ranks <= 64,
         };
         if !small {
             return Ok(());

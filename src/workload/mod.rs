@@ -195,6 +195,7 @@ pub fn group_of(s: &spec::Spec) -> String {
         spec::SpecKind::Imb { .. } => "imb",
         spec::SpecKind::Npb { .. } => "npb",
         spec::SpecKind::Goal { .. } => "goal",
+        spec::SpecKind::Queue(_) => "queue",
     }
     .into()
 }
