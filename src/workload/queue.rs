@@ -4,16 +4,18 @@
 //!
 //! - [`QueueBenchmark::Preposted`]: the preposted receive latency benchmark of Underwood
 //!   and Brightwell ("The impact of MPI queue usage on message latency", ICPP 2004; also
-//!   the ALPU paper's). Rank 0 preposts `depth - 1` receives no message matches until the
+//!   used by Underwood et al., "A hardware acceleration unit for MPI queue processing",
+//!   IPDPS 2005, for the ALPU). Rank 0 preposts `depth - 1` receives no message matches until the
 //!   end (from rank 1, [`PREPOSTED_TAG`]), then the measured receive, which sits at
 //!   position `depth` of the PRQ, and tells rank 1 so with a zero-byte message
-//!   ([`READY_TAG`]). Then rank 1 and rank 0 ping-pong `iterations` times: each ping
-//!   ([`PING_TAG`]) is matched at PRQ position `depth`;
-//!   rank 0 reposts the measured receive before its pong ([`PONG_TAG`]), so the preposted
-//!   receives stay posted across iterations, as in the original, and the pong tells rank 1
-//!   that the next ping will find its receive posted. Rank 1 posts its pong receive before
-//!   each ping, so every timed message is expected. Last, rank 1 sends the `depth - 1`
-//!   messages that drain the preposted receives (the model has no MPI_Cancel).
+//!   ([`READY_TAG`]). Then rank 1 and rank 0 ping-pong `iterations` times with `bytes`
+//!   bytes each way: each ping ([`PING_TAG`]) is matched at PRQ position `depth`; rank 0
+//!   reposts the measured receive before its pong ([`PONG_TAG`]), so the preposted
+//!   receives stay posted across iterations, as in the original, and the pong tells rank
+//!   1 that the next ping will find its receive posted. Rank 1 posts its pong receive
+//!   before each ping, so every timed message is expected. Last, rank 1 sends the
+//!   `depth - 1` messages that drain the preposted receives (the model has no
+//!   MPI_Cancel).
 //! - [`QueueBenchmark::Unload`]: the queue-unload benchmark of Mattheakis and
 //!   Papaefstathiou (ACM TACO 2013), as used by Xiong et al. (2019). Rank 0 preposts
 //!   `depth` receives with distinct tags `1..=depth`, naming their sources by
@@ -21,7 +23,8 @@
 //!   receive posted is matched first and every match is at the end of the PRQ (of the
 //!   sender's part of it when there are several senders: how their messages interleave
 //!   is left to timing); rank 0 waits for all of them in one Waitall. Senders start when
-//!   a zero-byte message from rank 0 ([`GO_TAG`]) says the receives are posted.
+//!   a zero-byte message from rank 0 ([`GO_TAG`]) says the receives are posted. More
+//!   iterations repeat all of it, posting included; the timer starts in the first.
 //! - [`QueueBenchmark::Unexpected`]: a search of the UMQ. Rank 1 sends
 //!   `depth + iterations - 1` messages with tags `1, 2, ...` and then a zero-byte message
 //!   ([`READY_TAG`]) on the same channel, so that when rank 0 has received it every
@@ -32,8 +35,9 @@
 //!
 //! The ranks synchronise by zero-byte messages, not barriers: a barrier's messages would
 //! search the queue being measured, and a MOPED design that backed off to shared memory
-//! (more receives posted than it has descriptors) returns to MOPED at a barrier, which
-//! the runtime does only with no receive outstanding. The timer starts (a
+//! (more receives posted than it has descriptors) returns to MOPED at the next barrier
+//! even while receives posted through shared memory are outstanding, which a message
+//! then sent through MOPED never meets (the runtime deadlocks). The timer starts (a
 //! [`Call::ResetStats`], when the run has a warm-up) once the queue is set up: when rank 1
 //! has the ready message (preposted), when a sender has its go (unload), when rank 0 has
 //! the ready message (unexpected). The model's timed region runs to the end of the
