@@ -64,6 +64,8 @@ enum Command {
     Mpi(MpiArgs),
     /// Reproduce the paper's Figure 10: 11 benchmarks x 4 designs, reductions, report.
     Figure10(Figure10Args),
+    /// Write a workload (a spec or a GOAL schedule) as a GOAL schedule, for LogGOPSim.
+    Goal(GoalArgs),
     /// The gem5 companion's generated files.
     Gem5 {
         #[command(subcommand)]
@@ -152,6 +154,19 @@ struct MpiArgs {
     set: Vec<(String, String)>,
     /// Skip the workload's warm-up: cold caches, statistics from the first cycle (the same
     /// as `--set workload.warmup=false`).
+    #[arg(long)]
+    no_warmup: bool,
+}
+
+#[derive(Args, Debug)]
+struct GoalArgs {
+    /// Workload: a spec (`.toml`, e.g. workloads/queue/preposted-256.toml) or a GOAL schedule (`.goal`).
+    #[arg(value_name = "SPEC")]
+    spec: PathBuf,
+    /// The schedule file to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Leave out the workload's warm-up (IMB's warm-up calls, NPB's untimed start-up).
     #[arg(long)]
     no_warmup: bool,
 }
@@ -432,11 +447,25 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
+        Command::Goal(a) => cmd_goal(&a),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
         } => cmd_gem5_slicc(&dir, check),
         Command::Compare(a) => cmd_compare(a),
     }
+}
+
+fn cmd_goal(a: &GoalArgs) -> CmdResult {
+    let g = api::mpi::write_goal(&a.spec, &a.out, !a.no_warmup)?;
+    writeln!(
+        io::stdout().lock(),
+        "{}: {} ranks, {} operations; GOAL schedule written to {}",
+        g.name,
+        g.ranks,
+        g.operations,
+        a.out.display()
+    )?;
+    Ok(())
 }
 
 fn cmd_gem5_slicc(dir: &Path, check: bool) -> CmdResult {
@@ -926,6 +955,34 @@ mod tests {
         let missing = std::env::temp_dir().join(format!("moped-cli-none-{}", std::process::id()));
         let m = missing.to_str().unwrap();
         assert_eq!(run(&["moped", "compare", "--gem5", m, "--embedded", m]), 1);
+    }
+
+    #[test]
+    fn goal_writes_a_spec_as_a_schedule() {
+        let dir = std::env::temp_dir().join(format!("moped-cli-goal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("p.goal");
+        let o = out.to_str().unwrap();
+        let spec = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/workloads/queue/preposted-256.toml"
+        );
+        assert_eq!(run(&["moped", "goal", spec, "--out", o]), 0);
+        let w = crate::workload::goal::load_goal(&out).unwrap();
+        assert_eq!(w.ranks.len(), 2);
+        // ANY_TAG receives beside barriers: refused, nothing written.
+        let pp = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/workloads/imb/pingpong-16k.toml"
+        );
+        let out2 = dir.join("pp.goal");
+        assert_eq!(
+            run(&["moped", "goal", pp, "--out", out2.to_str().unwrap()]),
+            1
+        );
+        assert!(!out2.exists());
+        assert_eq!(run(&["moped", "goal", "--out", o]), 2);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use moped::stats::gem5::StatsFile;
 use moped::stats::gem5_config::Gem5Config;
 use moped::textparse::PosError;
 use moped::workload::check::check;
-use moped::workload::{goal, spec};
+use moped::workload::{goal, imb, spec};
 
 /// Cases per property (`PROPTEST_CASES` overrides), from a fixed seed.
 fn config(cases: u32) -> ProptestConfig {
@@ -774,10 +774,24 @@ mod specs {
         };
         prop_oneof![
             word(&["PP", "", "\u{e9}\u{1F600}"]).prop_map(|v| format!("name = {v}")),
-            word(&["imb", "npb", "goal", "IMB", "mpi"]).prop_map(|v| format!("suite = {v}")),
+            word(&["imb", "npb", "goal", "queue", "IMB", "mpi"])
+                .prop_map(|v| format!("suite = {v}")),
             word(&[
-                "pingpong", "pingping", "bcast", "reduce", "gather", "alltoall", "cg", "mg", "ft",
-                "bt", "sp", "lu"
+                "pingpong",
+                "pingping",
+                "bcast",
+                "reduce",
+                "gather",
+                "alltoall",
+                "cg",
+                "mg",
+                "ft",
+                "bt",
+                "sp",
+                "lu",
+                "preposted",
+                "unload",
+                "unexpected"
             ])
             .prop_map(|v| format!("benchmark = {v}")),
             number().prop_map(|v| format!("bytes = {v}")),
@@ -785,6 +799,9 @@ mod specs {
             number().prop_map(|v| format!("ranks = {v}")),
             word(&["S", "A", "s"]).prop_map(|v| format!("class = {v}")),
             word(&["x.goal", "", "/", "\u{0}"]).prop_map(|v| format!("file = {v}")),
+            number().prop_map(|v| format!("depth = {v}")),
+            number().prop_map(|v| format!("position = {v}")),
+            word(&["uniform", "skewed", "Skewed"]).prop_map(|v| format!("sources = {v}")),
             Just("ranks = \"16\"".to_string()),
             Just("extra = 1".to_string()),
         ]
@@ -832,8 +849,27 @@ mod specs {
         )
             .prop_map(|(a, b, c, d)| ("npb", vec![a, b, c, d]));
         let goal = line("file", quoted(&["x.goal", ""])).prop_map(|f| ("goal", vec![f]));
+        let small = |v: &'static [u64]| sane(proptest::sample::select(v));
+        let queue = (
+            line("benchmark", quoted(&["preposted", "unload", "unexpected"])),
+            line("depth", small(&[1, 2, 10, 300])),
+            prop::option::weighted(
+                0.3,
+                small(&[1, 5, 300]).prop_map(|v| format!("position = {v}")),
+            ),
+            prop::option::weighted(
+                0.3,
+                quoted(&["uniform", "skewed"]).prop_map(|v| format!("sources = {v}")),
+            ),
+            prop::option::weighted(0.3, small(&[2, 3, 5]).prop_map(|v| format!("ranks = {v}"))),
+            prop::option::weighted(
+                0.3,
+                small(&[1, 3]).prop_map(|v| format!("iterations = {v}")),
+            ),
+        )
+            .prop_map(|(a, b, c, d, e, f)| ("queue", vec![a, b, c, d, e, f]));
         (
-            prop_oneof![imb, npb, goal],
+            prop_oneof![imb, npb, goal, queue],
             line("name", quoted(&["PP", "", "\u{e9}\u{1F600}"])),
             proptest::collection::vec(field(), 0..2),
         )
@@ -861,11 +897,18 @@ mod specs {
                 ranks, iterations, ..
             } => *ranks <= 64 && *iterations <= 64,
             spec::SpecKind::Goal { .. } => true,
+            spec::SpecKind::Queue(q) => q.depth <= 512 && q.iterations <= 64 && q.ranks <= 64,
         };
         if !small {
             return Ok(());
         }
-        match spec::build(s, Some(0.01), true) {
+        // IMB's warm-up wraps the shared-memory queues whatever the iteration scale: a
+        // quarter of a million calls at one byte.
+        let warmup = match &s.kind {
+            spec::SpecKind::Imb { bytes, .. } => imb::warmup_iterations(*bytes) <= 64,
+            _ => true,
+        };
+        match spec::build(s, Some(0.01), warmup) {
             Ok(w) => {
                 let _ = check(&w);
             }

@@ -690,3 +690,40 @@ fn a_busy_memory_channel_makes_accesses_wait() {
         free.cycles
     );
 }
+
+/// The queue benchmarks deliver every message in every design, and under the baseline
+/// (MPICH's lists) the timed region reads exactly the queue entries each one puts ahead
+/// of its matches: per ping `depth`, per pong and per drained message one (preposted);
+/// `depth`, then `depth - 1`, ... (unload); `position`, then one per drained message
+/// (unexpected).
+#[test]
+fn queue_benchmarks_search_the_entries_they_put_in_the_queue() {
+    use moped::workload::queue::{build, QueueBenchmark, QueueParams};
+    use QueueBenchmark::{Preposted, Unexpected, Unload};
+    for (bench, d, position) in [
+        (Preposted, 10, 10),
+        (Preposted, 40, 40),
+        (Unload, 10, 10),
+        (Unload, 40, 40),
+        (Unexpected, 10, 10),
+        (Unexpected, 40, 3),
+    ] {
+        let mut p = QueueParams::new(bench, d);
+        p.position = position;
+        let w = build(&p, true).unwrap();
+        let (k, d, position) = (p.iterations as u64, d as u64, position as u64);
+        let (messages, searched) = match bench {
+            Preposted => (1 + 2 * k + d - 1, k * d + k + d - 1),
+            Unload => (1 + d, d * (d + 1) / 2),
+            Unexpected => (d + 1, position + d - 1),
+        };
+        for design in DESIGNS {
+            let r = run(&w, design);
+            assert_eq!(r.messages_verified, messages, "{} {design}", w.name);
+            if design == "baseline" {
+                let s = stat(&r, "mpi.list_entries_searched");
+                assert_eq!(s, searched, "{}", w.name);
+            }
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! One MPI workload (a spec or a GOAL schedule) simulated with every message checked: the
-//! `moped mpi` door.
+//! `moped mpi` door; and a workload written as a GOAL schedule: `moped goal`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -77,4 +77,32 @@ pub fn goal_summary(text: &str, file: &str) -> Result<serde_json::Value, String>
         })
         .collect();
     Ok(serde_json::json!({"name": w.name, "ranks": ranks, "notes": w.notes}))
+}
+
+/// A workload written as a GOAL schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoalWritten {
+    pub name: String,
+    pub ranks: usize,
+    /// Sends, receives and calcs.
+    pub operations: usize,
+}
+
+/// Builds the workload at `path` (a spec or a GOAL schedule), with its warm-up when
+/// `warmup`, and writes it to `out` as a GOAL schedule (`workload::goal::write_goal`).
+pub fn write_goal(path: &Path, out: &Path, warmup: bool) -> Result<GoalWritten, MopedError> {
+    let (w, _) = load_workload(path, None, warmup).map_err(MopedError::Io)?;
+    let text = crate::workload::goal::write_goal(&w)
+        .map_err(|e| MopedError::Io(format!("{}: {e}", path.display())))?;
+    std::fs::write(out, &text).map_err(|e| MopedError::Io(format!("{}: {e}", out.display())))?;
+    // Operations are the labelled lines (`l12: send ...`).
+    let operations = text
+        .lines()
+        .filter(|l| l.starts_with('l') && l.contains(": "))
+        .count();
+    Ok(GoalWritten {
+        name: w.name,
+        ranks: w.ranks.len(),
+        operations,
+    })
 }

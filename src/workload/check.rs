@@ -16,6 +16,11 @@
 //! outstanding or waited twice or never, and no buffer of an outstanding request
 //! touched (a receive buffer read or written, a send buffer written) until it is waited
 //! for.
+//!
+//! [`check_matches`] also reports every match and where its search found it: the
+//! position in the posted-receive queue (PRQ) an arriving message reached, or in the
+//! unexpected-message queue (UMQ) a receive being posted reached, with the queue's length
+//! then. Both queues hold every context in posting or arrival order, as MPICH's do.
 
 use super::{BufRef, Call, ReqId, SweepKind, Workload};
 use crate::envelope::{Peer, Tag, TAG_UB};
@@ -134,6 +139,41 @@ pub fn check(w: &Workload) -> Result<CheckReport, String> {
     check_with(w, SendMode::Buffered)
 }
 
+/// The queue a match was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// An arriving message found its receive in the posted-receive queue.
+    Posted,
+    /// A receive being posted found its message in the unexpected-message queue.
+    Unexpected,
+}
+
+/// One match of a message with a receive, and where the search found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Match {
+    /// The receiving rank, and the index of its receive call.
+    pub rank: usize,
+    pub recv_call: usize,
+    /// The sending rank, and the index of its send call.
+    pub src: usize,
+    pub send_call: usize,
+    pub tag: u32,
+    pub ctx: u16,
+    pub bytes: u64,
+    pub queue: Queue,
+    /// The matched entry's place in the queue, from 1: how many entries the search read.
+    pub position: usize,
+    /// The entries the queue held when the search began.
+    pub depth: usize,
+}
+
+/// Runs `w` like [`check_with`] and also returns every match, in the order they happen.
+pub fn check_matches(w: &Workload, mode: SendMode) -> Result<(CheckReport, Vec<Match>), String> {
+    let mut log = Some(Vec::new());
+    let rep = run(w, mode, &mut log)?;
+    Ok((rep, log.unwrap_or_default()))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dir {
     Send,
@@ -214,6 +254,13 @@ fn matches(p: &Posted, m: &Msg) -> bool {
 /// Runs `w` with the given send semantics; the error names the rank, the call index
 /// (in the rank's `calls`) and what went wrong.
 pub fn check_with(w: &Workload, mode: SendMode) -> Result<CheckReport, String> {
+    run(w, mode, &mut None)
+}
+
+/// Where matches are logged, when they are.
+type Log = Option<Vec<Match>>;
+
+fn run(w: &Workload, mode: SendMode, log: &mut Log) -> Result<CheckReport, String> {
     let n = w.ranks.len();
     if n == 0 {
         return Err("the workload has no ranks".to_string());
@@ -266,7 +313,7 @@ pub fn check_with(w: &Workload, mode: SendMode) -> Result<CheckReport, String> {
                 if i >= calls.len() || ranks[r].at_barrier {
                     break;
                 }
-                let advanced = step(w, &mut ranks, r, i, mode, &range)?;
+                let advanced = step(w, &mut ranks, r, i, mode, log, &range)?;
                 if !advanced {
                     break;
                 }
@@ -363,6 +410,7 @@ fn step(
     r: usize,
     i: usize,
     mode: SendMode,
+    log: &mut Log,
     range: &RangeFn,
 ) -> Result<bool, String> {
     let n = ranks.len();
@@ -473,11 +521,13 @@ fn step(
             if dst == r {
                 c.self_sends += 1;
             }
+            let depth = ranks[dst].posted.len();
             let pos = ranks[dst].posted.iter().position(|p| matches(p, &msg));
             match pos {
                 Some(k) => {
                     let p = ranks[dst].posted.remove(k).expect("position is in range");
                     deliver(w, ranks, dst, &p, &msg)?;
+                    record(log, dst, &p, &msg, (Queue::Posted, k + 1, depth));
                 }
                 None => ranks[dst].unexpected.push_back(msg),
             }
@@ -530,11 +580,13 @@ fn step(
                 req: *req,
                 call: i,
             };
+            let depth = ranks[r].unexpected.len();
             let pos = ranks[r].unexpected.iter().position(|m| matches(&p, m));
             match pos {
                 Some(k) => {
                     let m = ranks[r].unexpected.remove(k).expect("position is in range");
                     deliver(w, ranks, r, &p, &m)?;
+                    record(log, r, &p, &m, (Queue::Unexpected, k + 1, depth));
                 }
                 None => ranks[r].posted.push_back(p),
             }
@@ -608,6 +660,25 @@ fn deliver(
         }
     }
     Ok(())
+}
+
+/// Logs the match of receive `p` of rank `dst` with message `m`, found at `position` of
+/// `queue`, which held `depth` entries.
+fn record(log: &mut Log, dst: usize, p: &Posted, m: &Msg, found: (Queue, usize, usize)) {
+    let Some(log) = log else { return };
+    let (queue, position, depth) = found;
+    log.push(Match {
+        rank: dst,
+        recv_call: p.call,
+        src: m.src,
+        send_call: m.call,
+        tag: m.tag,
+        ctx: m.ctx,
+        bytes: m.bytes,
+        queue,
+        position,
+        depth,
+    });
 }
 
 /// True (and the requests freed) when every request in `reqs` is complete.
@@ -755,6 +826,66 @@ mod tests {
             assert_eq!(rep.bytes(), 96);
             assert_eq!(rep.ranks[0].recv_bytes, 32);
             assert_eq!(rep.ranks[1].send_sizes.get(&32), Some(&1));
+        }
+    }
+
+    /// Rank 1 preposts tags 1 and 2 before the barrier; after it rank 0 sends tags 2 and
+    /// 1, then 3 and 4, which rank 1 then takes from the unexpected queue, 4 first.
+    #[test]
+    fn matches_say_which_queue_and_where() {
+        let w = wl(vec![
+            prog(
+                &[8],
+                vec![
+                    Call::Barrier,
+                    isend(0, 1, 2, 8),
+                    isend(1, 1, 1, 8),
+                    isend(2, 1, 3, 8),
+                    isend(3, 1, 4, 8),
+                    Call::Waitall(vec![0, 1, 2, 3]),
+                ],
+            ),
+            prog(
+                &[32],
+                vec![
+                    irecv_at(0, 1, 0),
+                    irecv_at(1, 2, 8),
+                    Call::Barrier,
+                    irecv_at(2, 4, 16),
+                    irecv_at(3, 3, 24),
+                    Call::Waitall(vec![0, 1, 2, 3]),
+                ],
+            ),
+        ]);
+        let (rep, log) = check_matches(&w, SendMode::Buffered).unwrap();
+        assert_eq!(rep, check(&w).unwrap());
+        let found: Vec<(u32, Queue, usize, usize)> = log
+            .iter()
+            .map(|m| (m.tag, m.queue, m.position, m.depth))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (2, Queue::Posted, 2, 2),
+                (1, Queue::Posted, 1, 1),
+                (4, Queue::Unexpected, 2, 2),
+                (3, Queue::Unexpected, 1, 1),
+            ]
+        );
+        assert_eq!(
+            (log[0].rank, log[0].recv_call, log[0].src, log[0].send_call),
+            (1, 1, 0, 1)
+        );
+    }
+
+    fn irecv_at(req: ReqId, tag: u32, offset: u64) -> Call {
+        Call::Irecv {
+            req,
+            src: Peer::Rank(0),
+            tag: Tag::Tag(tag),
+            ctx: CTX_PT2PT,
+            buf: BufRef::new(0, offset),
+            bytes: 8,
         }
     }
 

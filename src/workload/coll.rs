@@ -154,6 +154,13 @@ impl Builder {
     /// The lowest request number not in use, as MPI reuses freed request handles.
     fn new_req(&mut self, rank: usize) -> ReqId {
         let busy = &mut self.busy[rank];
+        // Numbers 0..n all in use (a program posting thousands of receives before it
+        // waits): the next is n, found without reading them all.
+        let n = busy.len() as ReqId;
+        if busy.last().copied() == n.checked_sub(1) {
+            busy.insert(n);
+            return n;
+        }
         let mut req = 0;
         for &r in busy.iter() {
             if r != req {

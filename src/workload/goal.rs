@@ -63,6 +63,12 @@
 //! of it from its `Irecv` until its wait (first fit), so receives outstanding at the same
 //! time never write the same bytes; the arena is as large as the highest range end.
 //! Zero-byte messages are allowed.
+//!
+//! # Writing
+//!
+//! [`write_goal`] turns a built workload back into a schedule: each rank's calls a chain
+//! of operations in program order, waits as `requires`, barriers as the runtime's
+//! dissemination barrier, and every context in a tag range of its own (see its module).
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
@@ -107,6 +113,9 @@ pub fn load_goal(path: &Path) -> Result<Workload, GoalError> {
         .map_err(|e| GoalError::new(&file, (0, 0), format!("cannot read the schedule: {e}")))?;
     parse_goal(crate::textparse::utf8_text(&file, &bytes)?, &file)
 }
+
+mod write;
+pub use write::write_goal;
 
 // ---------------------------------------------------------------------------------------
 // Tokens (nom)

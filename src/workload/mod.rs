@@ -16,6 +16,7 @@ pub mod coll;
 pub mod goal;
 pub mod imb;
 pub mod npb;
+pub mod queue;
 pub mod spec;
 pub mod tags;
 
@@ -194,6 +195,7 @@ pub fn group_of(s: &spec::Spec) -> String {
         spec::SpecKind::Imb { .. } => "imb",
         spec::SpecKind::Npb { .. } => "npb",
         spec::SpecKind::Goal { .. } => "goal",
+        spec::SpecKind::Queue(_) => "queue",
     }
     .into()
 }

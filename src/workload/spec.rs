@@ -2,20 +2,26 @@
 //!
 //! ```toml
 //! name = "PP"            # the name results are reported under
-//! suite = "imb"          # imb | npb | goal
+//! suite = "imb"          # imb | npb | goal | queue
 //! benchmark = "pingpong" # imb: pingpong pingping bcast reduce gather alltoall
-//!                        # npb: cg mg ft bt sp
-//! bytes = 16384          # imb: message size (per rank, or per pair for alltoall)
-//! iterations = 10        # imb: required; npb: default the class's count
-//! ranks = 16             # default 16
+//!                        # npb: cg mg ft bt sp; queue: preposted unload unexpected
+//! bytes = 16384          # imb: message size (per rank, or per pair for alltoall);
+//!                        # queue: message size, default 8
+//! iterations = 10        # imb: required; npb: default the class's count;
+//!                        # queue: default 10 (preposted) or 1
+//! ranks = 16             # default 16; queue: default 2 (only unload takes more)
 //! # class = "S"          # npb: only S is modelled (the default)
 //! # file = "x.goal"      # goal: the schedule, relative to this file
+//! # depth = 256          # queue: required, 1 to 32768
+//! # position = 256       # queue, unexpected only: default depth
+//! # sources = "uniform"  # queue, unload only: uniform (default) | skewed
 //! ```
 //!
 //! Errors name the file, line and column and say what was expected.
 
 use super::imb::{self, ImbBenchmark};
 use super::npb::{self, NpbBenchmark, NpbClass};
+use super::queue::{self, QueueBenchmark, QueueParams, Sources};
 use super::Workload;
 use crate::textparse::{line_col, toml_message, PosError};
 use serde::Deserialize;
@@ -47,6 +53,7 @@ pub enum SpecKind {
         /// The schedule file, resolved against the spec's directory.
         file: PathBuf,
     },
+    Queue(QueueParams),
 }
 
 /// A loaded workload specification.
@@ -69,6 +76,7 @@ enum Suite {
     Imb,
     Npb,
     Goal,
+    Queue,
 }
 
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +93,16 @@ enum Bench {
     Ft,
     Bt,
     Sp,
+    Preposted,
+    Unload,
+    Unexpected,
+}
+
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum SourcesWord {
+    Uniform,
+    Skewed,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +116,19 @@ struct SpecFile {
     ranks: Option<Spanned<u32>>,
     class: Option<Spanned<String>>,
     file: Option<Spanned<String>>,
+    depth: Option<Spanned<u32>>,
+    position: Option<Spanned<u32>>,
+    sources: Option<Spanned<SourcesWord>>,
+}
+
+impl SpecFile {
+    /// Where the queue suite's own keys are written, those that are.
+    fn queue_keys(&self) -> Vec<(&'static str, usize)> {
+        let depth = self.depth.as_ref().map(|d| ("depth", d.span().start));
+        let position = self.position.as_ref().map(|p| ("position", p.span().start));
+        let sources = self.sources.as_ref().map(|s| ("sources", s.span().start));
+        [depth, position, sources].into_iter().flatten().collect()
+    }
 }
 
 /// One line, without the backticks serde puts around the expected names.
@@ -150,7 +181,10 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
                 ("class", f.class.as_ref().map(|b| b.span().start)),
                 ("iterations", f.iterations.as_ref().map(|b| b.span().start)),
                 ("ranks", f.ranks.as_ref().map(|b| b.span().start)),
-            ] {
+            ]
+            .into_iter()
+            .chain(f.queue_keys().into_iter().map(|(k, p)| (k, Some(p))))
+            {
                 if let Some(p) = span {
                     return Err(unused(
                         key,
@@ -171,7 +205,14 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
             };
             (kind, line_col(text, gf.span().start))
         }
+        Suite::Queue => {
+            let (kind, bpos) = queue_kind(&f, &err)?;
+            (kind, line_col(text, bpos))
+        }
         Suite::Imb | Suite::Npb => {
+            if let Some((key, p)) = f.queue_keys().first() {
+                return Err(unused(key, *p, "is only for suite \"queue\""));
+            }
             if let Some(gf) = &f.file {
                 return Err(unused(
                     "file",
@@ -266,7 +307,102 @@ fn suite_name(s: Suite) -> &'static str {
         Suite::Imb => "imb",
         Suite::Npb => "npb",
         Suite::Goal => "goal",
+        Suite::Queue => "queue",
     }
+}
+
+type ErrAt<'a> = dyn Fn(usize, String) -> SpecError + 'a;
+
+/// The queue suite's benchmark and keys, each error at the key it is about; returns the
+/// kind and where the benchmark is named.
+fn queue_kind(f: &SpecFile, err: &ErrAt) -> Result<(SpecKind, usize), SpecError> {
+    let suite_pos = f.suite.span().start;
+    let Some(bench) = &f.benchmark else {
+        return Err(err(suite_pos, "suite \"queue\" needs `benchmark`".into()));
+    };
+    let bpos = bench.span().start;
+    let Some(b) = queue_bench(*bench.get_ref()) else {
+        return Err(err(
+            bpos,
+            "not a queue benchmark: expected one of preposted, unload, unexpected".into(),
+        ));
+    };
+    for (key, span, why) in [
+        (
+            "class",
+            f.class.as_ref().map(|c| c.span().start),
+            "is for NPB benchmarks",
+        ),
+        (
+            "file",
+            f.file.as_ref().map(|c| c.span().start),
+            "is only for suite \"goal\"",
+        ),
+    ] {
+        if let Some(p) = span {
+            return Err(err(p, format!("`{key}` {why}")));
+        }
+    }
+    let Some(depth) = &f.depth else {
+        return Err(err(
+            bpos,
+            format!(
+                "queue benchmarks need `depth`, the entries in the searched queue (1 to {})",
+                queue::MAX_DEPTH
+            ),
+        ));
+    };
+    let d = *depth.get_ref();
+    queue::check_depth(d).map_err(|m| err(depth.span().start, m))?;
+    let mut q = QueueParams::new(b, d);
+    queue_options(f, &mut q, err)?;
+    Ok((SpecKind::Queue(q), bpos))
+}
+
+/// The queue keys with defaults: position, sources, bytes, iterations and ranks.
+fn queue_options(f: &SpecFile, q: &mut QueueParams, err: &ErrAt) -> Result<(), SpecError> {
+    let only = |key: &str, b: QueueBenchmark, p: usize| {
+        err(p, format!("`{key}` is only for benchmark \"{}\"", b.name()))
+    };
+    if let Some(p) = &f.position {
+        if q.benchmark != QueueBenchmark::Unexpected {
+            return Err(only("position", QueueBenchmark::Unexpected, p.span().start));
+        }
+        q.position = *p.get_ref();
+        queue::check_position(q.position, q.depth).map_err(|m| err(p.span().start, m))?;
+    }
+    if let Some(s) = &f.sources {
+        if q.benchmark != QueueBenchmark::Unload {
+            return Err(only("sources", QueueBenchmark::Unload, s.span().start));
+        }
+        q.sources = match s.get_ref() {
+            SourcesWord::Uniform => Sources::Uniform,
+            SourcesWord::Skewed => Sources::Skewed,
+        };
+    }
+    if let Some(by) = &f.bytes {
+        q.bytes = *by.get_ref();
+        queue::check_bytes(q.depth, q.bytes).map_err(|m| err(by.span().start, m))?;
+    }
+    if let Some(i) = &f.iterations {
+        q.iterations = *i.get_ref();
+        queue::check_iterations(q).map_err(|m| err(i.span().start, m))?;
+    }
+    // Skewed sources on the default 2 ranks: the error is at `sources`.
+    let at_ranks = f.ranks.as_ref().map(|r| r.span().start);
+    let at_sources = f.sources.as_ref().map(|s| s.span().start);
+    q.ranks = f.ranks.as_ref().map_or(q.ranks, |r| *r.get_ref() as usize);
+    queue::check_ranks(q.benchmark, q.ranks, q.sources)
+        .map_err(|m| err(at_ranks.or(at_sources).unwrap_or(f.suite.span().start), m))
+}
+
+fn queue_bench(b: Bench) -> Option<QueueBenchmark> {
+    Some(match b {
+        Bench::Preposted => QueueBenchmark::Preposted,
+        Bench::Unload => QueueBenchmark::Unload,
+        Bench::Unexpected => QueueBenchmark::Unexpected,
+        _ => return None,
+    })
 }
 
 fn imb_bench(b: Bench) -> Option<ImbBenchmark> {
@@ -353,6 +489,15 @@ pub fn build(
             let w = super::goal::load_goal(file)
                 .map_err(|e| spec.error(spec.at_benchmark, e.to_string()))?;
             (w, None)
+        }
+        SpecKind::Queue(q) => {
+            let (n, note) = scaled(q.iterations);
+            let q = QueueParams {
+                iterations: n,
+                ..q.clone()
+            };
+            let w = queue::build(&q, warmup).map_err(|e| spec.error(spec.at_benchmark, e))?;
+            (w, note)
         }
     };
     w.name = spec.name.clone();
@@ -473,7 +618,7 @@ mod tests {
         let e = parse("name = \"PP\"\nsuite = \"mpi\"\nbenchmark = \"pingpong\"\n").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "specs/x.toml:2:9: unknown variant `mpi`, expected one of imb, npb, goal"
+            "specs/x.toml:2:9: unknown variant `mpi`, expected one of imb, npb, goal, queue"
         );
     }
 
@@ -483,7 +628,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "specs/x.toml:4:1: unknown field `byte`, expected one of name, suite, benchmark, bytes, iterations, ranks, class, file"
+            "specs/x.toml:4:1: unknown field `byte`, expected one of name, suite, benchmark, bytes, iterations, ranks, class, file, depth, position, sources"
         );
     }
 
@@ -550,6 +695,132 @@ mod tests {
         let e = parse("name = \"G\"\nsuite = \"goal\"\nfile = \"a\"\nranks = 4\n").unwrap_err();
         assert!(
             e.msg.starts_with("`ranks` is not used by suite \"goal\""),
+            "{e}"
+        );
+    }
+
+    fn queue(keys: &str) -> Result<Spec, SpecError> {
+        parse(&format!("name = \"Q\"\nsuite = \"queue\"\n{keys}"))
+    }
+
+    #[test]
+    fn the_queue_files_load_build_and_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/queue");
+        for (file, bench, depth, ranks) in [
+            ("preposted-256.toml", QueueBenchmark::Preposted, 256, 2),
+            ("unload-1000.toml", QueueBenchmark::Unload, 1000, 4),
+            ("unexpected-256.toml", QueueBenchmark::Unexpected, 256, 2),
+        ] {
+            let spec = load_spec(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+            let SpecKind::Queue(q) = &spec.kind else {
+                panic!("{file}: {:?}", spec.kind)
+            };
+            assert_eq!((q.benchmark, q.depth, q.ranks), (bench, depth, ranks));
+            assert_eq!(format!("{}.toml", spec.name), file);
+            let w = build(&spec, None, true).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(w.ranks.len(), ranks);
+            check(&w).unwrap_or_else(|e| panic!("{file}: {e}"));
+            check_with(&w, SendMode::Synchronous).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(crate::workload::group_of(&spec), "queue");
+        }
+    }
+
+    #[test]
+    fn queue_defaults() {
+        let s = queue("benchmark = \"preposted\"\ndepth = 30\n").unwrap();
+        let want = QueueParams::new(QueueBenchmark::Preposted, 30);
+        assert_eq!(s.kind, SpecKind::Queue(want.clone()));
+        assert_eq!((want.bytes, want.iterations, want.ranks), (8, 10, 2));
+        let s = queue("benchmark = \"unexpected\"\ndepth = 30\n").unwrap();
+        let SpecKind::Queue(q) = s.kind else { panic!() };
+        assert_eq!((q.position, q.iterations), (30, 1));
+        let s =
+            queue("benchmark = \"unload\"\ndepth = 30\nranks = 4\nsources = \"skewed\"\n").unwrap();
+        let SpecKind::Queue(q) = s.kind else { panic!() };
+        assert_eq!((q.ranks, q.sources), (4, Sources::Skewed));
+        // Scaled iterations: 3 of 10 ping-pongs.
+        let s = queue("benchmark = \"preposted\"\ndepth = 4\n").unwrap();
+        let w = build(&s, Some(0.25), true).unwrap();
+        assert_eq!(
+            w.notes,
+            [
+                "the run ends with 3 messages that drain the queue, each matched at its head",
+                "iterations scaled 0.25: Q runs 3 of 10 iterations"
+            ]
+        );
+        assert_eq!(check(&w).unwrap().messages(), 1 + 2 * 3 + 3);
+    }
+
+    #[test]
+    fn queue_errors_point_at_the_key() {
+        let e = |keys: &str| queue(keys).unwrap_err().to_string();
+        assert_eq!(
+            e("benchmark = \"preposted\"\n"),
+            "specs/x.toml:3:13: queue benchmarks need `depth`, the entries in the searched \
+             queue (1 to 32768)"
+        );
+        assert_eq!(
+            e("benchmark = \"pingpong\"\ndepth = 4\n"),
+            "specs/x.toml:3:13: not a queue benchmark: expected one of preposted, unload, unexpected"
+        );
+        assert_eq!(
+            e("depth = 4\n"),
+            "specs/x.toml:2:9: suite \"queue\" needs `benchmark`"
+        );
+        assert_eq!(
+            e("benchmark = \"unload\"\ndepth = 0\n"),
+            "specs/x.toml:4:9: depth must be 1 to 32768, not 0"
+        );
+        assert_eq!(
+            e("benchmark = \"unload\"\ndepth = 40000\n"),
+            "specs/x.toml:4:9: depth must be 1 to 32768, not 40000"
+        );
+        assert!(e("benchmark = \"unload\"\ndepth = -1\n").starts_with("specs/x.toml:4:9: "));
+        assert_eq!(
+            e("benchmark = \"preposted\"\ndepth = 4\nposition = 2\n"),
+            "specs/x.toml:5:12: `position` is only for benchmark \"unexpected\""
+        );
+        assert_eq!(
+            e("benchmark = \"unexpected\"\ndepth = 4\nposition = 5\n"),
+            "specs/x.toml:5:12: position must be 1 to depth (4), not 5"
+        );
+        assert_eq!(
+            e("benchmark = \"unexpected\"\ndepth = 4\nsources = \"skewed\"\n"),
+            "specs/x.toml:5:11: `sources` is only for benchmark \"unload\""
+        );
+        assert_eq!(
+            e("benchmark = \"unload\"\ndepth = 4\nsources = \"random\"\n"),
+            "specs/x.toml:5:11: unknown variant `random`, expected uniform or skewed"
+        );
+        assert_eq!(
+            e("benchmark = \"unload\"\ndepth = 4\nsources = \"skewed\"\n"),
+            "specs/x.toml:5:11: skewed sources need 3 to 4096 ranks (rank 0 and two senders), not 2"
+        );
+        assert_eq!(
+            e("benchmark = \"unexpected\"\ndepth = 4\nranks = 3\n"),
+            "specs/x.toml:5:9: unexpected runs on 2 ranks, not 3 (only unload spreads its \
+             senders over more)"
+        );
+        assert_eq!(
+            e("benchmark = \"unexpected\"\ndepth = 32768\niterations = 32768\n"),
+            "specs/x.toml:5:14: unexpected sends depth + iterations - 1 = 65535 messages, each \
+             with a tag of its own: at most 65534"
+        );
+        assert_eq!(
+            e("benchmark = \"unload\"\ndepth = 4\nclass = \"S\"\n"),
+            "specs/x.toml:5:9: `class` is for NPB benchmarks"
+        );
+        // The queue keys belong to the queue suite.
+        let e = parse("name = \"X\"\nsuite = \"imb\"\nbenchmark = \"pingpong\"\ndepth = 4\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "specs/x.toml:4:9: `depth` is only for suite \"queue\""
+        );
+        let e = parse("name = \"G\"\nsuite = \"goal\"\nfile = \"a\"\nsources = \"skewed\"\n")
+            .unwrap_err();
+        assert!(
+            e.msg.starts_with("`sources` is not used by suite \"goal\""),
             "{e}"
         );
     }
