@@ -57,11 +57,11 @@ use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Si
 use super::desc::DescIndex;
 use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
 use super::matching::{self, MatchUnit, MatcherKind, MatchingParams};
-use crate::stats::Distribution;
 use super::ports::{
     unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
 };
 use super::{DescId, IdFormat, MopedId};
+use crate::stats::Distribution;
 
 /// A MOPED's sizes and its place in the system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -108,6 +108,7 @@ impl Rank {
             Call::Waitall(reqs) => self.enter(entry, Task::Wait { reqs, i: 0 }),
             Call::Barrier => self.enter(entry, Task::Barrier { k: 0, step: 0 }),
             Call::ResetStats => self.marked = true,
+            Call::StopStats => self.stopped = true,
             Call::Combine { acc, src, bytes } => {
                 let (acc, src) = (self.va(cx.layout, acc), self.va(cx.layout, src));
                 let len = bytes;

@@ -74,14 +74,20 @@ pub fn run_workload(
         sim.place(r, Some(proc));
     }
     let t0 = Instant::now();
-    let (end, start) = run_to_end(&mut sim, &mut driver, t0)?;
+    let (end, start, stop) = run_to_end(&mut sim, &mut driver, t0)?;
     let host_seconds = t0.elapsed().as_secs_f64();
     check_all_received(&driver, end)?;
-    let mut stats = sim.stats(host_seconds);
-    add_stats(&mut stats, &driver);
+    let (to, stats) = match stop {
+        Some(stop) => stop,
+        None => {
+            let mut stats = sim.stats(host_seconds);
+            add_stats(&mut stats, &driver);
+            (end, stats)
+        }
+    };
     let from = start.as_ref().map_or(0, |s| s.0);
     let stats = timed_region(stats, start)?;
-    let cycles = end - from;
+    let cycles = to - from;
     Ok(MpiRun {
         cycles,
         host_seconds,
@@ -92,23 +98,29 @@ pub fn run_workload(
     })
 }
 
-/// Runs the ranks to the end (the cycle returned), through the start of the timed
-/// region, if the workload has one: the statistics there come back with its cycle. The
-/// watchdog's report names each blocked rank's pending calls itself.
+/// The statistics at a cycle, the runtime's included.
+type Snapshot = Option<(u64, StatsRegistry)>;
+
+/// Runs the ranks to the end (the cycle returned), through the start and the end of the
+/// timed region, if the workload has them: the statistics there come back with their
+/// cycles. The watchdog's report names each blocked rank's pending calls itself.
 fn run_to_end(
     sim: &mut Sim,
     driver: &mut MpiDriver,
     t0: Instant,
-) -> Result<(u64, Option<(u64, StatsRegistry)>), MopedError> {
-    let mut start = None;
+) -> Result<(u64, Snapshot, Snapshot), MopedError> {
+    let (mut start, mut stop) = (None, None);
     loop {
-        match sim.run_to_mark(driver)? {
-            Pause::RegionStart(at) => {
-                let mut s = sim.stats_at(at, t0.elapsed().as_secs_f64());
-                add_stats(&mut s, driver);
-                start = Some((at, s));
-            }
-            Pause::Done(cycles) => return Ok((cycles, start)),
+        let pause = sim.run_to_mark(driver)?;
+        let at = match pause {
+            Pause::RegionStart(at) | Pause::RegionEnd(at) => at,
+            Pause::Done(cycles) => return Ok((cycles, start, stop)),
+        };
+        let mut s = sim.stats_at(at, t0.elapsed().as_secs_f64());
+        add_stats(&mut s, driver);
+        match pause {
+            Pause::RegionStart(_) => start = Some((at, s)),
+            _ => stop = Some((at, s)),
         }
     }
 }

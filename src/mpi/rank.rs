@@ -201,6 +201,8 @@ pub(super) struct Rank {
     pub waiting: bool,
     /// The rank just reached [`Call::ResetStats`] (the driver takes it).
     pub marked: bool,
+    /// The rank just reached [`Call::StopStats`] (the driver takes it).
+    pub stopped: bool,
     pub reqs: BTreeMap<ReqId, Req>,
     pub seq: u64,
     /// The shared-memory path for the rest of this barrier epoch.
@@ -248,6 +250,7 @@ impl Rank {
             loaded: None,
             waiting: false,
             marked: false,
+            stopped: false,
             reqs: BTreeMap::new(),
             seq: 0,
             software: !moped,
@@ -342,6 +345,7 @@ fn call_name(c: &Call) -> &'static str {
         Call::Waitall(_) => "MPI_Waitall",
         Call::Barrier => "MPI_Barrier",
         Call::ResetStats => "the timer's start",
+        Call::StopStats => "the timer's stop",
         Call::Combine { .. } => "combine",
         Call::Copy { .. } => "copy",
     }

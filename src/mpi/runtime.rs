@@ -16,7 +16,7 @@ use crate::envelope::{Kind, Peer, Tag};
 use crate::moped::ports::{Port, PortMap};
 use crate::sim::{Driver, Next, VirtualMemory};
 use crate::workload::tags::TagMap;
-use crate::workload::{ReqId, Workload};
+use crate::workload::{Call, ReqId, Workload};
 
 use super::calls::CallCtx;
 use super::layout::Layout;
@@ -80,6 +80,11 @@ pub struct MpiDriver {
     region_started: bool,
     /// ... and the simulator has not yet been told.
     region_pending: bool,
+    /// Ranks with a [`Call::StopStats`] that have not reached it: the timed region ends
+    /// when the last one does...
+    stops_left: usize,
+    /// ... and the simulator has not yet been told.
+    stop_pending: bool,
 }
 
 impl MpiDriver {
@@ -128,6 +133,12 @@ impl MpiDriver {
             last_progress: 0,
             origins: w.origins.clone(),
             region_started: false,
+            stops_left: w
+                .ranks
+                .iter()
+                .filter(|r| r.calls.contains(&Call::StopStats))
+                .count(),
+            stop_pending: false,
             region_pending: false,
         })
     }
@@ -194,6 +205,10 @@ impl Driver for MpiDriver {
 
     fn take_region_start(&mut self) -> bool {
         std::mem::take(&mut self.region_pending)
+    }
+
+    fn take_region_end(&mut self) -> bool {
+        std::mem::take(&mut self.stop_pending)
     }
 
     fn read_memory(&mut self, mem: &dyn VirtualMemory, _now: u64) -> Result<(), String> {
@@ -396,6 +411,10 @@ impl MpiDriver {
                 if std::mem::take(&mut self.ranks[c].marked) && !self.region_started {
                     self.region_started = true;
                     self.region_pending = true;
+                }
+                if std::mem::take(&mut self.ranks[c].stopped) && self.stops_left > 0 {
+                    self.stops_left -= 1;
+                    self.stop_pending = self.stops_left == 0;
                 }
                 step
             }

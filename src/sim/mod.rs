@@ -133,6 +133,11 @@ pub trait Driver {
     fn take_region_start(&mut self) -> bool {
         false
     }
+    /// Whether the timed region ended since last asked (gem5's `m5 dumpstats`): the run
+    /// pauses there so its caller can take the region's statistics.
+    fn take_region_end(&mut self) -> bool {
+        false
+    }
 }
 
 /// Simulated memory through a process's page tables, as a driver reads it between events.
@@ -257,6 +262,8 @@ pub struct Sim {
 pub enum Pause {
     /// The driver's timed region starts at this cycle; the run goes on when called again.
     RegionStart(u64),
+    /// The driver's timed region ends at this cycle; the run goes on when called again.
+    RegionEnd(u64),
     /// Every core is done and the system is quiescent, at this cycle.
     Done(u64),
 }
@@ -417,6 +424,9 @@ impl Sim {
             cores::handle(self, now, ev, driver)?;
             if driver.take_region_start() {
                 return Ok(Pause::RegionStart(now));
+            }
+            if driver.take_region_end() {
+                return Ok(Pause::RegionEnd(now));
             }
         }
         self.check_quiescent()?;

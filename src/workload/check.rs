@@ -417,7 +417,7 @@ fn step(
     let call = &w.ranks[r].calls[i];
     let here = format!("rank {r} {}", call_at(w, r, i));
     match call {
-        Call::ResetStats => {}
+        Call::ResetStats | Call::StopStats => {}
         Call::Compute(k) => count(
             &mut ranks[r].counts.compute_instructions,
             *k,

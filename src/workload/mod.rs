@@ -96,6 +96,10 @@ pub enum Call {
     /// The benchmark's timer starts here (gem5's `m5 resetstats`): statistics restart
     /// when the first rank reaches one; later ranks' marks change nothing. Costs nothing.
     ResetStats,
+    /// The benchmark's timer stops here (gem5's `m5 dumpstats` at the end of the measured
+    /// part): the statistics stop when every rank with such a mark has reached it, so
+    /// what follows (draining a queue, say) is left out. Costs nothing.
+    StopStats,
     /// A reduction's local step: `acc[i] += src[i]` over `bytes / 4` 4-byte floats
     /// (MPI_FLOAT, MPI_SUM), as loads, adds and stores.
     Combine {

@@ -40,10 +40,8 @@
 //! then sent through MOPED never meets (the runtime deadlocks). The timer starts (a
 //! [`Call::ResetStats`], when the run has a warm-up) once the queue is set up: when rank 1
 //! has the ready message (preposted), when a sender has its go (unload), when rank 0 has
-//! the ready message (unexpected). The model's timed region runs to the end of the
-//! program, so the drains that follow the measured matches are inside it; each drain
-//! message is matched at the head of its queue, and the workload's notes say how many
-//! there are.
+//! the ready message (unexpected). It stops (a [`Call::StopStats`] on every rank) after
+//! the measured matches, so the drains that follow are left out of the statistics.
 //!
 //! Tags stay at most `0xFFFE` (the 16-bit tag fields, `workload::tags`).
 
@@ -235,7 +233,7 @@ pub fn build(p: &QueueParams, warmup: bool) -> Result<Workload, String> {
     let mut w = b.finish(&format!("{}-{}", p.benchmark.name(), p.depth));
     if drained > 0 {
         w.notes.push(format!(
-            "the run ends with {drained} messages that drain the queue, each matched at its \
+            "after the timer stops, {drained} messages drain the queue, each matched at its \
              head"
         ));
     }
@@ -268,6 +266,12 @@ fn timer_start(b: &mut Builder, rank: usize, warmup: bool) {
     }
 }
 
+/// The measured part ends here for `rank`: the statistics stop once every rank is past
+/// its mark, so draining the queue is left out.
+fn timer_stop(b: &mut Builder, rank: usize) {
+    b.push(rank, Call::StopStats);
+}
+
 /// The preposted benchmark; returns the messages that drain the preposted receives.
 fn preposted(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
     let (x, ahead) = (p.bytes, p.depth as u64 - 1);
@@ -296,6 +300,8 @@ fn preposted(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
         }
         b.send(0, 1, PONG_TAG, CTX_PT2PT, s[0], x);
     }
+    timer_stop(b, 0);
+    timer_stop(b, 1);
     for _ in 0..ahead {
         b.send(1, 0, PREPOSTED_TAG, CTX_PT2PT, s[1], x);
     }
@@ -334,6 +340,7 @@ fn unload(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
         }
         b.waitall(0, reqs);
     }
+    (0..ranks).for_each(|r| timer_stop(b, r));
     0
 }
 
@@ -352,6 +359,8 @@ fn unexpected(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
     for t in measured.clone() {
         b.recv(0, from(1), Tag::Tag(t), CTX_PT2PT, r, x);
     }
+    timer_stop(b, 0);
+    timer_stop(b, 1);
     let rest: Vec<u32> = (1..=n).filter(|t| !measured.contains(t)).collect();
     for &t in &rest {
         b.recv(0, from(1), Tag::Tag(t), CTX_PT2PT, r, x);

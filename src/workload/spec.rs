@@ -744,7 +744,7 @@ mod tests {
         assert_eq!(
             w.notes,
             [
-                "the run ends with 3 messages that drain the queue, each matched at its head",
+                "after the timer stops, 3 messages drain the queue, each matched at its head",
                 "iterations scaled 0.25: Q runs 3 of 10 iterations"
             ]
         );

@@ -231,6 +231,7 @@ impl<'a> RankWriter<'a> {
             }
             Call::Barrier => self.barrier(),
             Call::ResetStats => self.out.push_str("// the timer starts here\n"),
+            Call::StopStats => self.out.push_str("// the timer stops here\n"),
             _ => {
                 self.op(&format!("calc {}", calc_amount(c)), true);
             }

@@ -120,7 +120,7 @@ fn preposted_timer_starts_after_the_receives_are_posted() {
         .any(|c| *c == Call::Barrier));
     assert_eq!(
         w.notes,
-        vec!["the run ends with 9 messages that drain the queue, each matched at its head"]
+        vec!["after the timer stops, 9 messages drain the queue, each matched at its head"]
     );
 }
 
