@@ -66,6 +66,8 @@ enum Command {
     Figure10(Figure10Args),
     /// Write a workload (a spec or a GOAL schedule) as a GOAL schedule, for LogGOPSim.
     Goal(GoalArgs),
+    /// MPI matching engines on the queue benchmarks: matching.csv and a report of the papers' claims.
+    Matching(MatchingArgs),
     /// The gem5 companion's generated files.
     Gem5 {
         #[command(subcommand)]
@@ -169,6 +171,31 @@ struct GoalArgs {
     /// Leave out the workload's warm-up (IMB's warm-up calls, NPB's untimed start-up).
     #[arg(long)]
     no_warmup: bool,
+}
+
+#[derive(Args, Debug)]
+struct MatchingArgs {
+    /// Folder for the results (created if missing; refused if it holds results).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds).
+    #[arg(long)]
+    force: bool,
+    /// Host threads running simulations (default: every host core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// Only queues up to 300 entries deep (a few minutes instead of the full sweep).
+    #[arg(long)]
+    quick: bool,
+    /// Engines to run, comma-separated: software, fsm, cam, cam4, cam64, alpu, hash (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    engines: Vec<String>,
+    /// System config (TOML); fields left out take the Table 1 defaults.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one config field, e.g. `--set moped.matching.list_cycles=2` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
 }
 
 #[derive(Args, Debug)]
@@ -447,6 +474,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Bench(a) => cmd_bench(a.scale, a.repeat),
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
+        Command::Matching(a) => cmd_matching(a, command),
         Command::Goal(a) => cmd_goal(&a),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
@@ -591,6 +619,47 @@ fn cmd_mpi(mut a: MpiArgs, command: &[String]) -> CmdResult {
         run.host_seconds,
         a.out.display()
     )?;
+    Ok(())
+}
+
+fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
+    let engines = if a.engines.is_empty() {
+        api::matching::Matcher::all()
+    } else {
+        let parse = |e: &String| e.parse::<api::matching::Matcher>();
+        a.engines
+            .iter()
+            .map(parse)
+            .collect::<Result<_, _>>()
+            .map_err(|e| usage(MopedError::Io(format!("--engines: {e}"))))?
+    };
+    let opts = api::matching::MatchingOptions {
+        out: a.out.clone(),
+        config: api::config::config_with(a.config.as_deref(), &a.set)?,
+        jobs: a
+            .jobs
+            .map_or_else(api::figure10::default_jobs, |j| j as usize),
+        engines,
+        quick: a.quick,
+    };
+    let n = api::matching::plan(opts.quick).len() * opts.engines.len();
+    eprintln!(
+        "matching: {n} runs on {} host threads; results in {}",
+        opts.jobs,
+        a.out.display()
+    );
+    let progress = |_i, done, r: &Result<_, _>| {
+        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+    };
+    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let m = api::matching::matching(&opts, out, &progress)?;
+    println!(
+        "{} runs, {} messages verified, host time {:.1} s; matching.csv and report.md in {}",
+        m.runs,
+        m.messages_verified,
+        m.host_seconds,
+        a.out.display()
+    );
     Ok(())
 }
 

@@ -85,6 +85,11 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
             g("system.total.dir.memory_queue_cycles"),
         ),
         ("coherence_messages", g("system.network.total_msgs")),
+        // The matching experiment's: rank 0's matching MOPED's engine, the engines' total,
+        // and the software path's list entries compared.
+        ("receiver_match_cycles", g("system.moped0.match_cycles")),
+        ("match_cycles", g("system.moped.match_cycles")),
+        ("list_entries_searched", g("mpi.list_entries_searched")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -12,6 +12,7 @@
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
 //! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
+//! - [`matching`]: the queue benchmarks under every matching engine (`moped matching`);
 //! - [`protocols`]: a design's tables, the lint, the exhaustive checker, the random tester;
 //! - [`gem5`]: the host gem5 drives, the generated SLICC, gem5 runs compared with ours;
 //! - [`bench`]: the simulator's host speed (`moped bench`).
@@ -21,6 +22,7 @@ pub mod config;
 pub mod experiments;
 pub mod figure10;
 pub mod gem5;
+pub mod matching;
 pub mod mpi;
 pub mod output;
 pub mod protocols;

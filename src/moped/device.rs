@@ -342,6 +342,10 @@ pub struct Moped {
     matched: VecDeque<DescIndex>,
     /// The matching engine with the copies waiting for their check.
     matcher: MatchUnit,
+    /// The check the engine is busy with: its result (a pair to forward, a refusal) takes
+    /// effect when the engine is done, at `matcher_free_at`, as the paper's state machine
+    /// forwards a pair once its walk found it.
+    checking: Option<matching::Step>,
     /// How descriptor IDs look in port values.
     ids: IdFormat,
     active: Vec<Option<Active>>,
@@ -383,6 +387,7 @@ impl Moped {
             table,
             matched: VecDeque::new(),
             matcher: MatchUnit::new(params.matcher, &params.matching),
+            checking: None,
             ids: IdFormat::for_mopeds(params.mopeds)?,
             active: (0..params.active_matches.max(1)).map(|_| None).collect(),
             reads: FxHashMap::default(),
@@ -446,6 +451,7 @@ impl Moped {
     /// remain, waiting for their processes' polls).
     pub fn copies_idle(&self) -> bool {
         self.matched.is_empty()
+            && self.checking.is_none()
             && self.active.iter().all(|a| a.is_none())
             && self.reads.is_empty()
             && self.owns.is_empty()
@@ -894,19 +900,18 @@ impl Moped {
         let mut progress = false;
         let mut next: Option<u64> = None;
         if now >= self.matcher_free_at {
+            if let Some(done) = self.checking.take() {
+                progress = true;
+                self.conclude(done);
+            }
             if let Some(step) = self.matcher.step(&mut self.table) {
                 progress = true;
                 self.account(&step);
                 self.matcher_free_at = now + step.cycles.max(1);
-                if let Some((si, ri)) = step.matched {
-                    self.pair(si, ri);
-                }
-                if let Some(copy) = step.refused {
-                    self.refuse(copy);
-                }
+                self.checking = Some(step);
             }
         }
-        if self.matcher.has_work() {
+        if self.matcher.has_work() || self.checking.is_some() {
             next = Some(self.matcher_free_at.max(now + 1));
         }
         progress |= self.activate();
@@ -916,6 +921,16 @@ impl Moped {
             next = Some(now + 1);
         }
         next
+    }
+
+    /// A finished check takes effect: its pair is forwarded, or its copy refused.
+    fn conclude(&mut self, step: matching::Step) {
+        if let Some((si, ri)) = step.matched {
+            self.pair(si, ri);
+        }
+        if let Some(copy) = step.refused {
+            self.refuse(copy);
+        }
     }
 
     fn account(&mut self, step: &matching::Step) {

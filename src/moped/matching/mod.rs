@@ -43,7 +43,9 @@ use super::desc::{DescIndex, DescTable, Descriptor, MATCHED, NEEDS_MATCH};
 use super::ports::PortError;
 
 /// The matching hardware of every MOPED (`moped.matcher`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MatcherKind {
     /// The MOPED paper's state machine.

@@ -1,0 +1,538 @@
+//! `moped matching`: the MPI queue benchmarks (`workload::queue`) on the unmodified-MPI
+//! software path and under MOPED with every matching engine, each message verified;
+//! `matching.csv` and a report that checks the matching papers' claims.
+//!
+//! Two levels of measurement. `cmp` rows are whole simulations of the 16-core CMP: the
+//! latency per operation in CMP cycles and the busy cycles of the receiving rank's matching
+//! engine. A process can hold at most as many descriptors at one MOPED as a descriptor ID
+//! can name (4,096 with 16 MOPEDs, [`crate::moped::IdFormat`]), so the deeper unload
+//! queues of the two-level queue paper (10,000 and 30,000) are `engine` rows: the engine
+//! alone fed the benchmark's queue operations (every receive posted, then the sends, last
+//! posted first), its busy cycles only.
+
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::config::SystemConfig;
+use crate::design::Design;
+use crate::envelope::{Envelope, Kind, Peer, Tag};
+use crate::error::MopedError;
+use crate::moped::desc::{DescTable, Descriptor, MAX_CAPACITY};
+use crate::moped::matching::{MatchUnit, MatcherKind, MatchingParams};
+use crate::moped::DescId;
+use crate::workload::queue::{QueueBenchmark, Sources};
+
+use super::experiments::{run_all, Outcome, Progress, Task};
+use super::output::{OutDir, RunInfo};
+
+/// What matches messages: MPICH's lists searched by the cores, or a MOPED engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Matcher {
+    Software,
+    Engine(MatcherKind),
+}
+
+impl Matcher {
+    /// Every matcher, the software path first.
+    pub fn all() -> Vec<Matcher> {
+        std::iter::once(Matcher::Software)
+            .chain(MatcherKind::ALL.map(Matcher::Engine))
+            .collect()
+    }
+
+    /// The label in matching.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            Matcher::Software => "software",
+            Matcher::Engine(k) => k.name(),
+        }
+    }
+}
+
+impl std::str::FromStr for Matcher {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Matcher, String> {
+        if s == "software" {
+            return Ok(Matcher::Software);
+        }
+        s.parse::<MatcherKind>()
+            .map(Matcher::Engine)
+            .map_err(|e| format!("{e}, software"))
+    }
+}
+
+/// One benchmark configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    pub benchmark: QueueBenchmark,
+    pub depth: u32,
+    /// Unexpected: the measured message's place in the UMQ; otherwise the depth.
+    pub position: u32,
+    /// Unload: the receives' sources (16 ranks); otherwise 2 ranks, one sender.
+    pub sources: Option<Sources>,
+}
+
+impl Point {
+    fn ranks(&self) -> usize {
+        if self.sources.is_some() {
+            16
+        } else {
+            2
+        }
+    }
+
+    /// A file name and the spec's `name`.
+    pub fn name(&self) -> String {
+        let b = self.benchmark.name();
+        match (self.benchmark, self.sources) {
+            (QueueBenchmark::Unexpected, _) => format!("{b}-{}-at-{}", self.depth, self.position),
+            (_, Some(s)) => format!("{b}-{}-{}", sources_name(s), self.depth),
+            _ => format!("{b}-{}", self.depth),
+        }
+    }
+
+    /// The spec file's text.
+    pub fn spec(&self) -> String {
+        let mut s = format!(
+            "# Written by `moped matching`.\nname = \"{}\"\nsuite = \"queue\"\nbenchmark = \"{}\"\n\
+             depth = {}\nranks = {}\n",
+            self.name(),
+            self.benchmark.name(),
+            self.depth,
+            self.ranks()
+        );
+        if self.benchmark == QueueBenchmark::Unexpected {
+            s.push_str(&format!("position = {}\n", self.position));
+        }
+        if let Some(src) = self.sources {
+            s.push_str(&format!("sources = \"{}\"\n", sources_name(src)));
+        }
+        s
+    }
+
+    /// Measured operations in its timed region: ping-pongs, matches or receives.
+    fn operations(&self, iterations: u64) -> u64 {
+        match self.benchmark {
+            QueueBenchmark::Unload => self.depth as u64 * iterations,
+            _ => iterations,
+        }
+    }
+}
+
+pub fn sources_name(s: Sources) -> &'static str {
+    match s {
+        Sources::Uniform => "uniform",
+        Sources::Skewed => "skewed",
+    }
+}
+
+/// Preposted depths: 1 to 4,096 in powers of two, the two-level paper's 10, 30, 100,
+/// 300, and 1,000, where it compares with the ALPU.
+pub const PREPOSTED_DEPTHS: [u32; 18] = [
+    1, 2, 4, 8, 10, 16, 30, 32, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048, 4096,
+];
+/// Unload depths on the CMP, and the deeper ones of the engine-level rows.
+pub const UNLOAD_DEPTHS: [u32; 7] = [10, 100, 256, 500, 1000, 2000, 4000];
+pub const UNLOAD_ENGINE_DEPTHS: [u32; 6] = [500, 1000, 4000, 10_000, 20_000, 30_000];
+
+/// The experiment's benchmark points; `quick` keeps depths up to 300 (for tests).
+pub fn plan(quick: bool) -> Vec<Point> {
+    let keep = |d: &u32| !quick || *d <= 300;
+    let mut points: Vec<Point> = PREPOSTED_DEPTHS
+        .iter()
+        .filter(|d| keep(d))
+        .map(|&depth| Point {
+            benchmark: QueueBenchmark::Preposted,
+            depth,
+            position: depth,
+            sources: None,
+        })
+        .collect();
+    for sources in [Sources::Uniform, Sources::Skewed] {
+        points.extend(
+            UNLOAD_DEPTHS
+                .iter()
+                .filter(|d| keep(d))
+                .map(|&depth| Point {
+                    benchmark: QueueBenchmark::Unload,
+                    depth,
+                    position: depth,
+                    sources: Some(sources),
+                }),
+        );
+    }
+    let unexpected = [(16, 16), (256, 1), (256, 128), (256, 256), (1024, 1024)];
+    points.extend(
+        unexpected
+            .into_iter()
+            .filter(|(d, _)| keep(d))
+            .map(|(depth, position)| Point {
+                benchmark: QueueBenchmark::Unexpected,
+                depth,
+                position,
+                sources: None,
+            }),
+    );
+    points
+}
+
+/// One row of matching.csv.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub engine: Matcher,
+    pub point: Point,
+    /// `cmp` (a whole simulation) or `engine` (the engine alone).
+    pub level: &'static str,
+    pub iterations: u64,
+    /// CMP cycles per measured operation (half a ping-pong for preposted); `None` at the
+    /// engine level.
+    pub cycles: Option<f64>,
+    /// The receiver's matching engine's busy cycles per operation; `None` for software.
+    pub engine_cycles: Option<f64>,
+    pub total_cycles: Option<u64>,
+    pub total_engine_cycles: Option<u64>,
+    pub messages_verified: u64,
+}
+
+pub const CSV_HEADER: [&str; 13] = [
+    "engine",
+    "benchmark",
+    "depth",
+    "position",
+    "sources",
+    "level",
+    "iterations",
+    "cycles",
+    "engine_cycles",
+    "total_cycles",
+    "total_engine_cycles",
+    "messages_verified",
+    "ranks",
+];
+
+impl Row {
+    fn fields(&self) -> Vec<String> {
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+        let int = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+        vec![
+            self.engine.name().into(),
+            self.point.benchmark.name().into(),
+            self.point.depth.to_string(),
+            self.point.position.to_string(),
+            self.point.sources.map_or("", sources_name).into(),
+            self.level.into(),
+            self.iterations.to_string(),
+            opt(self.cycles),
+            opt(self.engine_cycles),
+            int(self.total_cycles),
+            int(self.total_engine_cycles),
+            self.messages_verified.to_string(),
+            self.point.ranks().to_string(),
+        ]
+    }
+}
+
+/// matching.csv's text.
+pub fn csv(rows: &[Row]) -> Result<String, MopedError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| MopedError::Io(format!("matching.csv: {e}"));
+    w.write_record(CSV_HEADER).map_err(err)?;
+    for r in rows {
+        w.write_record(r.fields()).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| MopedError::Io(e.to_string()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// What one matching experiment runs.
+#[derive(Clone, Debug)]
+pub struct MatchingOptions {
+    pub out: PathBuf,
+    pub config: SystemConfig,
+    pub jobs: usize,
+    pub engines: Vec<Matcher>,
+    /// Depths up to 300 only.
+    pub quick: bool,
+}
+
+/// What the experiment found.
+#[derive(Debug)]
+pub struct Matching {
+    pub rows: Vec<Row>,
+    pub messages_verified: u64,
+    pub host_seconds: f64,
+    pub runs: usize,
+}
+
+/// The configuration an engine runs with: deep enough tables and lists for every point.
+pub fn engine_config(base: &SystemConfig, engine: Matcher) -> SystemConfig {
+    let mut cfg = base.clone();
+    cfg.moped.descriptor_entries = cfg.moped.descriptor_entries.max(MAX_CAPACITY);
+    cfg.mpi.list_entries = cfg.mpi.list_entries.max(8192);
+    if let Matcher::Engine(kind) = engine {
+        cfg.moped.matcher = kind;
+    }
+    cfg
+}
+
+/// The design an engine runs under: the baseline for the software path, BASEMOPED for
+/// every engine (the engine's cost does not depend on how the copy moves lines).
+pub fn design_of(engine: Matcher) -> Design {
+    match engine {
+        Matcher::Software => Design::Baseline,
+        Matcher::Engine(_) => Design::BaseMoped,
+    }
+}
+
+/// Runs the experiment into `out` (taken whole, or marked FAILED).
+pub fn matching(
+    opts: &MatchingOptions,
+    out: OutDir,
+    progress: Progress,
+) -> Result<Matching, MopedError> {
+    let result = run_and_write(opts, &out, progress);
+    out.finish(result, |_, _| {
+        Ok(RunInfo {
+            config: opts.config.clone(),
+            seed: 1u64.into(),
+            workload: "queue benchmarks".into(),
+            design: opts
+                .engines
+                .iter()
+                .map(|e| e.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    })
+}
+
+/// Runs every engine over the plan, then writes matching.csv and report.md.
+fn run_and_write(
+    opts: &MatchingOptions,
+    out: &OutDir,
+    progress: Progress,
+) -> Result<Matching, MopedError> {
+    let started = Instant::now();
+    let points = plan(opts.quick);
+    let specs = write_specs(out.path(), &points)?;
+    let mut rows = Vec::new();
+    let mut runs = 0;
+    for &engine in &opts.engines {
+        let cfg = engine_config(&opts.config, engine);
+        let tasks: Vec<Task> = specs
+            .iter()
+            .map(|spec| Task {
+                spec: spec.clone(),
+                design: design_of(engine),
+                seed: 1,
+            })
+            .collect();
+        let dir = out.child(engine.name())?;
+        let before = runs;
+        let counted = |i, done, r: &Result<Outcome, MopedError>| progress(i, before + done, r);
+        let outcomes = run_all(&cfg, &tasks, opts.jobs, None, Some(&dir), &counted);
+        let outcomes = dir.finish(outcomes, |_, _| Ok(engine_info(&cfg, engine)))?;
+        runs += outcomes.len();
+        rows.extend(
+            points
+                .iter()
+                .zip(&outcomes)
+                .map(|(p, o)| cmp_row(engine, *p, o)),
+        );
+    }
+    rows.extend(engine_rows(
+        &opts.engines,
+        &opts.config.moped.matching,
+        opts.quick,
+    ));
+    let m = Matching {
+        messages_verified: rows.iter().map(|r| r.messages_verified).sum(),
+        rows,
+        host_seconds: started.elapsed().as_secs_f64(),
+        runs,
+    };
+    let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
+    std::fs::write(out.path().join("matching.csv"), csv(&m.rows)?).map_err(io)?;
+    let report = report::report(&m.rows, &m.notes(opts));
+    std::fs::write(out.path().join("report.md"), report).map_err(io)?;
+    Ok(m)
+}
+
+impl Matching {
+    fn notes(&self, opts: &MatchingOptions) -> Vec<String> {
+        vec![
+            format!(
+                "{} simulations on {} host threads verified {} messages byte for byte at \
+                 their receivers; host time {:.1} s for the whole experiment.",
+                self.runs, opts.jobs, self.messages_verified, self.host_seconds
+            ),
+            "Engines run under BASEMOPED with `moped.descriptor_entries` = 32768; the \
+             software path under the baseline with `mpi.list_entries` = 8192."
+                .into(),
+        ]
+    }
+}
+
+fn engine_info(cfg: &SystemConfig, engine: Matcher) -> RunInfo {
+    RunInfo {
+        config: cfg.clone(),
+        seed: 1u64.into(),
+        workload: "queue benchmarks".into(),
+        design: format!("{} ({})", design_of(engine), engine.name()),
+    }
+}
+
+fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, MopedError> {
+    let specs = dir.join("specs");
+    let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", specs.display()));
+    std::fs::create_dir_all(&specs).map_err(io)?;
+    points
+        .iter()
+        .map(|p| {
+            let path = specs.join(format!("{}.toml", p.name()));
+            std::fs::write(&path, p.spec()).map_err(io)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// A simulation's row: its timed region per measured operation.
+fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
+    let m = |k: &str| o.record.metrics.get(k).copied().unwrap_or(0.0);
+    let iterations = crate::workload::queue::default_iterations(point.benchmark) as u64;
+    let ops = point.operations(iterations).max(1) as f64;
+    // A ping-pong's latency is half its round trip.
+    let per_op = if point.benchmark == QueueBenchmark::Preposted {
+        2.0 * ops
+    } else {
+        ops
+    };
+    let engine_total = m("receiver_match_cycles") as u64;
+    Row {
+        engine,
+        point,
+        level: "cmp",
+        iterations,
+        cycles: Some(m("cycles") / per_op),
+        engine_cycles: (engine != Matcher::Software).then(|| engine_total as f64 / ops),
+        total_cycles: Some(m("cycles") as u64),
+        total_engine_cycles: (engine != Matcher::Software).then_some(engine_total),
+        messages_verified: o.messages_verified,
+    }
+}
+
+/// The engine-level rows: unload at every engine depth, both source mixes.
+fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &engine in engines {
+        let Matcher::Engine(kind) = engine else {
+            continue;
+        };
+        for sources in [Sources::Uniform, Sources::Skewed] {
+            for &depth in UNLOAD_ENGINE_DEPTHS
+                .iter()
+                .filter(|&&d| !quick || d <= 1000)
+            {
+                let total = unload_engine_cycles(kind, params, depth, sources, 16);
+                let point = Point {
+                    benchmark: QueueBenchmark::Unload,
+                    depth,
+                    position: depth,
+                    sources: Some(sources),
+                };
+                rows.push(Row {
+                    engine,
+                    point,
+                    level: "engine",
+                    iterations: 1,
+                    cycles: None,
+                    engine_cycles: Some(total as f64 / depth as f64),
+                    total_cycles: None,
+                    total_engine_cycles: Some(total),
+                    messages_verified: 0,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The engine's busy cycles to post `depth` receives (receive `k` from the source
+/// `sources` gives it among `ranks` ranks, tag `k`) and then match each, the last posted
+/// first: the unload benchmark's queue operations at the receiver's matching MOPED.
+pub fn unload_engine_cycles(
+    kind: MatcherKind,
+    params: &MatchingParams,
+    depth: u32,
+    sources: Sources,
+    ranks: usize,
+) -> u64 {
+    let capacity = (depth as usize + 1).clamp(1, MAX_CAPACITY);
+    let Ok(mut table) = DescTable::new(capacity) else {
+        return 0;
+    };
+    let mut unit = MatchUnit::new(kind, params);
+    let src = |k: u32| sources.source(k, ranks) as u16;
+    let mut cycles = 0;
+    for k in 1..=depth {
+        let recv = envelope(Kind::Recv, Peer::Rank(src(k)), k);
+        cycles += arrive(&mut unit, &mut table, 0, recv);
+    }
+    for k in (1..=depth).rev() {
+        let send = envelope(Kind::Send, Peer::Rank(0), k);
+        cycles += arrive(&mut unit, &mut table, src(k), send);
+    }
+    cycles
+}
+
+fn envelope(kind: Kind, peer: Peer, tag: u32) -> Envelope {
+    Envelope {
+        kind,
+        peer,
+        context: 0,
+        tag: Tag::Tag(tag),
+    }
+}
+
+/// One arrival at the engine and its check; a matched pair leaves the table. The cycles
+/// the check kept the engine busy.
+fn arrive(unit: &mut MatchUnit, table: &mut DescTable, rank: u16, env: Envelope) -> u64 {
+    if let Ok(mut d) = Descriptor::complete(0, rank, 0, env, 0, 8) {
+        d.link = Some(DescId { moped: 0, index: 0 });
+        if unit.arrive(table, d).is_err() {
+            return 0;
+        }
+    }
+    let Some(step) = unit.step(table) else {
+        return 0;
+    };
+    if let Some((s, r)) = step.matched {
+        table.free(s);
+        table.free(r);
+    }
+    step.cycles.max(1)
+}
+
+/// The rows by (engine, benchmark, sources, level), depth ascending: what the report reads.
+pub fn by_series(
+    rows: &[Row],
+) -> BTreeMap<(Matcher, &'static str, &'static str, &'static str), Vec<&Row>> {
+    let mut m: BTreeMap<_, Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        let key = (
+            r.engine,
+            r.point.benchmark.name(),
+            r.point.sources.map_or("", sources_name),
+            r.level,
+        );
+        m.entry(key).or_default().push(r);
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|r| (r.point.depth, r.point.position));
+    }
+    m
+}
