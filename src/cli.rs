@@ -343,6 +343,9 @@ struct BenchArgs {
     /// Runs of each benchmark; the median time is reported.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Instead: the host time of `moped matching --quick` (every engine, one host thread).
+    #[arg(long)]
+    matching: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -471,7 +474,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Protocol {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
-        Command::Bench(a) => cmd_bench(a.scale, a.repeat),
+        Command::Bench(a) => cmd_bench(a.scale, a.repeat, a.matching),
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
         Command::Matching(a) => cmd_matching(a, command),
@@ -925,8 +928,12 @@ fn cmd_check(configs: &[CheckConfig], design: Design) -> CmdResult {
     }
 }
 
-fn cmd_bench(scale: u32, repeat: u32) -> CmdResult {
-    let results = api::bench::run(scale, repeat).map_err(Failure::User)?;
+fn cmd_bench(scale: u32, repeat: u32, matching: bool) -> CmdResult {
+    let results = if matching {
+        vec![api::matching::bench(repeat)?]
+    } else {
+        api::bench::run(scale, repeat).map_err(Failure::User)?
+    };
     let mut out = io::stdout().lock();
     for r in &results {
         writeln!(out, "{r}")?;

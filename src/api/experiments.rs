@@ -88,6 +88,10 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
         // The matching experiment's: rank 0's matching MOPED's engine, the engines' total,
         // and the software path's list entries compared.
         ("receiver_match_cycles", g("system.moped0.match_cycles")),
+        (
+            "receiver_match_traversed",
+            g("system.moped0.match_search_entries"),
+        ),
         ("match_cycles", g("system.moped.match_cycles")),
         ("list_entries_searched", g("mpi.list_entries_searched")),
     ]

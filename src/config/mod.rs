@@ -429,6 +429,10 @@ pub enum QueueStride {
     Page,
 }
 
+/// Posted-receive and unexpected entries each rank's lists hold unless `mpi.list_entries`
+/// says otherwise.
+pub const MPI_LIST_ENTRIES: u64 = 2048;
+
 /// The MPICH-like runtime of MPI workloads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -459,7 +463,7 @@ impl Default for MpiSection {
             // The MOPED library's loop between two reads of a descriptor's status: an
             // estimate, as the paper gives no code for it.
             poll_instructions: 10,
-            list_entries: crate::mpi::layout::LIST_ENTRIES,
+            list_entries: MPI_LIST_ENTRIES,
         }
     }
 }

@@ -22,7 +22,7 @@ pub const SHM_BASE: u64 = 0x4000_0000;
 /// "No backoff" in the shared backoff word.
 pub const NO_BACKOFF: u64 = u64::MAX;
 /// Posted-receive and unexpected entries each list holds by default (`mpi.list_entries`).
-pub const LIST_ENTRIES: u64 = 2048;
+pub use crate::config::MPI_LIST_ENTRIES as LIST_ENTRIES;
 /// Bytes of unexpected-message buffers per rank.
 pub const TMP_BYTES: u64 = 4 << 20;
 

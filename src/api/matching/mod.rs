@@ -135,8 +135,10 @@ pub fn sources_name(s: Sources) -> &'static str {
 pub const PREPOSTED_DEPTHS: [u32; 18] = [
     1, 2, 4, 8, 10, 16, 30, 32, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048, 4096,
 ];
-/// Unload depths on the CMP, and the deeper ones of the engine-level rows.
-pub const UNLOAD_DEPTHS: [u32; 7] = [10, 100, 256, 500, 1000, 2000, 4000];
+/// Unload depths on the CMP (the software path's unload grows with the square of the
+/// depth: 1,000 takes half a minute of host time), and the deeper ones of the
+/// engine-level rows.
+pub const UNLOAD_DEPTHS: [u32; 5] = [10, 100, 256, 500, 1000];
 pub const UNLOAD_ENGINE_DEPTHS: [u32; 6] = [500, 1000, 4000, 10_000, 20_000, 30_000];
 
 /// The experiment's benchmark points; `quick` keeps depths up to 300 (for tests).
@@ -195,10 +197,13 @@ pub struct Row {
     pub engine_cycles: Option<f64>,
     pub total_cycles: Option<u64>,
     pub total_engine_cycles: Option<u64>,
+    /// Entries the engine read one after another per operation (list elements, table
+    /// entries; a CAM's parallel compare reads none): where its cycles went.
+    pub traversed: Option<f64>,
     pub messages_verified: u64,
 }
 
-pub const CSV_HEADER: [&str; 13] = [
+pub const CSV_HEADER: [&str; 14] = [
     "engine",
     "benchmark",
     "depth",
@@ -212,6 +217,7 @@ pub const CSV_HEADER: [&str; 13] = [
     "total_engine_cycles",
     "messages_verified",
     "ranks",
+    "traversed",
 ];
 
 impl Row {
@@ -232,6 +238,7 @@ impl Row {
             int(self.total_engine_cycles),
             self.messages_verified.to_string(),
             self.point.ranks().to_string(),
+            opt(self.traversed),
         ]
     }
 }
@@ -266,6 +273,8 @@ pub struct Matching {
     pub messages_verified: u64,
     pub host_seconds: f64,
     pub runs: usize,
+    /// Simulated events over every run.
+    pub events: u64,
 }
 
 /// The configuration an engine runs with: deep enough tables and lists for every point.
@@ -320,7 +329,7 @@ fn run_and_write(
     let points = plan(opts.quick);
     let specs = write_specs(out.path(), &points)?;
     let mut rows = Vec::new();
-    let mut runs = 0;
+    let (mut runs, mut events) = (0, 0);
     for &engine in &opts.engines {
         let cfg = engine_config(&opts.config, engine);
         let tasks: Vec<Task> = specs
@@ -337,6 +346,7 @@ fn run_and_write(
         let outcomes = run_all(&cfg, &tasks, opts.jobs, None, Some(&dir), &counted);
         let outcomes = dir.finish(outcomes, |_, _| Ok(engine_info(&cfg, engine)))?;
         runs += outcomes.len();
+        events += outcomes.iter().map(|o| o.events).sum::<u64>();
         rows.extend(
             points
                 .iter()
@@ -354,6 +364,7 @@ fn run_and_write(
         rows,
         host_seconds: started.elapsed().as_secs_f64(),
         runs,
+        events,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("matching.csv"), csv(&m.rows)?).map_err(io)?;
@@ -421,6 +432,7 @@ fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
         engine_cycles: (engine != Matcher::Software).then(|| engine_total as f64 / ops),
         total_cycles: Some(m("cycles") as u64),
         total_engine_cycles: (engine != Matcher::Software).then_some(engine_total),
+        traversed: (engine != Matcher::Software).then(|| m("receiver_match_traversed") / ops),
         messages_verified: o.messages_verified,
     }
 }
@@ -437,7 +449,7 @@ fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec
                 .iter()
                 .filter(|&&d| !quick || d <= 1000)
             {
-                let total = unload_engine_cycles(kind, params, depth, sources, 16);
+                let (total, read) = unload_engine_cycles(kind, params, depth, sources, 16);
                 let point = Point {
                     benchmark: QueueBenchmark::Unload,
                     depth,
@@ -453,6 +465,7 @@ fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec
                     engine_cycles: Some(total as f64 / depth as f64),
                     total_cycles: None,
                     total_engine_cycles: Some(total),
+                    traversed: Some(read as f64 / depth as f64),
                     messages_verified: 0,
                 });
             }
@@ -461,7 +474,7 @@ fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec
     rows
 }
 
-/// The engine's busy cycles to post `depth` receives (receive `k` from the source
+/// The engine's busy cycles, and the entries it read, to post `depth` receives (receive `k` from the source
 /// `sources` gives it among `ranks` ranks, tag `k`) and then match each, the last posted
 /// first: the unload benchmark's queue operations at the receiver's matching MOPED.
 pub fn unload_engine_cycles(
@@ -470,23 +483,27 @@ pub fn unload_engine_cycles(
     depth: u32,
     sources: Sources,
     ranks: usize,
-) -> u64 {
+) -> (u64, u64) {
     let capacity = (depth as usize + 1).clamp(1, MAX_CAPACITY);
     let Ok(mut table) = DescTable::new(capacity) else {
-        return 0;
+        return (0, 0);
     };
     let mut unit = MatchUnit::new(kind, params);
     let src = |k: u32| sources.source(k, ranks) as u16;
-    let mut cycles = 0;
-    for k in 1..=depth {
-        let recv = envelope(Kind::Recv, Peer::Rank(src(k)), k);
-        cycles += arrive(&mut unit, &mut table, 0, recv);
+    let (mut cycles, mut read) = (0, 0);
+    let arrivals = (1..=depth)
+        .map(|k| (0, envelope(Kind::Recv, Peer::Rank(src(k)), k)))
+        .chain(
+            (1..=depth)
+                .rev()
+                .map(|k| (src(k), envelope(Kind::Send, Peer::Rank(0), k))),
+        );
+    for (rank, env) in arrivals {
+        let (c, r) = arrive(&mut unit, &mut table, rank, env);
+        cycles += c;
+        read += r;
     }
-    for k in (1..=depth).rev() {
-        let send = envelope(Kind::Send, Peer::Rank(0), k);
-        cycles += arrive(&mut unit, &mut table, src(k), send);
-    }
-    cycles
+    (cycles, read)
 }
 
 fn envelope(kind: Kind, peer: Peer, tag: u32) -> Envelope {
@@ -499,22 +516,22 @@ fn envelope(kind: Kind, peer: Peer, tag: u32) -> Envelope {
 }
 
 /// One arrival at the engine and its check; a matched pair leaves the table. The cycles
-/// the check kept the engine busy.
-fn arrive(unit: &mut MatchUnit, table: &mut DescTable, rank: u16, env: Envelope) -> u64 {
+/// the check kept the engine busy and the entries it read.
+fn arrive(unit: &mut MatchUnit, table: &mut DescTable, rank: u16, env: Envelope) -> (u64, u64) {
     if let Ok(mut d) = Descriptor::complete(0, rank, 0, env, 0, 8) {
         d.link = Some(DescId { moped: 0, index: 0 });
         if unit.arrive(table, d).is_err() {
-            return 0;
+            return (0, 0);
         }
     }
     let Some(step) = unit.step(table) else {
-        return 0;
+        return (0, 0);
     };
     if let Some((s, r)) = step.matched {
         table.free(s);
         table.free(r);
     }
-    step.cycles.max(1)
+    (step.cycles.max(1), step.traversed)
 }
 
 /// The rows by (engine, benchmark, sources, level), depth ascending: what the report reads.
@@ -535,4 +552,38 @@ pub fn by_series(
         v.sort_by_key(|r| (r.point.depth, r.point.position));
     }
     m
+}
+
+/// `moped bench --matching`: the host time of `moped matching --quick` on one host thread
+/// (every engine), `repetitions` times into a temporary folder; the median is reported.
+pub fn bench(repetitions: u32) -> Result<crate::bench::BenchResult, MopedError> {
+    let mut times = Vec::new();
+    let mut last = None;
+    for i in 0..repetitions.max(1) {
+        let dir =
+            std::env::temp_dir().join(format!("moped-bench-matching-{}-{i}", std::process::id()));
+        let opts = MatchingOptions {
+            out: dir.clone(),
+            config: SystemConfig::default(),
+            jobs: 1,
+            engines: Matcher::all(),
+            quick: true,
+        };
+        let out = OutDir::claim(&dir, true, Default::default())?;
+        let m = matching(&opts, out, &|_, _, _| {})?;
+        std::fs::remove_dir_all(&dir).ok();
+        times.push(m.host_seconds);
+        last = Some(m);
+    }
+    times.sort_by(f64::total_cmp);
+    let m = last.expect("at least one repetition");
+    Ok(crate::bench::BenchResult {
+        name: "matching".into(),
+        events: m.events,
+        messages: m.messages_verified,
+        cycles: m.rows.iter().filter_map(|r| r.total_cycles).sum(),
+        seconds: times[times.len() / 2],
+        best_seconds: times[0],
+        repetitions: times.len() as u32,
+    })
 }

@@ -2,8 +2,8 @@ use std::path::Path;
 
 use super::*;
 use crate::workload::check::{check, check_matches, CheckReport, Queue, SendMode};
+use crate::workload::load_workload;
 use crate::workload::queue::{self, QueueBenchmark, QueueParams, Sources};
-use crate::workload::spec::{build, load_spec};
 use crate::workload::{goal::parse_goal, BufRef, CTX_COLL};
 
 /// `w` written and read back.
@@ -127,8 +127,8 @@ fn imb_and_npb_specs_keep_their_messages() {
         "imb/bcast-1m.toml",
         "npb/cg-S.toml",
     ] {
-        let spec = load_spec(&root.join(file)).unwrap_or_else(|e| panic!("{e}"));
-        let w = build(&spec, Some(0.2), true).unwrap_or_else(|e| panic!("{e}"));
+        let (w, _) =
+            load_workload(&root.join(file), Some(0.2), true).unwrap_or_else(|e| panic!("{e}"));
         let (a, _) = same_messages(&w);
         assert!(a.messages() > 0 && barrier_messages(&w) > 0, "{file}");
     }
@@ -139,8 +139,7 @@ fn imb_and_npb_specs_keep_their_messages() {
 #[test]
 fn any_tag_beside_other_contexts_is_refused() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-    let spec = load_spec(&root.join("imb/pingpong-16k.toml")).unwrap();
-    let w = build(&spec, None, false).unwrap();
+    let (w, _) = load_workload(&root.join("imb/pingpong-16k.toml"), None, false).unwrap();
     assert_eq!(
         write_goal(&w).unwrap_err(),
         "rank 0 call 5: a receive with ANY_TAG in context 0, and the workload has barriers: \
