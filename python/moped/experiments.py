@@ -12,6 +12,13 @@ analysis and files. Spec files are looked up in ``workloads_dir`` (default: the
 ``workloads/`` folder of the current directory or its nearest parent that has one) as
 ``imb/<stem>-16k.toml``, ``npb/<stem>-S.toml`` and ``imb/<stem>-1m.toml``, the stem in
 lower case (any case is accepted).
+
+:func:`matching` runs the MPI queue benchmarks (preposted, unload, unexpected) under the
+software MPI path and each MOPED matching engine, as ``moped matching`` does
+(``src/api/matching``), and returns the rows of ``matching.csv``; :func:`read_matching`
+reads them back from a finished folder::
+
+    df = moped.experiments.matching("results/matching", quick=True, engines=["fsm", "cam"])
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moped import _args, _core
-from moped._core import MopedError
+from moped._core import InputError, MopedError
 from moped.batch import Task, frame, run_tasks
 from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
@@ -33,7 +40,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from moped.config import SystemConfig
 
-__all__ = ["DESIGNS", "figure10", "figure10_specs", "find_workloads_dir"]
+__all__ = [
+    "DESIGNS",
+    "ENGINES",
+    "MATCHING_COLUMNS",
+    "figure10",
+    "figure10_specs",
+    "find_workloads_dir",
+    "matching",
+    "read_matching",
+]
+
+#: What matches messages in the matching experiment: MPICH's lists searched by the cores
+#: (``software``), then each MOPED engine.
+ENGINES: tuple[str, ...] = tuple(_core.MATCHING_ENGINES)
+#: The columns of ``matching.csv``, in order (the Rust side's ``CSV_HEADER``).
+MATCHING_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_CSV_HEADER)
+#: Integer columns that are empty where they do not apply (pandas' nullable Int64).
+_NULLABLE_INTS = ("total_cycles", "total_engine_cycles")
+_INTS = ("depth", "position", "iterations", "messages_verified", "ranks")
+_FLOATS = ("cycles", "engine_cycles")
+_TEXTS = ("engine", "benchmark", "sources", "level")
 
 
 def find_workloads_dir(start: str | PathLike[str] | None = None) -> Path:
@@ -152,3 +179,100 @@ def figure10(
     df.to_csv(out_dir / "runs.csv", index=False)
     draw(out_dir / "reductions.json", out_dir)
     return df
+
+
+def _engine_names(engines: Any) -> list[str] | None:
+    """``engines`` as a list of names: None (every engine), a comma-separated str, or an
+    iterable of str."""
+    if engines is None:
+        return None
+    if isinstance(engines, str):
+        return [e.strip() for e in engines.split(",") if e.strip()]
+    if not isinstance(engines, Iterable) or isinstance(engines, (bytes, Mapping)):
+        raise TypeError(f"engines must be an iterable of str or None, not {type(engines).__name__}")
+    return [_args.text("engines", e) for e in engines]
+
+
+def matching(
+    out: str | PathLike[str],
+    *,
+    quick: bool = False,
+    jobs: int | None = None,
+    engines: Iterable[str] | str | None = None,
+    config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pandas.DataFrame:
+    """Runs the MPI queue benchmarks and writes into ``out`` what ``moped matching`` writes:
+
+    * ``matching.csv`` (the returned frame) and ``report.md`` (the matching papers'
+      claims checked);
+    * ``<engine>/runs/<point>/``: each simulation's statistics and record, and ``specs/``,
+      the benchmark points as workload specs;
+    * ``matching-preposted``, ``matching-unload`` and ``matching-unexpected`` as ``.png``
+      and ``.svg`` (:func:`moped.plot.matching`).
+
+    ``engines`` picks what matches messages, from :data:`ENGINES` (default: all): the
+    software path runs under the baseline, every engine under BASEMOPED. ``quick`` keeps
+    queues up to 300 entries deep (engine-level unload rows up to 1,000), a few minutes
+    instead of the full sweep. The simulations run on ``jobs`` host threads (default:
+    every core); ``progress`` prints one line per finished run to stderr.
+
+    One row per benchmark point and engine (columns :data:`MATCHING_COLUMNS`): ``level``
+    is ``cmp`` for a simulation of the whole CMP (``cycles``: CMP cycles per operation)
+    and ``engine`` for the engine model alone fed the unload benchmark's queue operations
+    (deeper queues than a process can hold at one MOPED; ``cycles`` is NaN there);
+    ``engine_cycles`` is the receiver's matching engine's busy cycles per operation (NaN
+    for the software path).
+
+    ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
+    contents are then replaced); a failure (a run's, Ctrl-C) leaves it holding only
+    FAILED with the error.
+    """
+    from moped.plot import matching as draw
+
+    out_dir = _args.path("out", out)
+    quick = _args.flag("quick", quick)
+    if jobs is not None:
+        jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
+    names = _engine_names(engines)
+    force = _args.flag("force", force)
+    progress = _args.flag("progress", progress)
+    check_config(config)
+    _core.matching(out_dir, config_toml(config), names, quick, jobs, progress, force)
+    df = read_matching(out_dir)
+    draw(df, out_dir)
+    return df
+
+
+def read_matching(path: str | PathLike[str]) -> pandas.DataFrame:
+    """The rows of ``matching.csv`` from a finished :func:`matching` folder (or the file
+    itself), typed: the texts as str (``sources`` empty where it does not apply), ``depth``,
+    ``position``, ``iterations``, ``messages_verified`` and ``ranks`` as int64,
+    ``cycles`` and ``engine_cycles`` as float (NaN where empty), ``total_cycles`` and
+    ``total_engine_cycles`` as pandas' nullable Int64. A missing or malformed file raises
+    :class:`moped.InputError`."""
+    import pandas as pd
+
+    p = Path(_args.path("path", path))
+    csv = p / "matching.csv" if p.is_dir() else p
+    if not csv.is_file():
+        raise InputError(f"{fspath(csv)}: no such file (write it with moped matching)")
+    empty_is_missing = (*_NULLABLE_INTS, *_FLOATS)
+    dtype = {c: str for c in _TEXTS}
+    dtype.update({c: "int64" for c in _INTS})
+    dtype.update({c: "Int64" for c in _NULLABLE_INTS})
+    dtype.update({c: "float64" for c in _FLOATS})
+    try:
+        header = pd.read_csv(csv, nrows=0).columns
+        missing = [c for c in MATCHING_COLUMNS if c not in header]
+        if missing:
+            raise InputError(f"{fspath(csv)}: lacks the columns {', '.join(missing)}")
+        return pd.read_csv(
+            csv,
+            dtype=dtype,
+            keep_default_na=False,
+            na_values={c: [""] for c in empty_is_missing},
+        )
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{fspath(csv)}: cannot read: {e}") from e
