@@ -45,8 +45,8 @@ from moped._core import (
 from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
-from moped.experiments import read_matching
 from moped.gem5 import compare, host_speed, read_stats
+from moped.matching_results import read_matching
 from moped.results import Result, Stat, read_stats_txt
 
 __version__: str = _core.__version__

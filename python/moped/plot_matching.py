@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from moped import _args
 from moped._core import InputError
+from moped.matching_results import MATCHING_COLUMNS, read_matching
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -52,8 +53,6 @@ ENGINE_STYLE = {
 
 def _frame(data: Any) -> pandas.DataFrame:
     """The rows of matching.csv from a DataFrame, a folder or a matching.csv path."""
-    from moped.experiments import MATCHING_COLUMNS, read_matching
-
     if isinstance(data, (str, PathLike)):
         return read_matching(data)
     if not (hasattr(data, "columns") and hasattr(data, "to_dict")):
