@@ -628,6 +628,85 @@ fn figure10_finish(
     })
 }
 
+/// The engines named in `engines` (default: every one, the software path first), each
+/// once; an unknown name raises InputError listing the valid ones.
+fn matchers(engines: Option<Vec<String>>) -> PyResult<Vec<api::matching::Matcher>> {
+    let Some(names) = engines else {
+        return Ok(api::matching::Matcher::all());
+    };
+    let mut out = Vec::new();
+    for name in &names {
+        let m = name
+            .parse::<api::matching::Matcher>()
+            .map_err(|e| InputError::new_err(format!("engines: {e}")))?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    if out.is_empty() {
+        return Err(InputError::new_err(format!(
+            "engines: name at least one of {}",
+            matcher_names().join(", ")
+        )));
+    }
+    Ok(out)
+}
+
+/// Every matcher's name, the software path first.
+fn matcher_names() -> Vec<&'static str> {
+    api::matching::Matcher::all()
+        .iter()
+        .map(|m| m.name())
+        .collect()
+}
+
+/// Runs the MPI queue benchmarks under the software path and each of `engines` (default:
+/// all) on the simulator's own pool of `jobs` threads (default: every core), printing a
+/// line per finished run to stderr when `progress`, and writes matching.csv and report.md
+/// into `out`; `quick` keeps queues up to 300 entries deep. Returns {"runs",
+/// "messages_verified", "host_seconds"}.
+#[pyfunction]
+#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=true, force=false))]
+#[allow(clippy::too_many_arguments)]
+fn matching<'py>(
+    py: Python<'py>,
+    out: &str,
+    config_toml: &str,
+    engines: Option<Vec<String>>,
+    quick: bool,
+    jobs: Option<usize>,
+    progress: bool,
+    force: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    guard(|| {
+        if jobs == Some(0) {
+            return Err(InputError::new_err("jobs: must be at least 1"));
+        }
+        let opts = api::matching::MatchingOptions {
+            out: out.into(),
+            config: parse_config(config_toml, "<config>")?,
+            jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
+            engines: matchers(engines)?,
+            quick,
+        };
+        let n = api::matching::plan(opts.quick).len() * opts.engines.len();
+        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
+            if progress {
+                eprintln!("{}", api::figure10::progress_line(done, n, r));
+            }
+        };
+        let names: Vec<&str> = opts.engines.iter().map(|e| e.name()).collect();
+        let call = [("engines", names.join(",")), ("quick", quick.to_string())];
+        let dir = claim(out, force, "matching", &call)?;
+        let m = interruptible(py, || api::matching::matching(&opts, dir, &report))?;
+        let d = PyDict::new_bound(py);
+        d.set_item("runs", m.runs)?;
+        d.set_item("messages_verified", m.messages_verified)?;
+        d.set_item("host_seconds", m.host_seconds)?;
+        Ok(d)
+    })
+}
+
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and
 /// returns a summary as JSON: name, ranks, and per rank its calls, sends, receives
 /// (wildcard ones counted apart) and buffer bytes. Errors raise ProgramError with
@@ -811,5 +890,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(figure10_plan, m)?)?;
     m.add_function(wrap_pyfunction!(figure10, m)?)?;
     m.add_function(wrap_pyfunction!(figure10_finish, m)?)?;
+    m.add("MATCHING_CSV_HEADER", api::matching::CSV_HEADER.to_vec())?;
+    m.add("MATCHING_ENGINES", matcher_names())?;
+    m.add_function(wrap_pyfunction!(matching, m)?)?;
     Ok(())
 }

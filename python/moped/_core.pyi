@@ -92,6 +92,21 @@ def figure10_finish(
     config_toml: str,
 ) -> None: ...
 
+# The matching experiment (src/api/matching): the queue benchmarks under the software path
+# and each engine; writes matching.csv and report.md into `out`.
+MATCHING_CSV_HEADER: list[str]
+MATCHING_ENGINES: list[str]
+
+def matching(
+    out: str,
+    config_toml: str,
+    engines: list[str] | None = None,
+    quick: bool = False,
+    jobs: int | None = None,
+    progress: bool = True,
+    force: bool = False,
+) -> dict[str, Any]: ...
+
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.
 def parse_stats(
     text: str, file: str, dump: int | None = None

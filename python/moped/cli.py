@@ -1,7 +1,8 @@
 """The ``moped`` console script: the Rust command line, reached through the extension.
 
 ``moped figure10`` also draws ``figure10.png`` and ``figure10.svg`` (matplotlib) from the
-``reductions.json`` the Rust side wrote into its ``--out`` folder."""
+``reductions.json`` the Rust side wrote into its ``--out`` folder, and ``moped matching``
+its ``matching-*.png`` and ``.svg`` plots from ``matching.csv``."""
 
 import sys
 from pathlib import Path
@@ -30,6 +31,13 @@ def main() -> None:
 
             figure10(out / "reductions.json", out)
             print(f"figure: {out / 'figure10.png'} and {out / 'figure10.svg'}")
+    if status == 0 and args[:1] == ["matching"] and "--help" not in args:
+        out = _out_dir(args)
+        if out is not None and (out / "matching.csv").is_file():
+            from moped.plot import matching
+
+            paths = matching(out / "matching.csv", out)
+            print("plots: " + ", ".join(p.name for p in paths))
     sys.exit(status)
 
 

@@ -12,6 +12,13 @@ analysis and files. Spec files are looked up in ``workloads_dir`` (default: the
 ``workloads/`` folder of the current directory or its nearest parent that has one) as
 ``imb/<stem>-16k.toml``, ``npb/<stem>-S.toml`` and ``imb/<stem>-1m.toml``, the stem in
 lower case (any case is accepted).
+
+:func:`matching` runs the MPI queue benchmarks (preposted, unload, unexpected) under the
+software MPI path and each MOPED matching engine, as ``moped matching`` does
+(``src/api/matching``), and returns the rows of ``matching.csv``; :func:`read_matching`
+reads them back from a finished folder::
+
+    df = moped.experiments.matching("results/matching", quick=True, engines=["fsm", "cam"])
 """
 
 from __future__ import annotations
@@ -27,13 +34,23 @@ from moped._core import MopedError
 from moped.batch import Task, frame, run_tasks
 from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
+from moped.matching_results import ENGINES, MATCHING_COLUMNS, read_matching
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from moped.config import SystemConfig
 
-__all__ = ["DESIGNS", "figure10", "figure10_specs", "find_workloads_dir"]
+__all__ = [
+    "DESIGNS",
+    "ENGINES",
+    "MATCHING_COLUMNS",
+    "figure10",
+    "figure10_specs",
+    "find_workloads_dir",
+    "matching",
+    "read_matching",
+]
 
 
 def find_workloads_dir(start: str | PathLike[str] | None = None) -> Path:
@@ -151,4 +168,68 @@ def figure10(
     df = frame(outcomes)
     df.to_csv(out_dir / "runs.csv", index=False)
     draw(out_dir / "reductions.json", out_dir)
+    return df
+
+
+def _engine_names(engines: Any) -> list[str] | None:
+    """``engines`` as a list of names: None (every engine), a comma-separated str, or an
+    iterable of str."""
+    if engines is None:
+        return None
+    if isinstance(engines, str):
+        return [e.strip() for e in engines.split(",") if e.strip()]
+    if not isinstance(engines, Iterable) or isinstance(engines, (bytes, Mapping)):
+        raise TypeError(f"engines must be an iterable of str or None, not {type(engines).__name__}")
+    return [_args.text("engines", e) for e in engines]
+
+
+def matching(
+    out: str | PathLike[str],
+    *,
+    quick: bool = False,
+    jobs: int | None = None,
+    engines: Iterable[str] | str | None = None,
+    config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pandas.DataFrame:
+    """Runs the MPI queue benchmarks and writes into ``out`` what ``moped matching`` writes:
+
+    * ``matching.csv`` (the returned frame) and ``report.md`` (the matching papers'
+      claims checked);
+    * ``<engine>/runs/<point>/``: each simulation's statistics and record, and ``specs/``,
+      the benchmark points as workload specs;
+    * ``matching-preposted``, ``matching-unload`` and ``matching-unexpected`` as ``.png``
+      and ``.svg`` (:func:`moped.plot.matching`).
+
+    ``engines`` picks what matches messages, from :data:`ENGINES` (default: all): the
+    software path runs under the baseline, every engine under BASEMOPED. ``quick`` keeps
+    queues up to 300 entries deep (engine-level unload rows up to 1,000), a few minutes
+    instead of the full sweep. The simulations run on ``jobs`` host threads (default:
+    every core); ``progress`` prints one line per finished run to stderr.
+
+    One row per benchmark point and engine (columns :data:`MATCHING_COLUMNS`): ``level``
+    is ``cmp`` for a simulation of the whole CMP (``cycles``: CMP cycles per operation)
+    and ``engine`` for the engine model alone fed the unload benchmark's queue operations
+    (deeper queues than a process can hold at one MOPED; ``cycles`` is NaN there);
+    ``engine_cycles`` is the receiver's matching engine's busy cycles per operation (NaN
+    for the software path).
+
+    ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
+    contents are then replaced); a failure (a run's, Ctrl-C) leaves it holding only
+    FAILED with the error.
+    """
+    from moped.plot import matching as draw
+
+    out_dir = _args.path("out", out)
+    quick = _args.flag("quick", quick)
+    if jobs is not None:
+        jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
+    names = _engine_names(engines)
+    force = _args.flag("force", force)
+    progress = _args.flag("progress", progress)
+    check_config(config)
+    _core.matching(out_dir, config_toml(config), names, quick, jobs, progress, force)
+    df = read_matching(out_dir)
+    draw(df, out_dir)
     return df

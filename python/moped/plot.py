@@ -10,6 +10,9 @@ Agg canvas (no display, no global backend change)::
     moped.plot.figure10(moped.analysis.reductions_frame(df), "results/fig10")
 
 or from a folder holding ``reductions.json``: ``python -m moped.plot DIR``.
+
+:func:`matching` (from :mod:`moped.plot_matching`) draws the matching experiment's plots;
+``python -m moped.plot DIR`` draws them too when DIR holds ``matching.csv``.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any
 from moped import _args
 from moped._core import InputError
 from moped.designs import LABELS, MOPED_DESIGNS
+from moped.plot_matching import matching
 
-__all__ = ["figure10", "main"]
+__all__ = ["figure10", "main", "matching"]
 
 #: The panels, in the paper's order, with their titles.
 PANELS = (
@@ -199,19 +203,38 @@ def figure10(reductions: Any, out_dir: str | PathLike[str]) -> list[Path]:
     return [png, svg]
 
 
+USAGE = """usage: python -m moped.plot DIR
+
+Draws the plots of a results folder into it: figure10.png and .svg from DIR/reductions.json
+(moped figure10), matching-*.png and .svg from DIR/matching.csv (moped matching); both
+when it holds both."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m moped.plot DIR``: draws DIR/reductions.json into DIR."""
+    """``python -m moped.plot DIR``: draws DIR/reductions.json and DIR/matching.csv, whichever
+    DIR holds, into DIR."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m moped.plot DIR  (reads DIR/reductions.json)", file=sys.stderr)
+    if args[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(args) != 1:
+        print(USAGE, file=sys.stderr)
         return 2
-    source = Path(args[0]) / "reductions.json"
-    if not source.is_file():
+    folder = Path(args[0])
+    reductions, rows = folder / "reductions.json", folder / "matching.csv"
+    if not reductions.is_file() and not rows.is_file():
         print(
-            f"{source}: no such file (write it with moped.analysis.write_tables)", file=sys.stderr
+            f"{folder}: holds neither reductions.json (write it with "
+            "moped.analysis.write_tables) nor matching.csv (moped matching)",
+            file=sys.stderr,
         )
         return 1
-    for path in figure10(source, args[0]):
+    paths = []
+    if reductions.is_file():
+        paths += figure10(reductions, folder)
+    if rows.is_file():
+        paths += matching(rows, folder)
+    for path in paths:
         print(path)
     return 0
 
