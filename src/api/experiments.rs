@@ -94,6 +94,7 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
         ),
         ("match_cycles", g("system.moped.match_cycles")),
         ("list_entries_searched", g("mpi.list_entries_searched")),
+        ("backoff_refused", g("mpi.backoff_refused")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -130,10 +130,11 @@ pub fn sources_name(s: Sources) -> &'static str {
     }
 }
 
-/// Preposted depths: 1 to 4,096 in powers of two, the two-level paper's 10, 30, 100,
-/// 300, and 1,000, where it compares with the ALPU.
+/// Preposted depths: 1 to 2,048 in powers of two, the two-level paper's 10, 30, 100,
+/// 300, and 1,000, where it compares with the ALPU; and 4,000, as deep as the receiver's
+/// descriptors go at one of 16 MOPEDs (4,096, with its other messages' few).
 pub const PREPOSTED_DEPTHS: [u32; 18] = [
-    1, 2, 4, 8, 10, 16, 30, 32, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048, 4096,
+    1, 2, 4, 8, 10, 16, 30, 32, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048, 4000,
 ];
 /// Unload depths on the CMP (the software path's unload grows with the square of the
 /// depth: 1,000 takes half a minute of host time), and the deeper ones of the
@@ -200,10 +201,13 @@ pub struct Row {
     /// Entries the engine read one after another per operation (list elements, table
     /// entries; a CAM's parallel compare reads none): where its cycles went.
     pub traversed: Option<f64>,
+    /// MOPED refused reservations (its tables were full) and the runtime fell back to its
+    /// software path: the engine did not match every message.
+    pub backed_off: bool,
     pub messages_verified: u64,
 }
 
-pub const CSV_HEADER: [&str; 14] = [
+pub const CSV_HEADER: [&str; 15] = [
     "engine",
     "benchmark",
     "depth",
@@ -218,6 +222,7 @@ pub const CSV_HEADER: [&str; 14] = [
     "messages_verified",
     "ranks",
     "traversed",
+    "backed_off",
 ];
 
 impl Row {
@@ -239,6 +244,7 @@ impl Row {
             self.messages_verified.to_string(),
             self.point.ranks().to_string(),
             opt(self.traversed),
+            self.backed_off.to_string(),
         ]
     }
 }
@@ -433,6 +439,7 @@ fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
         total_cycles: Some(m("cycles") as u64),
         total_engine_cycles: (engine != Matcher::Software).then_some(engine_total),
         traversed: (engine != Matcher::Software).then(|| m("receiver_match_traversed") / ops),
+        backed_off: m("backoff_refused") > 0.0,
         messages_verified: o.messages_verified,
     }
 }
@@ -466,6 +473,7 @@ fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec
                     total_cycles: None,
                     total_engine_cycles: Some(total),
                     traversed: Some(read as f64 / depth as f64),
+                    backed_off: false,
                     messages_verified: 0,
                 });
             }
