@@ -748,7 +748,8 @@ mod tests {
                 "iterations scaled 0.25: Q runs 3 of 10 iterations"
             ]
         );
-        assert_eq!(check(&w).unwrap().messages(), 1 + 2 * 3 + 3);
+        // The ready, the flushing round trip, 3 ping-pongs and the drain.
+        assert_eq!(check(&w).unwrap().messages(), 3 + 2 * 3 + 3);
     }
 
     #[test]
