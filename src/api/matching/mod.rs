@@ -250,15 +250,10 @@ impl Row {
 }
 
 /// matching.csv's text.
-pub fn csv(rows: &[Row]) -> Result<String, MopedError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| MopedError::Io(format!("matching.csv: {e}"));
-    w.write_record(CSV_HEADER).map_err(err)?;
-    for r in rows {
-        w.write_record(r.fields()).map_err(err)?;
-    }
-    let bytes = w.into_inner().map_err(|e| MopedError::Io(e.to_string()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+pub fn csv(rows: &[Row]) -> String {
+    let header = CSV_HEADER.iter().map(|h| h.to_string()).collect();
+    let records = std::iter::once(header).chain(rows.iter().map(Row::fields));
+    crate::analysis::write::csv_text(records, csv::Terminator::Any(b'\n'))
 }
 
 /// What one matching experiment runs.
@@ -373,7 +368,7 @@ fn run_and_write(
         events,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
-    std::fs::write(out.path().join("matching.csv"), csv(&m.rows)?).map_err(io)?;
+    std::fs::write(out.path().join("matching.csv"), csv(&m.rows)).map_err(io)?;
     let report = report::report(&m.rows, &m.notes(opts));
     std::fs::write(out.path().join("report.md"), report).map_err(io)?;
     Ok(m)

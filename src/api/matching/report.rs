@@ -88,14 +88,15 @@ fn verdict(holds: Option<bool>) -> &'static str {
     }
 }
 
-/// Engine cycles per operation of `engine` on `bench` at `depth` (level `cmp` first).
-fn engine_at(
-    rows: &[Row],
+/// The row of `engine` on `bench` at `depth`: the simulation's, unless MOPED backed off
+/// there, else the engine-level one.
+fn row_at<'a>(
+    rows: &'a [Row],
     engine: MatcherKind,
     bench: QueueBenchmark,
     src: &str,
     depth: u32,
-) -> Option<f64> {
+) -> Option<&'a Row> {
     let pick = |level: &str| {
         rows.iter().find(|r| {
             r.engine == Matcher::Engine(engine)
@@ -108,10 +109,20 @@ fn engine_at(
     pick("cmp")
         .filter(|r| !r.backed_off)
         .or_else(|| pick("engine"))
-        .and_then(|r| r.engine_cycles)
 }
 
-/// Entries read per operation by `engine` (level `cmp` first).
+/// Engine cycles per operation of `engine` on `bench` at `depth`.
+fn engine_at(
+    rows: &[Row],
+    engine: MatcherKind,
+    bench: QueueBenchmark,
+    src: &str,
+    depth: u32,
+) -> Option<f64> {
+    row_at(rows, engine, bench, src, depth).and_then(|r| r.engine_cycles)
+}
+
+/// Entries read per operation by `engine` on `bench` at `depth`.
 fn read_at(
     rows: &[Row],
     engine: MatcherKind,
@@ -119,18 +130,7 @@ fn read_at(
     src: &str,
     depth: u32,
 ) -> Option<f64> {
-    let pick = |level: &str| {
-        rows.iter().find(|r| {
-            r.engine == Matcher::Engine(engine)
-                && r.point.benchmark == bench
-                && r.point.sources.map_or("", super::sources_name) == src
-                && r.point.depth == depth
-                && r.level == level
-        })
-    };
-    pick("cmp")
-        .or_else(|| pick("engine"))
-        .and_then(|r| r.traversed)
+    row_at(rows, engine, bench, src, depth).and_then(|r| r.traversed)
 }
 
 fn claims(rows: &[Row]) -> Vec<Claim> {
