@@ -122,17 +122,6 @@ fn engine_at(
     row_at(rows, engine, bench, src, depth).and_then(|r| r.engine_cycles)
 }
 
-/// Entries read per operation by `engine` on `bench` at `depth`.
-fn read_at(
-    rows: &[Row],
-    engine: MatcherKind,
-    bench: QueueBenchmark,
-    src: &str,
-    depth: u32,
-) -> Option<f64> {
-    row_at(rows, engine, bench, src, depth).and_then(|r| r.traversed)
-}
-
 fn claims(rows: &[Row]) -> Vec<Claim> {
     let mut out = vec![constant_region(rows), alpu_at_1000(rows)];
     out.extend(hash_against_lists(rows));
@@ -279,8 +268,12 @@ fn hash_against_lists(rows: &[Row]) -> Vec<Claim> {
             let reads: Vec<String> = [1000, 30_000]
                 .into_iter()
                 .flat_map(|d| {
-                    [MatcherKind::Hash, MatcherKind::Cam4, MatcherKind::Cam64]
-                        .map(|k| format!("{k} {} at {d}", show(read_at(rows, k, u, src, d))))
+                    [MatcherKind::Hash, MatcherKind::Cam4, MatcherKind::Cam64].map(|k| {
+                        format!(
+                            "{k} {} at {d}",
+                            show(row_at(rows, k, u, src, d).and_then(|r| r.traversed))
+                        )
+                    })
                 })
                 .collect();
             Claim {
