@@ -14,7 +14,7 @@ use moped::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use moped::mem::{line_of, LineData};
 use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
-use moped::moped::matching::{MatcherKind, MatchingParams};
+use moped::moped::matching::{MatcherKind, MatchingParams, ResultAt};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
 use moped::moped::{DescId, IdFormat, MopedId};
 use moped::os::pagetable::{AddressSpace, PageTableFormat};
@@ -46,6 +46,8 @@ struct Host {
     /// Largest delay of a line answer, in cycles.
     max_delay: u64,
     faults: u64,
+    /// The cycles at which matching MOPEDs sent a matched pair to a receiver's MOPED.
+    matched_at: Vec<u64>,
 }
 
 fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
@@ -68,10 +70,16 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
 
 impl Host {
     fn new(n: usize, entries: usize, seed: u64) -> Host {
+        Host::with_matching(n, entries, seed, MatchingParams::default())
+    }
+
+    fn with_matching(n: usize, entries: usize, seed: u64, matching: MatchingParams) -> Host {
+        let device = |i| {
+            let p = params(i, n, entries, seed % 2 == 0);
+            Moped::new(MopedParams { matching, ..p }).unwrap()
+        };
         Host {
-            mopeds: (0..n)
-                .map(|i| Moped::new(params(i, n, entries, seed % 2 == 0)).unwrap())
-                .collect(),
+            mopeds: (0..n).map(device).collect(),
             mem: FlatMem::new(),
             frames: FrameAllocator::shuffled(0x100_0000..0x1000_0000, seed).unwrap(),
             procs: Vec::new(),
@@ -83,6 +91,7 @@ impl Host {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             max_delay: 20,
             faults: 0,
+            matched_at: Vec::new(),
         }
     }
 
@@ -270,7 +279,12 @@ impl Host {
 
     fn take(&mut self, m: usize, o: DevOut) {
         match o {
-            DevOut::Send { dst, msg } => self.net.push_back((self.now + 1, dst, msg)),
+            DevOut::Send { dst, msg } => {
+                if matches!(msg, DevMsg::Matched { .. }) {
+                    self.matched_at.push(self.now);
+                }
+                self.net.push_back((self.now + 1, dst, msg))
+            }
             DevOut::Line(_) | DevOut::Write { .. } => {
                 let due = self.now + self.rng.gen_range(1..=self.max_delay);
                 self.lines.push((due, m, o));
@@ -416,6 +430,47 @@ fn messages_between_one_pair_match_in_posting_order() {
     for id in sends {
         assert_eq!(h.wait(s, id), PollStatus::Complete);
     }
+}
+
+/// The cycle a pair leaves the matching MOPED after a send whose receive waits behind
+/// `ahead` receives that do not match, with `result_at`; and whether the message arrived.
+fn match_leaves(result_at: ResultAt, ahead: u32) -> (u64, bool) {
+    let matching = MatchingParams {
+        result_at,
+        ..MatchingParams::default()
+    };
+    let mut h = Host::with_matching(1, 64, 7, matching);
+    let s = h.spawn(0, 0, 0, &[(0x10_0000, 0x1000)]);
+    let r = h.spawn(0, 1, 0, &[(0x20_0000, 0x1000)]);
+    for k in 0..ahead {
+        h.post(r, recv_env(Peer::Rank(0), Tag::Tag(100 + k)), 0x20_0000, 64);
+    }
+    let want = h.post(r, recv_env(Peer::Rank(0), Tag::Tag(5)), 0x20_0000, 64);
+    for _ in 0..200 {
+        h.step();
+    }
+    h.write_buf(s, 0x10_0000, &[9; 64]);
+    h.post(s, send_env(1, 5), 0x10_0000, 64).unwrap();
+    let sent = h.now;
+    let done = h.wait(r, want.unwrap()) == PollStatus::Complete
+        && h.read_buf(r, 0x20_0000, 64) == vec![9; 64];
+    (h.matched_at[0] - sent, done)
+}
+
+#[test]
+fn a_pair_leaves_when_the_search_that_found_it_ends() {
+    // `fsm` walks one waiting copy per cycle: with 20 receives ahead of its partner the
+    // send's check is 21 cycles or more, and by default the pair leaves only after them;
+    // "start" (the simulator before the engines) lets it leave on the walk's first cycle.
+    let (end, delivered_end) = match_leaves(ResultAt::End, 20);
+    let (start, delivered_start) = match_leaves(ResultAt::Start, 20);
+    assert!(delivered_end && delivered_start);
+    assert!(end >= start + 20, "end {end}, start {start}");
+    let (shallow, _) = match_leaves(ResultAt::End, 0);
+    assert!(
+        shallow < end,
+        "a search of one entry ({shallow}) ends sooner than of 21 ({end})"
+    );
 }
 
 #[test]

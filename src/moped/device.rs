@@ -402,7 +402,7 @@ impl Moped {
             walk_cache: Vec::new(),
             out: Vec::new(),
             stats: MopedStats::default(),
-            depths: [depth_distribution(), depth_distribution()],
+            depths: [Distribution::queue_depths(), Distribution::queue_depths()],
             last_error: None,
             params,
         })
@@ -908,7 +908,10 @@ impl Moped {
                 progress = true;
                 self.account(&step);
                 self.matcher_free_at = now + step.cycles.max(1);
-                self.checking = Some(step);
+                match self.params.matching.result_at {
+                    matching::ResultAt::End => self.checking = Some(step),
+                    matching::ResultAt::Start => self.conclude(step),
+                }
             }
         }
         if self.matcher.has_work() || self.checking.is_some() {
@@ -1257,12 +1260,6 @@ impl Moped {
             },
         );
     }
-}
-
-/// Buckets of 4 up to 127 entries: IMB's and NPB's queues are a few entries deep, and
-/// deeper searches (the queue benchmarks) count as overflows with their exact maximum.
-fn depth_distribution() -> Distribution {
-    Distribution::new(0, 127, 4).expect("constant bounds are valid")
 }
 
 /// The matching MOPED of (program, receiver rank): ranks spread over the MOPEDs, shifted

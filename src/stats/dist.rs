@@ -49,6 +49,13 @@ pub struct DistLine {
 }
 
 impl Distribution {
+    /// MPI queue search depths, in MOPED and in the software path alike: buckets of 4 up to
+    /// 127 entries, since IMB's and NPB's queues are a few entries deep; deeper searches
+    /// (the queue benchmarks) count as overflows with their exact maximum.
+    pub fn queue_depths() -> Distribution {
+        Distribution::new(0, 127, 4).expect("constant bounds are valid")
+    }
+
     /// An empty distribution of `bucket_size`-wide buckets covering `[min, max]`: gem5's
     /// `Distribution::init(min, max, bucket_size)`. The range must not be empty, the bucket
     /// size not 0, and the buckets at most [`MAX_BUCKETS`].

@@ -144,6 +144,22 @@ pub struct MatchingParams {
     pub overflow_cycles: u64,
     /// Buckets of the hash-based processor (64, by source rank).
     pub hash_buckets: usize,
+    /// When a check's result (a pair to forward, a copy to refuse) takes effect.
+    pub result_at: ResultAt,
+}
+
+/// When a match check's result leaves the engine (`moped.matching.result_at`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultAt {
+    /// Once the engine has finished the search that found it, as the paper's state machine
+    /// forwards a pair "once a match has been found" (section 4.2).
+    #[default]
+    End,
+    /// On the cycle the search begins, its length only delaying the next check: the
+    /// simulator's behaviour before the matching engines, kept to reproduce the Figure 10
+    /// published with it and to measure what the difference moves.
+    Start,
 }
 
 impl Default for MatchingParams {
@@ -155,6 +171,7 @@ impl Default for MatchingParams {
             alpu_cells: 256,
             overflow_cycles: 105,
             hash_buckets: 64,
+            result_at: ResultAt::End,
         }
     }
 }
