@@ -190,6 +190,12 @@ struct MatchingArgs {
     /// Engines to run, comma-separated: software, fsm, cam, cam4, cam64, alpu, hash (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     engines: Vec<String>,
+    /// Leave out Figure 10 under each engine (the 16 kB IMB and class S NPB runs).
+    #[arg(long)]
+    no_figure10: bool,
+    /// The workload specs folder, for Figure 10's runs.
+    #[arg(long, default_value = "workloads", value_name = "DIR")]
+    workloads: PathBuf,
     /// System config (TOML); fields left out take the Table 1 defaults.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -644,8 +650,10 @@ fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         engines,
         quick: a.quick,
+        figure10: (!a.no_figure10)
+            .then(|| api::matching::figure10::Figure10Part::new(a.workloads, a.quick)),
     };
-    let n = api::matching::plan(opts.quick).len() * opts.engines.len();
+    let n = opts.run_count();
     eprintln!(
         "matching: {n} runs on {} host threads; results in {}",
         opts.jobs,

@@ -663,10 +663,11 @@ fn matcher_names() -> Vec<&'static str> {
 /// Runs the MPI queue benchmarks under the software path and each of `engines` (default:
 /// all) on the simulator's own pool of `jobs` threads (default: every core), printing a
 /// line per finished run to stderr when `progress`, and writes matching.csv and report.md
-/// into `out`; `quick` keeps queues up to 300 entries deep. Returns {"runs",
+/// into `out`; `quick` keeps queues up to 300 entries deep. With `workloads` (the specs
+/// folder), also Figure 10 under each engine (figure10_engines.csv). Returns {"runs",
 /// "messages_verified", "host_seconds"}.
 #[pyfunction]
-#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=true, force=false))]
+#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=true, force=false, workloads=None))]
 #[allow(clippy::too_many_arguments)]
 fn matching<'py>(
     py: Python<'py>,
@@ -677,6 +678,7 @@ fn matching<'py>(
     jobs: Option<usize>,
     progress: bool,
     force: bool,
+    workloads: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
@@ -688,8 +690,10 @@ fn matching<'py>(
             jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
             engines: matchers(engines)?,
             quick,
+            figure10: workloads
+                .map(|w| api::matching::figure10::Figure10Part::new(w.into(), quick)),
         };
-        let n = api::matching::plan(opts.quick).len() * opts.engines.len();
+        let n = opts.run_count();
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
             if progress {
                 eprintln!("{}", api::figure10::progress_line(done, n, r));
@@ -891,6 +895,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(figure10, m)?)?;
     m.add_function(wrap_pyfunction!(figure10_finish, m)?)?;
     m.add("MATCHING_CSV_HEADER", api::matching::CSV_HEADER.to_vec())?;
+    m.add(
+        "MATCHING_FIGURE10_CSV_HEADER",
+        api::matching::figure10::CSV_HEADER.to_vec(),
+    )?;
     m.add("MATCHING_ENGINES", matcher_names())?;
     m.add_function(wrap_pyfunction!(matching, m)?)?;
     Ok(())

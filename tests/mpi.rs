@@ -480,6 +480,56 @@ fn a_program_that_backs_off_finishes_through_shared_memory_and_returns_after_a_b
 }
 
 /// The value of statistic `name` of a run.
+/// Every statistic but host time, each distribution whole.
+fn fingerprint(r: &MpiRun) -> Vec<(String, String, Option<moped::stats::Distribution>)> {
+    r.stats
+        .stats()
+        .iter()
+        .filter(|s| !s.name.starts_with("host."))
+        .map(|s| {
+            let dist = r.stats.distribution(&s.name).cloned();
+            (s.name.clone(), format!("{:?}", s.value), dist)
+        })
+        .collect()
+}
+
+#[test]
+fn search_depths_are_counted_per_rank_and_per_moped_and_repeat_with_the_seed() {
+    let w = all_to_all(4, 512);
+    for d in ["baseline", "basemoped"] {
+        let (a, b) = (run(&w, d), run(&w, d));
+        assert_eq!(fingerprint(&a), fingerprint(&b), "{d}");
+        let dist = |n: &str| a.stats.distribution(n).unwrap_or_else(|| panic!("no {n}"));
+        for q in ["prq_depth", "umq_depth"] {
+            // The ranks' distributions add up to the total.
+            let per_rank: u64 = (0..4)
+                .map(|r| dist(&format!("mpi.rank{r}.{q}")).samples())
+                .sum();
+            assert_eq!(per_rank, dist(&format!("mpi.{q}")).samples(), "{d} {q}");
+        }
+        let searches = |side: &str| {
+            dist(&format!("{side}.prq_depth")).samples()
+                + dist(&format!("{side}.umq_depth")).samples()
+        };
+        if d == "baseline" {
+            // Every delivered message searched the posted list or was found by a receive's
+            // search of the unexpected list.
+            assert!(searches("mpi") >= a.messages_verified, "{d}");
+            assert!(
+                dist("mpi.umq_depth").max_value() >= Some(1),
+                "unexpected messages were found"
+            );
+        } else {
+            // Each copy at its matching MOPED is checked once: a send and its receive.
+            assert_eq!(
+                searches("system.moped"),
+                2 * stat(&a, "mpi.moped_sends"),
+                "{d}"
+            );
+        }
+    }
+}
+
 fn stat(r: &MpiRun, name: &str) -> u64 {
     match r
         .stats

@@ -95,6 +95,7 @@ def figure10_finish(
 # The matching experiment (src/api/matching): the queue benchmarks under the software path
 # and each engine; writes matching.csv and report.md into `out`.
 MATCHING_CSV_HEADER: list[str]
+MATCHING_FIGURE10_CSV_HEADER: list[str]
 MATCHING_ENGINES: list[str]
 
 def matching(
@@ -105,6 +106,7 @@ def matching(
     jobs: int | None = None,
     progress: bool = True,
     force: bool = False,
+    workloads: str | None = None,
 ) -> dict[str, Any]: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.

@@ -192,6 +192,8 @@ def matching(
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
     force: bool = False,
     progress: bool = True,
+    figure10: bool = True,
+    workloads_dir: str | PathLike[str] | None = None,
 ) -> pandas.DataFrame:
     """Runs the MPI queue benchmarks and writes into ``out`` what ``moped matching`` writes:
 
@@ -200,7 +202,12 @@ def matching(
     * ``<engine>/runs/<point>/``: each simulation's statistics and record, and ``specs/``,
       the benchmark points as workload specs;
     * ``matching-preposted``, ``matching-unload`` and ``matching-unexpected`` as ``.png``
-      and ``.svg`` (:func:`moped.plot.matching`).
+      and ``.svg`` (:func:`moped.plot.matching`);
+    * with ``figure10`` (the default), ``figure10_engines.csv`` and ``figure10/``: Figure
+      10's 16 kB IMB and class S NPB runs under BASEMOPED with each engine beside the
+      software baseline, with the search depths that explain the difference (a tenth of
+      the iterations with ``quick``; the specs from ``workloads_dir``, by default the
+      repository's ``workloads/``).
 
     ``engines`` picks what matches messages, from :data:`ENGINES` (default: all): the
     software path runs under the baseline, every engine under BASEMOPED. ``quick`` keeps
@@ -229,7 +236,9 @@ def matching(
     force = _args.flag("force", force)
     progress = _args.flag("progress", progress)
     check_config(config)
-    _core.matching(out_dir, config_toml(config), names, quick, jobs, progress, force)
+    figure10 = _args.flag("figure10", figure10)
+    workloads = fspath(_workloads(workloads_dir)) if figure10 else None
+    _core.matching(out_dir, config_toml(config), names, quick, jobs, progress, force, workloads)
     df = read_matching(out_dir)
     draw(df, out_dir)
     return df

@@ -160,6 +160,26 @@ def test_plot_module_help_exits_0() -> None:
     assert "matching.csv" in r.stdout and "reductions.json" in r.stdout
 
 
+def test_figure10_runs_under_each_engine_beside_the_baseline(
+    run: tuple[Path, pd.DataFrame],
+) -> None:
+    out, _ = run
+    f10 = pd.read_csv(out / "figure10_engines.csv")
+    assert list(f10.columns) == list(_core.MATCHING_FIGURE10_CSV_HEADER)
+    assert sorted(set(f10.engine)) == sorted(ENGINES)
+    assert len(f10) == len(ENGINES) * 11
+    assert (f10.messages_verified > 0).all()
+    assert (f10[f10.engine == "software"].reduction == 0).all()
+    engines = f10[f10.engine != "software"]
+    assert (engines.match_searches > 0).all() and (engines.match_cycles > 0).all()
+    # Figure 10's queues are a few entries deep at the matching MOPEDs and in the lists.
+    # Every benchmark matched something: some search found its partner at position >= 1.
+    assert (engines.moped_prq_depth_max + engines.moped_umq_depth_max >= 1).all()
+    assert (engines.moped_prq_depth_max <= 64).all()
+    assert (f10.software_prq_depth_max + f10.software_umq_depth_max >= 1).all()
+    assert "## Figure 10 with each engine" in (out / "report.md").read_text()
+
+
 def test_a_bad_engine_name_names_the_valid_ones(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     with pytest.raises(moped.InputError) as e:

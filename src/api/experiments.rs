@@ -93,12 +93,31 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
             g("system.moped0.match_search_entries"),
         ),
         ("match_cycles", g("system.moped.match_cycles")),
+        ("match_searches", g("system.moped.match_searches")),
         ("list_entries_searched", g("mpi.list_entries_searched")),
         ("backoff_refused", g("mpi.backoff_refused")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(depth_metrics(run))
     .collect()
+}
+
+/// Mean and largest search depth of each queue, at the matching MOPEDs (`moped_*`) and in
+/// the software path's lists (`software_*`), over the run's timed region.
+fn depth_metrics(run: &MpiRun) -> impl Iterator<Item = (String, f64)> + '_ {
+    let sides = [("moped", "system.moped"), ("software", "mpi")];
+    sides.into_iter().flat_map(move |(side, prefix)| {
+        ["prq_depth", "umq_depth"].into_iter().flat_map(move |q| {
+            let d = run.stats.distribution(&format!("{prefix}.{q}"));
+            let mean = d.filter(|d| d.samples() > 0).map_or(0.0, |d| d.mean());
+            let max = d.and_then(|d| d.max_value()).unwrap_or(0) as f64;
+            [
+                (format!("{side}_{q}_mean"), mean),
+                (format!("{side}_{q}_max"), max),
+            ]
+        })
+    })
 }
 
 impl Task {

@@ -334,6 +334,23 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
     for (name, v, desc, unit) in mpi_rows(d, &total) {
         stats.scalar(name, v, desc, unit);
     }
+    add_depths(stats, d, &total);
+}
+
+/// The software path's search depths per rank (`mpi.rank{r}.prq_depth`, `umq_depth`) and
+/// over all ranks (`mpi.prq_depth`, `umq_depth`), beside MOPED's `system.moped*.prq_depth`.
+fn add_depths(stats: &mut StatsRegistry, d: &MpiDriver, total: &RankStats) {
+    const QUEUES: [(&str, &str); 2] = [
+        ("prq_depth", "Posted-receive list search depth of the software path per incoming message: the matched receive's position (from 1), or the list's length when none matched"),
+        ("umq_depth", "Unexpected list search depth of the software path per posted receive: the matched message's position (from 1), or the list's length when none matched"),
+    ];
+    for (q, (name, desc)) in QUEUES.iter().enumerate() {
+        for r in 0..d.n_ranks() {
+            let dist = &d.rank_stats(r).depths[q];
+            stats.dist(format!("mpi.rank{r}.{name}"), dist, desc, "Count");
+        }
+        stats.dist(format!("mpi.{name}"), &total.depths[q], desc, "Count");
+    }
 }
 
 /// The `mpi.*` counters: (name, value, description, unit).

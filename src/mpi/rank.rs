@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::envelope::{Kind, Peer, Tag};
 use crate::sim::Next;
+use crate::stats::Distribution;
 use crate::workload::tags::TagMap;
 use crate::workload::{Call, Origins, ReqId};
 
@@ -148,7 +149,7 @@ pub(super) enum Step {
 }
 
 /// Counters of one rank.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RankStats {
     pub instructions: u64,
     pub sends: u64,
@@ -163,6 +164,30 @@ pub struct RankStats {
     pub refused: u64,
     pub revoked: u64,
     pub list_searched: u64,
+    /// The software path's search depths, posted-receive queue then unexpected queue: the
+    /// matched entry's position (from 1), or the list's length when none matched.
+    pub depths: [Distribution; 2],
+}
+
+impl Default for RankStats {
+    fn default() -> Self {
+        RankStats {
+            instructions: 0,
+            sends: 0,
+            send_bytes: 0,
+            moped_sends: 0,
+            moped_recvs: 0,
+            eager: 0,
+            rendezvous: 0,
+            self_sends: 0,
+            polls: 0,
+            progress_passes: 0,
+            refused: 0,
+            revoked: 0,
+            list_searched: 0,
+            depths: [Distribution::queue_depths(), Distribution::queue_depths()],
+        }
+    }
 }
 
 impl RankStats {
@@ -181,6 +206,10 @@ impl RankStats {
         self.refused += s.refused;
         self.revoked += s.revoked;
         self.list_searched += s.list_searched;
+        for (mine, theirs) in self.depths.iter_mut().zip(&s.depths) {
+            // Both come from `Distribution::queue_depths`, so their buckets agree.
+            mine.merge(theirs).ok();
+        }
     }
 }
 

@@ -452,7 +452,11 @@ impl Rank {
                 });
                 Ok(Step::Again)
             }
-            Probe::Done => Ok(Step::Again),
+            Probe::Done => {
+                let depth = self.queues.found.map_or(s.i, |i| i + 1);
+                self.stats.depths[usize::from(!s.posted)].sample(depth as i64);
+                Ok(Step::Again)
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 //! alone fed the benchmark's queue operations (every receive posted, then the sends, last
 //! posted first), its busy cycles only.
 
+pub mod figure10;
 mod report;
 
 use std::collections::BTreeMap;
@@ -265,6 +266,19 @@ pub struct MatchingOptions {
     pub engines: Vec<Matcher>,
     /// Depths up to 300 only.
     pub quick: bool,
+    /// Also Figure 10 under each engine ([`figure10`]).
+    pub figure10: Option<figure10::Figure10Part>,
+}
+
+impl MatchingOptions {
+    /// The simulations the experiment runs.
+    pub fn run_count(&self) -> usize {
+        let f10 = self
+            .figure10
+            .as_ref()
+            .map_or(0, |_| figure10::run_count(&self.engines));
+        plan(self.quick).len() * self.engines.len() + f10
+    }
 }
 
 /// What the experiment found.
@@ -276,6 +290,8 @@ pub struct Matching {
     pub runs: usize,
     /// Simulated events over every run.
     pub events: u64,
+    /// Figure 10 under each engine, when asked for.
+    pub figure10: Vec<figure10::EngineBar>,
 }
 
 /// The configuration an engine runs with: deep enough tables and lists for every point.
@@ -327,6 +343,10 @@ fn run_and_write(
     progress: Progress,
 ) -> Result<Matching, MopedError> {
     let started = Instant::now();
+    if let Some(part) = &opts.figure10 {
+        // A missing spec fails now, not after the queue benchmarks' minutes.
+        figure10::specs(part)?;
+    }
     let points = plan(opts.quick);
     let specs = write_specs(out.path(), &points)?;
     let mut rows = Vec::new();
@@ -360,16 +380,33 @@ fn run_and_write(
         &opts.config.moped.matching,
         opts.quick,
     ));
+    let bars = match &opts.figure10 {
+        Some(part) => {
+            let engines = &opts.engines;
+            let (bars, n) =
+                figure10::run(part, &opts.config, engines, opts.jobs, out, runs, progress)?;
+            events += n;
+            bars
+        }
+        None => Vec::new(),
+    };
     let m = Matching {
-        messages_verified: rows.iter().map(|r| r.messages_verified).sum(),
+        messages_verified: rows.iter().map(|r| r.messages_verified).sum::<u64>()
+            + bars.iter().map(|b| b.messages_verified).sum::<u64>(),
         rows,
         host_seconds: started.elapsed().as_secs_f64(),
-        runs,
+        runs: runs + bars.len(),
         events,
+        figure10: bars,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("matching.csv"), csv(&m.rows)).map_err(io)?;
-    let report = report::report(&m.rows, &m.notes(opts));
+    let mut report = report::report(&m.rows, &m.notes(opts));
+    if !m.figure10.is_empty() {
+        let table = figure10::csv(&m.figure10);
+        std::fs::write(out.path().join("figure10_engines.csv"), table).map_err(io)?;
+        report.push_str(&figure10::section(&m.figure10, &opts.config.moped.matching));
+    }
     std::fs::write(out.path().join("report.md"), report).map_err(io)?;
     Ok(m)
 }
@@ -571,6 +608,7 @@ pub fn bench(repetitions: u32) -> Result<crate::bench::BenchResult, MopedError> 
             jobs: 1,
             engines: Matcher::all(),
             quick: true,
+            figure10: None,
         };
         let out = OutDir::claim(&dir, true, Default::default())?;
         let m = matching(&opts, out, &|_, _, _| {})?;
