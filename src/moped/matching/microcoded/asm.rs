@@ -255,7 +255,7 @@ fn reg_index(text: &str, prefix: char, limit: u8) -> Option<u8> {
 /// The options after a slot's operands.
 #[derive(Default)]
 struct Opts {
-    imm: Imm2,
+    imm: Option<Imm>,
     simd: Option<u8>,
     wr: Option<u8>,
     combine: Option<Combine>,
@@ -264,9 +264,6 @@ struct Opts {
     swz: Option<[u8; 4]>,
     table: Option<u8>,
 }
-
-#[derive(Default)]
-struct Imm2(Option<Imm>);
 
 /// Parses options, accepting only those in `allowed` (by key).
 fn options(c: &mut Cursor, allowed: &[&str]) -> PResult<Opts> {
@@ -329,9 +326,9 @@ fn option_value(o: &mut Opts, key: &str, v: u64, text: &str) -> Result<(), Strin
     let imm =
         || u32::try_from(v).map_err(|_| format!("expected a 32-bit immediate, found `{text}`"));
     match key {
-        "lo" | "hi" if o.imm.0.is_some() => return Err("expected one immediate only".into()),
-        "lo" => o.imm.0 = Some(Imm::Lo(imm()?)),
-        "hi" => o.imm.0 = Some(Imm::Hi(imm()?)),
+        "lo" | "hi" if o.imm.is_some() => return Err("expected one immediate only".into()),
+        "lo" => o.imm = Some(Imm::Lo(imm()?)),
+        "hi" => o.imm = Some(Imm::Hi(imm()?)),
         "simd" => o.simd = Some(small(3)?),
         "wr" => o.wr = Some(small(4)?),
         "table" => o.table = Some(small(4)?),
@@ -377,8 +374,7 @@ fn parse_in(c: &mut Cursor) -> PResult<InSlot> {
         t: None,
         swz: SWZ_IDENTITY,
     };
-    loop {
-        let Some(t) = c.peek() else { break };
+    while let Some(t) = c.peek() {
         if let Some(r) = reg_index(&t.text, 'a', NUM_REGS).filter(|_| slot.a.is_none()) {
             slot.a = Some(r);
         } else if let Some(r) = reg_index(&t.text, 't', NUM_REGS).filter(|_| slot.t.is_none()) {
@@ -434,7 +430,7 @@ fn parse_alu(c: &mut Cursor) -> PResult<AluSlot> {
         _ => &["lo", "hi", "simd", "@"],
     };
     let o = options(c, allowed)?;
-    slot.imm = o.imm.0.unwrap_or(Imm::None);
+    slot.imm = o.imm.unwrap_or(Imm::None);
     slot.simd = o.simd.unwrap_or(slot.simd);
     slot.wr = o.wr.unwrap_or(slot.wr);
     slot.combine = o.combine.unwrap_or(Combine::Set);

@@ -10,6 +10,10 @@ pub mod program;
 pub mod units;
 
 #[cfg(test)]
+mod tests_asm;
+#[cfg(test)]
+mod tests_pipeline;
+#[cfg(test)]
 mod tests_program;
 
 pub use asm::{assemble, AsmError, Program};

@@ -200,6 +200,7 @@ fn random_item(g: &mut Gen, h: &Header) -> ListItem {
 fn the_program_agrees_with_figure_1_on_random_lists() {
     let prog = program();
     let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+    let (mut matches, mut slow_matches, mut ends) = (0, 0, 0);
     for case in 0..400 {
         let h = Header {
             match_bits: g.next(),
@@ -218,11 +219,24 @@ fn the_program_agrees_with_figure_1_on_random_lists() {
         let want = reference(&h, &items);
         assert_eq!(r.outcome, want, "case {case}: {h:?} {items:?}");
         let expect_failed = match want {
-            Outcome::Match { index, .. } => index,
-            Outcome::NoMatch => items.len(),
+            Outcome::Match { index, .. } => {
+                matches += 1;
+                let slow = flags::USE_REMOTE_OFFSET | flags::USE_MAX_SIZE;
+                slow_matches += usize::from(items[index].flags & slow != 0);
+                index
+            }
+            Outcome::NoMatch => {
+                ends += 1;
+                items.len()
+            }
         };
         assert_eq!(r.failed, expect_failed, "case {case}");
     }
+    // Both paths and the end of the list were exercised.
+    assert!(
+        matches > 60 && slow_matches > 20 && ends > 60,
+        "{matches} {slow_matches} {ends}"
+    );
 }
 
 #[test]

@@ -206,7 +206,7 @@ mod tests {
             alu_compare(AluOp::CmpEq, a, b, SIMD_16),
             [false, true, false, true]
         );
-        assert_eq!(alu_compare(AluOp::CmpLt, a, b, SIMD_16)[2], true);
+        assert!(alu_compare(AluOp::CmpLt, a, b, SIMD_16)[2]);
         // As one 64-bit number a < b, because section 2 decides before section 0.
         assert_eq!(alu_compare(AluOp::CmpLt, a, b, SIMD_64), [true; 4]);
         assert_eq!(
@@ -253,8 +253,8 @@ mod tests {
             [false, true, true, true]
         );
         // !a && b && !c on flags a=bit0, b=bit1, c=bit2: pattern 0b010 under mask 0b111.
-        assert_eq!(ternary(0b010, 0b010, 0b111, false, SIMD_16)[0], true);
-        assert_eq!(ternary(0b011, 0b010, 0b111, false, SIMD_16)[0], false);
+        assert!(ternary(0b010, 0b010, 0b111, false, SIMD_16)[0]);
+        assert!(!ternary(0b011, 0b010, 0b111, false, SIMD_16)[0]);
     }
 
     #[test]
