@@ -2,6 +2,17 @@
 //! Matching"): a wide-instruction
 //! datapath that matches one incoming header against the posted-receive list streamed
 //! through its input FIFO.
+//!
+//! - [`isa`]: the wide instruction word, one slot per unit (section 4.2, Figure 4);
+//! - [`units`]: the SIMD ALU and its permute, the ternary unit, the predicate logic;
+//! - [`pipeline`]: [`MatchUnit`], the three-stage pipeline with forwarding, FIFO stalls
+//!   and two branch delay slots (sections 4.1, 4.2.5);
+//! - [`asm`]: the assembler for the text format, built on nom;
+//! - [`program`]: the match program `match.mu` (section 4.3), its data layout, and
+//!   Figure 1 of the paper as the reference it is tested against.
+//!
+//! `docs/microcoded-match-unit.md` describes the text format, the program and which
+//! numbers come from the paper.
 
 pub mod asm;
 pub mod isa;

@@ -250,3 +250,39 @@ fn end_of_list_reports_no_match() {
     assert_eq!(r.outcome, Outcome::NoMatch);
     assert_eq!(r.failed, 1);
 }
+
+#[test]
+fn later_failures_and_the_slow_path_cost_more() {
+    let prog = program();
+    let h = header();
+    let good = ListItem::mpi(h.match_bits, 7, 3, 4096);
+    let wrong_source = ListItem { nid: 9, ..good };
+    let remote = ListItem {
+        flags: good.flags | flags::USE_REMOTE_OFFSET,
+        ..good
+    };
+    let cost = |items: &[ListItem]| match run_match(&prog, &h, items, Delivery::Preloaded) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    // A source mismatch is found after all 8 pops: 12 cycles for that item.
+    let r = cost(&[wrong_source, good, good]);
+    assert_eq!((r.failed, r.pops[16] - r.pops[8]), (1, 12));
+    assert_eq!(r.cycles, 31 + 12);
+    // A remote-offset item matches through the slow path: 23 cycles to its report.
+    let r = cost(&[remote, good]);
+    assert_eq!(
+        r.outcome,
+        Outcome::Match {
+            index: 0,
+            offset: 0,
+            length: 100
+        }
+    );
+    assert_eq!(matched_item_cycles(&r, 0), 23);
+    assert_eq!(r.cycles, 9 + 23 + 8);
+    // A wrong-flags item fails through the slow path: 21 words, then the next item.
+    let invalid = ListItem { flags: 0, ..good };
+    let r = cost(&[invalid, good]);
+    assert_eq!((r.failed, r.pops[16] - r.pops[8]), (1, 21));
+}
