@@ -1,13 +1,14 @@
 //! The microcoded match unit of a NIC ("An Architecture to Perform NIC Based MPI
-//! Matching"): a wide-instruction
-//! datapath that matches one incoming header against the posted-receive list streamed
-//! through its input FIFO.
+//! Matching"): a wide-instruction datapath that matches one incoming header against the
+//! posted-receive list streamed through its input FIFO.
 //!
 //! - [`isa`]: the wide instruction word, one slot per unit (section 4.2, Figure 4);
 //! - [`units`]: the SIMD ALU and its permute, the ternary unit, the predicate logic;
 //! - [`pipeline`]: [`MatchUnit`], the three-stage pipeline with forwarding, FIFO stalls
 //!   and two branch delay slots (sections 4.1, 4.2.5);
 //! - [`asm`]: the assembler for the text format, built on nom;
+//! - [`list_manager`]: streams the header and list items into the FIFO, one word a
+//!   cycle, and stops one item past the reported match (section 3.2);
 //! - [`program`]: the match program `match.mu` (section 4.3), its data layout, and
 //!   Figure 1 of the paper as the reference it is tested against.
 //!
@@ -16,6 +17,7 @@
 
 pub mod asm;
 pub mod isa;
+pub mod list_manager;
 pub mod pipeline;
 pub mod program;
 pub mod units;

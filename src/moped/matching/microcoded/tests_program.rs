@@ -3,6 +3,7 @@
 
 use super::asm::assemble;
 use super::isa::Instr;
+use super::list_manager::run_with_list_manager;
 use super::program::{
     flags, match_program, reference, run_match, Delivery, Header, ListItem, MatchRun, Outcome, ANY,
     SOURCE,
@@ -218,6 +219,11 @@ fn the_program_agrees_with_figure_1_on_random_lists() {
         };
         let want = reference(&h, &items);
         assert_eq!(r.outcome, want, "case {case}: {h:?} {items:?}");
+        // The list manager, reading the reports, sends the same words at the same time.
+        match run_with_list_manager(&prog, &h, &items) {
+            Ok((lm, _)) => assert_eq!(lm, r, "case {case}"),
+            Err(e) => panic!("case {case}: {e}"),
+        }
         let expect_failed = match want {
             Outcome::Match { index, .. } => {
                 matches += 1;
@@ -285,4 +291,28 @@ fn later_failures_and_the_slow_path_cost_more() {
     let invalid = ListItem { flags: 0, ..good };
     let r = cost(&[invalid, good]);
     assert_eq!((r.failed, r.pops[16] - r.pops[8]), (1, 21));
+}
+
+#[test]
+fn the_list_manager_sends_one_item_past_the_match_and_costs_the_same() {
+    let prog = program();
+    for fails in 0..5 {
+        let items = list(fails);
+        let (r, sent) = match run_with_list_manager(&prog, &header(), &items) {
+            Ok(x) => x,
+            Err(e) => panic!("{e}"),
+        };
+        // Header, the failed items, the match, one item more.
+        assert_eq!(sent, 8 * (fails + 3));
+        assert_eq!(r, run(&prog, fails, Delivery::Streamed));
+        assert_eq!(r.cycles, 31 + 8 * fails as u64);
+    }
+    // No match: every item and the sentinel.
+    let h = header();
+    let items = vec![ListItem::mpi(!h.match_bits, 7, 3, 64); 3];
+    let (r, sent) = match run_with_list_manager(&prog, &h, &items) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!((r.outcome, r.failed, sent), (Outcome::NoMatch, 3, 8 * 5));
 }
