@@ -93,7 +93,13 @@ fn parse_num(text: &str, radix: u32) -> Option<u64> {
 fn token(i: &str) -> IResult<&str, (Tok, &str)> {
     let number = |radix: u32, prefix: &'static str| {
         map(
-            recognize(preceded(tag(prefix), take_while1(num_body(radix)))),
+            recognize(preceded(
+                tag(prefix),
+                pair(
+                    take_while1(move |c: char| c.is_digit(radix)),
+                    take_while(num_body(radix)),
+                ),
+            )),
             move |s: &str| {
                 (
                     Tok::Num(parse_num(&s[prefix.len()..], radix).unwrap_or(u64::MAX)),
@@ -136,7 +142,7 @@ fn lex(line: &str) -> Result<Vec<Token>, (usize, String)> {
                 if tok == Tok::Num(u64::MAX) && parse_num_any(text).is_none() {
                     return Err((
                         col_of(rest),
-                        format!("number `{text}` does not fit 64 bits"),
+                        format!("expected a number that fits 64 bits, found `{text}`"),
                     ));
                 }
                 out.push(Token {

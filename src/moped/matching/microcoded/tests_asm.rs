@@ -62,6 +62,12 @@ fn errors_name_what_was_expected() {
         ),
         ("cp a1, a2", 4, "expected `out` or a ternary register"),
         ("in a1 $", 7, "expected a word, a number or one of"),
+        (
+            "alu add a1, a0, a0 lo=0x1_0000_0000_0000_0000",
+            23,
+            "fits 64 bits",
+        ),
+        ("alu add a1, a0, a0 _lo=1", 20, "expected one of lo, hi"),
         ("in a1 ; alu add a1, a0, a0", 1, "two units write a1"),
     ];
     for (src, col, want) in cases {
