@@ -39,7 +39,9 @@ init:   alu add a14, a0, a0 lo=1
         alu add a4, a0, a0 lo=0x00100008
         cp t10, a4
 
-# Header: 8 pops, then the source pair built from h7 and h1.
+# Header: 8 pops, then the source pair built from h7 and h1. The permute needs a word
+# of its own: a word reads its operands before its own pop lands, so h7 can be used
+# no earlier than the word after the one that pops it.
 header: in t1
         in a4
         in a2 ; alu cmpeq.16 a4, a0 hi=1 wr=0b0100
@@ -50,8 +52,10 @@ header: in t1
         in a5
         alu perm a1, a5, a4, [a0 a1 b0 b1 z z z z]
 
-# List item, shared part. p12 (match bits) decides at s3; the fast path's flag check
-# decides at s5; both in the delay slots of the other.
+# List item, shared part (s0..s5). p12 (match bits) decides at s3, with s4 and s5 in
+# its delay slots; the fast path's flag check decides at s5, with the fast path's first
+# two words (the last two pops, needed on every path) in its delay slots. All six run
+# for a matching item, which then takes 12 words.
 item:   in t2
 item1:  in t5
 item2:  in a6, t6 swz=2222 ; ter eq t2, t1, t5 ign wr=0b0001
