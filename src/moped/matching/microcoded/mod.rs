@@ -3,6 +3,7 @@
 //! posted-receive list streamed through its input FIFO.
 //!
 //! - [`isa`]: the wide instruction word, one slot per unit (section 4.2, Figure 4);
+//! - [`encode`]: a 162-bit layout of that word (the paper's is 164 bits);
 //! - [`units`]: the SIMD ALU and its permute, the ternary unit, the predicate logic;
 //! - [`pipeline`]: [`MatchUnit`], the three-stage pipeline with forwarding, FIFO stalls
 //!   and two branch delay slots (sections 4.1, 4.2.5);
@@ -16,6 +17,7 @@
 //! numbers come from the paper.
 
 pub mod asm;
+pub mod encode;
 pub mod isa;
 pub mod list_manager;
 pub mod pipeline;
