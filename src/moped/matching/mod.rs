@@ -30,6 +30,7 @@ pub mod alpu;
 pub mod cam;
 pub mod fsm;
 pub mod hash;
+pub mod microcoded;
 pub mod reference;
 
 use std::collections::{BTreeMap, VecDeque};
