@@ -6,43 +6,8 @@
 //! memory latency with a small cache of items; here every item is ready at once.
 
 use super::isa::Instr;
-use super::pipeline::{MatchUnit, OutWord, RunError};
-use super::program::{Header, ListItem, MatchRun, Outcome, OUT_FAIL, OUT_MATCH, OUT_NO_MATCH};
-
-/// What the list manager has learnt from the output FIFO so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Reports {
-    failed: usize,
-    outcome: Option<Outcome>,
-}
-
-/// Reads the output words: a fail per item, then 1, offset, length or a no-match.
-fn read_reports(out: &[OutWord]) -> Reports {
-    let mut r = Reports::default();
-    let mut i = 0;
-    while let Some(w) = out.get(i) {
-        match w.value {
-            OUT_FAIL => r.failed += 1,
-            OUT_MATCH => {
-                if let (Some(offset), Some(length)) = (out.get(i + 1), out.get(i + 2)) {
-                    r.outcome = Some(Outcome::Match {
-                        index: r.failed,
-                        offset: offset.value,
-                        length: length.value,
-                    });
-                }
-                return r;
-            }
-            OUT_NO_MATCH => {
-                r.outcome = Some(Outcome::NoMatch);
-                return r;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    r
-}
+use super::pipeline::{MatchUnit, RunError};
+use super::program::{read_reports, since, Header, ListItem, MatchRun, Outcome, Reports};
 
 /// The item (counting the sentinel as the last) the manager may send up to: one past
 /// the item under match, and no further once the outcome is known.
@@ -88,22 +53,13 @@ pub fn run_with_list_manager(
         unit.step()?;
     }
     let last = unit.last_retire().unwrap_or(origin);
-    let output: Vec<OutWord> = unit.output()[out_before..]
-        .iter()
-        .map(|o| OutWord {
-            cycle: o.cycle - origin,
-            value: o.value,
-        })
-        .collect();
+    let (output, pops) = since(&unit, out_before, pops_before, origin);
     let reports = read_reports(&output);
     let run = MatchRun {
         outcome: reports.outcome.unwrap_or(Outcome::NoMatch),
         failed: reports.failed,
         cycles: last + 1 - origin,
-        pops: unit.pops()[pops_before..]
-            .iter()
-            .map(|c| c - origin)
-            .collect(),
+        pops,
         output,
     };
     Ok((run, sent))

@@ -247,37 +247,70 @@ pub fn run_match(
         Delivery::Streamed => unit.stream_input(words),
     }
     let cycles = unit.run_until_idle(LIMIT)?;
-    let output: Vec<OutWord> = unit.output()[out_before..]
+    let (output, pops) = since(&unit, out_before, pops_before, origin);
+    let reports = read_reports(&output);
+    Ok(MatchRun {
+        outcome: reports.outcome.unwrap_or(Outcome::NoMatch),
+        failed: reports.failed,
+        cycles,
+        pops,
+        output,
+    })
+}
+
+/// What the list manager has learnt from the output FIFO so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Reports {
+    pub failed: usize,
+    pub outcome: Option<Outcome>,
+}
+
+/// Reads the output words: a fail per item, then 1, offset, length or a no-match.
+pub(super) fn read_reports(out: &[OutWord]) -> Reports {
+    let mut r = Reports::default();
+    let mut i = 0;
+    while let Some(w) = out.get(i) {
+        match w.value {
+            OUT_FAIL => r.failed += 1,
+            OUT_MATCH => {
+                if let (Some(offset), Some(length)) = (out.get(i + 1), out.get(i + 2)) {
+                    r.outcome = Some(Outcome::Match {
+                        index: r.failed,
+                        offset: offset.value,
+                        length: length.value,
+                    });
+                }
+                return r;
+            }
+            OUT_NO_MATCH => {
+                r.outcome = Some(Outcome::NoMatch);
+                return r;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    r
+}
+
+/// The output words and FIFO pops since `out_before` and `pops_before`, their cycles
+/// counted from `origin`.
+pub(super) fn since(
+    unit: &MatchUnit,
+    out_before: usize,
+    pops_before: usize,
+    origin: u64,
+) -> (Vec<OutWord>, Vec<u64>) {
+    let output = unit.output()[out_before..]
         .iter()
         .map(|o| OutWord {
             cycle: o.cycle - origin,
             value: o.value,
         })
         .collect();
-    let (outcome, failed) = decode_output(&output);
-    Ok(MatchRun {
-        outcome,
-        failed,
-        cycles,
-        pops: unit.pops()[pops_before..]
-            .iter()
-            .map(|c| c - origin)
-            .collect(),
-        output,
-    })
-}
-
-/// Reads the output words: fails, then a match (code, offset, length) or no match.
-fn decode_output(out: &[OutWord]) -> (Outcome, usize) {
-    let failed = out.iter().take_while(|o| o.value == OUT_FAIL).count();
-    let rest: Vec<u64> = out[failed..].iter().map(|o| o.value).collect();
-    let outcome = match rest.as_slice() {
-        [OUT_MATCH, offset, length] => Outcome::Match {
-            index: failed,
-            offset: *offset,
-            length: *length,
-        },
-        _ => Outcome::NoMatch,
-    };
-    (outcome, failed)
+    let pops = unit.pops()[pops_before..]
+        .iter()
+        .map(|c| c - origin)
+        .collect();
+    (output, pops)
 }

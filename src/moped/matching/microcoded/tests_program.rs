@@ -125,14 +125,19 @@ fn overhead_over_ideal_hardware_shrinks_with_the_list() {
     assert!(match30 < 0.025 && end30 < end10);
 }
 
-#[test]
-fn an_extra_fast_path_instruction_costs_one_cycle_per_matched_item() {
-    let changed = SOURCE.replace("decide: pa and p3", "        nop\ndecide: pa and p3");
-    assert_ne!(changed, SOURCE);
-    let prog = match assemble("changed.mu", &changed) {
+/// The match program with a `nop` inserted before the line that starts with `at`.
+fn with_nop_before(at: &str) -> Vec<Instr> {
+    let changed = SOURCE.replace(at, &format!("        nop\n{at}"));
+    assert_ne!(changed, SOURCE, "no line {at:?} in the program");
+    match assemble("changed.mu", &changed) {
         Ok(p) => p.instrs,
         Err(e) => panic!("{e}"),
-    };
+    }
+}
+
+#[test]
+fn an_extra_fast_path_instruction_costs_one_cycle_per_matched_item() {
+    let prog = with_nop_before("decide: pa and p3");
     for fails in 0..3 {
         let r = run(&prog, fails, Delivery::Preloaded);
         assert_eq!(r.cycles, 32 + 8 * fails as u64);
@@ -142,12 +147,7 @@ fn an_extra_fast_path_instruction_costs_one_cycle_per_matched_item() {
 
 #[test]
 fn an_extra_shared_instruction_costs_one_cycle_per_failed_item() {
-    let changed = SOURCE.replace("item2:  in a6", "        nop\nitem2:  in a6");
-    assert_ne!(changed, SOURCE);
-    let prog = match assemble("changed.mu", &changed) {
-        Ok(p) => p.instrs,
-        Err(e) => panic!("{e}"),
-    };
+    let prog = with_nop_before("item2:  in a6");
     for fails in 0..3 {
         let r = run(&prog, fails, Delivery::Preloaded);
         assert_eq!(r.failed, fails);
