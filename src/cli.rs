@@ -187,7 +187,8 @@ struct MatchingArgs {
     /// Only queues up to 300 entries deep (a few minutes instead of the full sweep).
     #[arg(long)]
     quick: bool,
-    /// Engines to run, comma-separated: software, fsm, cam, cam4, cam64, alpu, hash (default: all).
+    /// Engines to run, comma-separated: software, fsm, cam, cam4, cam64, alpu, hash,
+    /// microcoded (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     engines: Vec<String>,
     /// Leave out Figure 10 under each engine (the 16 kB IMB and class S NPB runs).

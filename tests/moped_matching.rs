@@ -227,6 +227,7 @@ differential! {
     cam64_follows_the_two_queue_model => MatcherKind::Cam64;
     alpu_follows_the_two_queue_model => MatcherKind::Alpu;
     hash_follows_the_two_queue_model => MatcherKind::Hash;
+    microcoded_follows_the_two_queue_model => MatcherKind::Microcoded;
 }
 
 fn send(to: Rank, tag: u32) -> Envelope {

@@ -48,6 +48,7 @@ ENGINE_STYLE = {
     "cam64": ("two-level CAM, 64 lists", "#9467bd", "D"),
     "alpu": ("ALPU", "#2ca02c", "P"),
     "hash": ("hash", "#8c564b", "X"),
+    "microcoded": ("microcoded match unit", "#e377c2", "*"),
 }
 
 

@@ -350,7 +350,8 @@ pub struct MopedSection {
     /// Cycles the owning core spends in the OS when MOPED reports an unmapped page.
     pub fault_penalty: u64,
     /// The matching hardware: `fsm` (the paper's state machine), `cam`, `cam4`, `cam64`
-    /// (the two-level CAM and list queue), `alpu` or `hash` (`moped::matching`).
+    /// (the two-level CAM and list queue), `alpu`, `hash` or `microcoded` (the microcoded
+    /// match unit running its match program) (`moped::matching`).
     pub matcher: crate::moped::matching::MatcherKind,
     /// The engines' sizes and cycle costs (`[moped.matching]`).
     pub matching: crate::moped::matching::MatchingParams,

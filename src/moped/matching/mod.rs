@@ -21,7 +21,9 @@
 //!   Herbordt, a CAM over 1, 4 or 64 hardware linked lists;
 //! - [`alpu`]: the associative list processing unit of Underwood et al. (IPDPS 2005);
 //! - [`hash`]: the hash-based MPI processor of Mattheakis and Papaefstathiou (ACM TACO
-//!   2013), buckets by source rank.
+//!   2013), buckets by source rank;
+//! - [`microcoded`]: the microcoded match unit of a NIC ("An Architecture to Perform NIC
+//!   Based MPI Matching"), every search run by its match program on the interpreter.
 //!
 //! Matching works on the copies forwarded to this MOPED (entries without the Reserved
 //! bit); a MOPED that is its own descriptor's matching MOPED forwards a copy to itself.
@@ -62,16 +64,19 @@ pub enum MatcherKind {
     Alpu,
     /// Hash-based MPI processor.
     Hash,
+    /// Microcoded match unit running its match program.
+    Microcoded,
 }
 
 impl MatcherKind {
-    pub const ALL: [MatcherKind; 6] = [
+    pub const ALL: [MatcherKind; 7] = [
         MatcherKind::Fsm,
         MatcherKind::Cam,
         MatcherKind::Cam4,
         MatcherKind::Cam64,
         MatcherKind::Alpu,
         MatcherKind::Hash,
+        MatcherKind::Microcoded,
     ];
 
     /// The name `moped.matcher` and the experiments' CSV use.
@@ -83,6 +88,7 @@ impl MatcherKind {
             MatcherKind::Cam64 => "cam64",
             MatcherKind::Alpu => "alpu",
             MatcherKind::Hash => "hash",
+            MatcherKind::Microcoded => "microcoded",
         }
     }
 
@@ -95,6 +101,7 @@ impl MatcherKind {
             MatcherKind::Cam64 => Box::new(cam::TwoLevel::new(params, 64)),
             MatcherKind::Alpu => Box::new(alpu::Alpu::new(params)),
             MatcherKind::Hash => Box::new(hash::Hash::new(params)),
+            MatcherKind::Microcoded => Box::new(microcoded::engine::Microcoded::new(params)),
         }
     }
 }

@@ -11,13 +11,16 @@
 //! - [`list_manager`]: streams the header and list items into the FIFO, one word a
 //!   cycle, and stops one item past the reported match (section 3.2);
 //! - [`program`]: the match program `match.mu` (section 4.3), its data layout, and
-//!   Figure 1 of the paper as the reference it is tested against.
+//!   Figure 1 of the paper as the reference it is tested against;
+//! - [`engine`]: the unit as a matching engine behind [`super::Engine`]
+//!   (`moped.matcher = "microcoded"`), every search run by the program.
 //!
 //! `docs/microcoded-match-unit.md` describes the text format, the program and which
 //! numbers come from the paper.
 
 pub mod asm;
 pub mod encode;
+pub mod engine;
 pub mod isa;
 pub mod list_manager;
 pub mod pipeline;
