@@ -142,6 +142,10 @@ pub const PREPOSTED_DEPTHS: [u32; 18] = [
 /// engine-level rows.
 pub const UNLOAD_DEPTHS: [u32; 5] = [10, 100, 256, 500, 1000];
 pub const UNLOAD_ENGINE_DEPTHS: [u32; 6] = [500, 1000, 4000, 10_000, 20_000, 30_000];
+/// The deepest engine-level unload of `microcoded`: its searches run the match program on
+/// the interpreter (about 1.3 M unit cycles per host second), and unloading 10,000 entries
+/// last-posted-first would run 400 M cycles, 30,000 some 3.6 G.
+pub const MICROCODED_ENGINE_DEPTH_MAX: u32 = 4000;
 
 /// The experiment's benchmark points; `quick` keeps depths up to 300 (for tests).
 pub fn plan(quick: bool) -> Vec<Point> {
@@ -484,9 +488,13 @@ fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec
             continue;
         };
         for sources in [Sources::Uniform, Sources::Skewed] {
+            let deepest = match kind {
+                MatcherKind::Microcoded => MICROCODED_ENGINE_DEPTH_MAX,
+                _ => u32::MAX,
+            };
             for &depth in UNLOAD_ENGINE_DEPTHS
                 .iter()
-                .filter(|&&d| !quick || d <= 1000)
+                .filter(|&&d| (!quick || d <= 1000) && d <= deepest)
             {
                 let (total, read) = unload_engine_cycles(kind, params, depth, sources, 16);
                 let point = Point {
