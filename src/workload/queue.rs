@@ -315,24 +315,17 @@ fn preposted(b: &mut Builder, p: &QueueParams, warmup: bool) -> u64 {
 /// before it has been checked: the timer then starts with the queue in place, not with a
 /// slow engine's backlog of checks (the software path's queue is in place at once).
 fn flush(b: &mut Builder, receiver: usize, peer: usize, (s, r): ([BufRef; 2], [BufRef; 2])) {
-    b.send(peer, receiver, READY_TAG, CTX_PT2PT, s[peer.min(1)], 0);
-    b.recv(
-        receiver,
-        from(peer),
-        Tag::Tag(READY_TAG),
-        CTX_PT2PT,
-        r[receiver.min(1)],
-        0,
-    );
-    b.send(receiver, peer, READY_TAG, CTX_PT2PT, s[receiver.min(1)], 0);
-    b.recv(
-        peer,
-        from(receiver),
-        Tag::Tag(READY_TAG),
-        CTX_PT2PT,
-        r[peer.min(1)],
-        0,
-    );
+    for (src, dst) in [(peer, receiver), (receiver, peer)] {
+        b.send(src, dst, READY_TAG, CTX_PT2PT, s[src.min(1)], 0);
+        b.recv(
+            dst,
+            from(src),
+            Tag::Tag(READY_TAG),
+            CTX_PT2PT,
+            r[dst.min(1)],
+            0,
+        );
+    }
 }
 
 /// The unload benchmark (nothing to drain).
