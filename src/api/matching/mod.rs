@@ -22,7 +22,7 @@ use crate::design::Design;
 use crate::envelope::{Envelope, Kind, Peer, Tag};
 use crate::error::MopedError;
 use crate::moped::desc::{DescTable, Descriptor, MAX_CAPACITY};
-use crate::moped::matching::{MatchUnit, MatcherKind, MatchingParams};
+use crate::moped::matching::{MatchUnit, MatcherKind, MatchingParams, ResultAt};
 use crate::moped::DescId;
 use crate::workload::queue::{QueueBenchmark, Sources};
 
@@ -306,6 +306,16 @@ pub fn engine_config(base: &SystemConfig, engine: Matcher) -> SystemConfig {
     if let Matcher::Engine(kind) = engine {
         cfg.moped.matcher = kind;
     }
+    cfg
+}
+
+/// `base` with each check's result leaving its engine when the search ends
+/// (`moped.matching.result_at = "end"`), whatever the configuration says: these experiments
+/// measure what an engine's search time costs, which the default (`"start"`, the pair
+/// leaving on the search's first cycle) would hide behind the next check.
+pub fn search_timed(base: &SystemConfig) -> SystemConfig {
+    let mut cfg = base.clone();
+    cfg.moped.matching.result_at = ResultAt::End;
     cfg
 }
 

@@ -161,12 +161,13 @@ pub struct MatchingParams {
 #[serde(rename_all = "lowercase")]
 pub enum ResultAt {
     /// Once the engine has finished the search that found it, as the paper's state machine
-    /// forwards a pair "once a match has been found" (section 4.2).
-    #[default]
+    /// forwards a pair "once a match has been found" (section 4.2). The queue experiments
+    /// (`moped matching`) run this way: an engine's search time is what they measure.
     End,
-    /// On the cycle the search begins, its length only delaying the next check: the
-    /// simulator's behaviour before the matching engines, kept to reproduce the Figure 10
-    /// published with it and to measure what the difference moves.
+    /// On the cycle the search begins, its length only delaying the next check. The
+    /// default, so that Figure 10 stays the one published with the simulator: at the
+    /// paper's 64 descriptors the two differ by at most 0.63 points of cycle reduction.
+    #[default]
     Start,
 }
 
@@ -179,7 +180,7 @@ impl Default for MatchingParams {
             alpu_cells: 256,
             overflow_cycles: 105,
             hash_buckets: 64,
-            result_at: ResultAt::End,
+            result_at: ResultAt::Start,
         }
     }
 }
