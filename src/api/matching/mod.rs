@@ -12,6 +12,7 @@
 
 pub mod figure10;
 mod report;
+pub mod stream64;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -296,11 +297,14 @@ pub struct Matching {
     pub events: u64,
     /// Figure 10 under each engine, when asked for.
     pub figure10: Vec<figure10::EngineBar>,
+    /// The microcoded match unit paper's benchmark, when `microcoded` is among the engines.
+    pub stream64: Vec<stream64::StreamRow>,
 }
 
-/// The configuration an engine runs with: deep enough tables and lists for every point.
+/// The configuration an engine runs with: deep enough tables and lists for every point,
+/// and its searches timed.
 pub fn engine_config(base: &SystemConfig, engine: Matcher) -> SystemConfig {
-    let mut cfg = base.clone();
+    let mut cfg = search_timed(base);
     cfg.moped.descriptor_entries = cfg.moped.descriptor_entries.max(MAX_CAPACITY);
     cfg.mpi.list_entries = cfg.mpi.list_entries.max(8192);
     if let Matcher::Engine(kind) = engine {
@@ -394,6 +398,14 @@ fn run_and_write(
         &opts.config.moped.matching,
         opts.quick,
     ));
+    let stream = if opts
+        .engines
+        .contains(&Matcher::Engine(MatcherKind::Microcoded))
+    {
+        stream64::run(opts.quick)?
+    } else {
+        Vec::new()
+    };
     let bars = match &opts.figure10 {
         Some(part) => {
             let engines = &opts.engines;
@@ -412,6 +424,7 @@ fn run_and_write(
         runs: runs + bars.len(),
         events,
         figure10: bars,
+        stream64: stream,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("matching.csv"), csv(&m.rows)).map_err(io)?;
@@ -420,6 +433,11 @@ fn run_and_write(
         let table = figure10::csv(&m.figure10);
         std::fs::write(out.path().join("figure10_engines.csv"), table).map_err(io)?;
         report.push_str(&figure10::section(&m.figure10, &opts.config.moped.matching));
+    }
+    if !m.stream64.is_empty() {
+        let table = stream64::csv(&m.stream64);
+        std::fs::write(out.path().join("stream64.csv"), table).map_err(io)?;
+        report.push_str(&stream64::section(&m.stream64));
     }
     std::fs::write(out.path().join("report.md"), report).map_err(io)?;
     Ok(m)

@@ -3,7 +3,7 @@
 
 use super::asm::assemble;
 use super::isa::Instr;
-use super::list_manager::run_with_list_manager;
+use super::list_manager::{run_stream, run_with_list_manager};
 use super::program::{
     flags, match_program, reference, run_match, Delivery, Header, ListItem, MatchRun, Outcome, ANY,
     SOURCE,
@@ -315,4 +315,38 @@ fn the_list_manager_sends_one_item_past_the_match_and_costs_the_same() {
         Err(e) => panic!("{e}"),
     };
     assert_eq!((r.outcome, r.failed, sent), (Outcome::NoMatch, 3, 8 * 5));
+}
+
+#[test]
+fn a_stream_gives_each_search_its_own_outcome_and_tiles_the_time() {
+    let prog = program();
+    let h = header();
+    let nothing = vec![ListItem::mpi(!h.match_bits, 7, 3, 64); 2];
+    let lists = [list(0), nothing, list(3)];
+    let requests: Vec<(Header, &[ListItem])> = lists.iter().map(|l| (h, l.as_slice())).collect();
+    let stream = match run_stream(&prog, &requests) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let mut alone_total = 0;
+    for (s, items) in stream.searches.iter().zip(&lists) {
+        let (alone, sent) = match run_with_list_manager(&prog, &h, items) {
+            Ok(x) => x,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            (s.run.outcome, s.run.failed, s.sent),
+            (alone.outcome, alone.failed, sent)
+        );
+        alone_total += alone.cycles;
+    }
+    let tiles: u64 = stream.searches.iter().map(|s| s.end - s.start).sum();
+    assert_eq!(tiles, stream.cycles);
+    assert_eq!(stream.searches[0].start, 0);
+    // Back to back, each search after the first starts while the one before drains.
+    assert!(
+        stream.cycles < alone_total,
+        "{} vs {alone_total}",
+        stream.cycles
+    );
 }
