@@ -664,3 +664,20 @@ pub fn bench(repetitions: u32) -> Result<crate::bench::BenchResult, MopedError> 
         repetitions: times.len() as u32,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_experiments_time_every_search_whatever_the_default() {
+        let base = SystemConfig::default();
+        // The default keeps Figure 10 as it was before the engines.
+        assert_eq!(base.moped.matching.result_at, ResultAt::Start);
+        for engine in Matcher::all() {
+            let cfg = engine_config(&base, engine);
+            assert_eq!(cfg.moped.matching.result_at, ResultAt::End, "{engine:?}");
+        }
+        assert_eq!(search_timed(&base).moped.matching.result_at, ResultAt::End);
+    }
+}
