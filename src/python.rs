@@ -899,6 +899,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "MATCHING_FIGURE10_CSV_HEADER",
         api::matching::figure10::CSV_HEADER.to_vec(),
     )?;
+    m.add(
+        "MATCHING_STREAM64_CSV_HEADER",
+        api::matching::stream64::CSV_HEADER.to_vec(),
+    )?;
     m.add("MATCHING_ENGINES", matcher_names())?;
     m.add_function(wrap_pyfunction!(matching, m)?)?;
     Ok(())

@@ -18,8 +18,8 @@ the figure, and ``moped.experiments.figure10(out)`` does all of it.
 
 Matching: ``moped.experiments.matching(out)`` runs the MPI queue benchmarks under the
 software path and every MOPED matching engine and returns the rows of ``matching.csv``;
-:func:`read_matching` reads them from a finished folder, :func:`moped.plot.matching` draws
-them.
+:func:`read_matching` reads them from a finished folder (:func:`read_stream64` the
+microcoded match unit's ``stream64.csv``), :func:`moped.plot.matching` draws them.
 
 gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
 :func:`compare` sets a gem5 run beside an embedded run of the same workload.
@@ -46,7 +46,7 @@ from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
 from moped.gem5 import compare, host_speed, read_stats
-from moped.matching_results import read_matching
+from moped.matching_results import read_matching, read_stream64
 from moped.results import Result, Stat, read_stats_txt
 
 __version__: str = _core.__version__
@@ -79,6 +79,7 @@ __all__ = [
     "read_matching",
     "read_stats",
     "read_stats_txt",
+    "read_stream64",
     "run",
     "sweep",
 ]

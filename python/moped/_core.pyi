@@ -96,6 +96,7 @@ def figure10_finish(
 # and each engine; writes matching.csv and report.md into `out`.
 MATCHING_CSV_HEADER: list[str]
 MATCHING_FIGURE10_CSV_HEADER: list[str]
+MATCHING_STREAM64_CSV_HEADER: list[str]
 MATCHING_ENGINES: list[str]
 
 def matching(

@@ -1,5 +1,6 @@
 """The rows of the matching experiment's ``matching.csv`` (``moped matching``,
-:func:`moped.experiments.matching`), read back from a finished folder and typed."""
+:func:`moped.experiments.matching`), and of its ``stream64.csv`` when the ``microcoded``
+engine ran, read back from a finished folder and typed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from moped._core import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["ENGINES", "MATCHING_COLUMNS", "read_matching"]
+__all__ = ["ENGINES", "MATCHING_COLUMNS", "STREAM64_COLUMNS", "read_matching", "read_stream64"]
 
 #: What matches messages in the matching experiment: MPICH's lists searched by the cores
 #: (``software``), then each MOPED engine.
@@ -26,6 +27,29 @@ _INTS = ("depth", "position", "iterations", "messages_verified", "ranks")
 _FLOATS = ("cycles", "engine_cycles")
 _TEXTS = ("engine", "benchmark", "sources", "level")
 
+#: The columns of ``stream64.csv``, in order (the Rust side's ``stream64::CSV_HEADER``).
+STREAM64_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_STREAM64_CSV_HEADER)
+_STREAM64_TEXTS = ("engine", "benchmark")
+_STREAM64_INTS = (
+    "list_items",
+    "percent_traversed",
+    "traversed",
+    "messages",
+    "cycles",
+    "ideal_cycles",
+)
+_STREAM64_FLOATS = (
+    "microseconds",
+    "ideal_microseconds",
+    "cycles_per_item",
+    "ideal_cycles_per_item",
+    "relative_to_ideal",
+    "header_cycles",
+    "failed_item_cycles",
+    "matched_item_cycles",
+    "flush_cycles",
+)
+
 
 def read_matching(path: str | PathLike[str]) -> pandas.DataFrame:
     """The rows of ``matching.csv`` from a finished folder of ``moped matching`` or
@@ -34,20 +58,65 @@ def read_matching(path: str | PathLike[str]) -> pandas.DataFrame:
     ``messages_verified`` and ``ranks`` as int64, ``cycles`` and ``engine_cycles`` as float
     (NaN where empty), ``total_cycles`` and ``total_engine_cycles`` as pandas' nullable
     Int64. A missing or malformed file raises :class:`moped.InputError`."""
+    return _read(
+        path,
+        "matching.csv",
+        MATCHING_COLUMNS,
+        writer="moped matching",
+        texts=_TEXTS,
+        ints=_INTS,
+        floats=_FLOATS,
+        nullable_ints=_NULLABLE_INTS,
+    )
+
+
+def read_stream64(path: str | PathLike[str]) -> pandas.DataFrame:
+    """The rows of ``stream64.csv``, the microcoded match unit paper's benchmark (64
+    messages against posted lists of 10 to 300 items, beside ideal hardware), from a
+    finished folder of ``moped matching`` or :func:`moped.experiments.matching` that ran
+    the ``microcoded`` engine, or from the file itself, typed: ``engine`` and
+    ``benchmark`` as str, ``list_items``, ``percent_traversed``, ``traversed``,
+    ``messages``, ``cycles`` and ``ideal_cycles`` as int64, the rest as float64. A missing
+    or malformed file raises :class:`moped.InputError`."""
+    return _read(
+        path,
+        "stream64.csv",
+        STREAM64_COLUMNS,
+        writer="moped matching with the microcoded engine among its engines",
+        texts=_STREAM64_TEXTS,
+        ints=_STREAM64_INTS,
+        floats=_STREAM64_FLOATS,
+    )
+
+
+def _read(
+    path: str | PathLike[str],
+    name: str,
+    columns: tuple[str, ...],
+    *,
+    writer: str,
+    texts: tuple[str, ...],
+    ints: tuple[str, ...],
+    floats: tuple[str, ...],
+    nullable_ints: tuple[str, ...] = (),
+) -> pandas.DataFrame:
+    """``name`` in the folder ``path``, or the file ``path``, checked to hold ``columns``
+    and read with the given types; empty float and nullable cells are missing values.
+    ``writer`` names what writes the file, for the error when it is missing."""
     import pandas as pd
 
     p = Path(_args.path("path", path))
-    csv = p / "matching.csv" if p.is_dir() else p
+    csv = p / name if p.is_dir() else p
     if not csv.is_file():
-        raise InputError(f"{fspath(csv)}: no such file (write it with moped matching)")
-    empty_is_missing = (*_NULLABLE_INTS, *_FLOATS)
-    dtype: dict[str, Any] = {c: str for c in _TEXTS}
-    dtype.update({c: "int64" for c in _INTS})
-    dtype.update({c: "Int64" for c in _NULLABLE_INTS})
-    dtype.update({c: "float64" for c in _FLOATS})
+        raise InputError(f"{fspath(csv)}: no such file (write it with {writer})")
+    empty_is_missing = (*nullable_ints, *floats)
+    dtype: dict[str, Any] = {c: str for c in texts}
+    dtype.update({c: "int64" for c in ints})
+    dtype.update({c: "Int64" for c in nullable_ints})
+    dtype.update({c: "float64" for c in floats})
     try:
         header = pd.read_csv(csv, nrows=0).columns
-        missing = [c for c in MATCHING_COLUMNS if c not in header]
+        missing = [c for c in columns if c not in header]
         if missing:
             raise InputError(f"{fspath(csv)}: lacks the columns {', '.join(missing)}")
         return pd.read_csv(

@@ -12,6 +12,13 @@ against queue depth on log-log axes, one line per engine.
   than a process can hold at one MOPED.
 * ``matching-unexpected`` (when the frame has such rows): CMP cycles per receive that finds
   its message at ``position`` in a queue of ``depth`` unexpected messages.
+* ``matching-stream64`` (when there is a ``stream64.csv``, written where the ``microcoded``
+  engine ran): the microcoded match unit paper's benchmark in the forms of its Figures 6
+  and 7, 64 messages each matched against a posted list after traversing a percentage of
+  it, against that percentage, one colour per list length. Left, the time of the 64
+  searches at 500 MHz; middle, cycles per item traversed; right, that time relative to
+  ideal hardware (8 cycles per header and 8 per item), with a line at 1.0. Solid lines
+  are the unit running its match program, dashed ones ideal hardware.
 
 Drawn with matplotlib's Agg canvas (no display, no global backend change)::
 
@@ -29,7 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 from moped import _args
 from moped._core import InputError
-from moped.matching_results import MATCHING_COLUMNS, read_matching
+from moped.matching_results import (
+    MATCHING_COLUMNS,
+    STREAM64_COLUMNS,
+    read_matching,
+    read_stream64,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -50,6 +62,8 @@ ENGINE_STYLE = {
     "hash": ("hash", "#8c564b", "X"),
     "microcoded": ("microcoded match unit", "#e377c2", "*"),
 }
+#: The clock stream64.csv's microseconds are at (the microcoded match unit paper's).
+STREAM64_CLOCK_MHZ = 500
 
 
 def _frame(data: Any) -> pandas.DataFrame:
@@ -279,24 +293,129 @@ def _unexpected(df: pandas.DataFrame, engines: list[str], out: Path):
     return _save(fig, out, "matching-unexpected")
 
 
+def _stream64_frame(data: Any, df_or_dir: Any) -> pandas.DataFrame | None:
+    """The rows of stream64.csv from ``data`` (a DataFrame, a folder or a stream64.csv
+    path), or when ``data`` is None from beside ``df_or_dir`` where that is a path: None
+    when there is no such file there."""
+    if data is None:
+        if not isinstance(df_or_dir, (str, PathLike)):
+            return None
+        p = Path(df_or_dir)
+        csv = (p if p.is_dir() else p.parent) / "stream64.csv"
+        return read_stream64(csv) if csv.is_file() else None
+    if isinstance(data, (str, PathLike)):
+        return read_stream64(data)
+    if not (hasattr(data, "columns") and hasattr(data, "to_dict")):
+        raise TypeError(
+            "stream64 must be a DataFrame, a matching folder or a stream64.csv path, "
+            f"not {type(data).__name__}"
+        )
+    missing = [c for c in STREAM64_COLUMNS if c not in data.columns]
+    if missing:
+        raise InputError(f"stream64 rows lack the columns {', '.join(missing)}")
+    return data
+
+
+def _stream64(rows: pandas.DataFrame, out: Path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(13, 4.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    absolute, per_item, relative = fig.subplots(1, 3)
+    panels = (
+        (absolute, "microseconds", "ideal_microseconds"),
+        (per_item, "cycles_per_item", "ideal_cycles_per_item"),
+        (relative, "relative_to_ideal", None),
+    )
+    lists = sorted({int(n) for n in rows["list_items"]})
+    percents = sorted({int(p) for p in rows["percent_traversed"]})
+    messages = "/".join(str(m) for m in sorted({int(m) for m in rows["messages"]}))
+    for i, n in enumerate(lists):
+        mine = rows[rows["list_items"] == n].sort_values("percent_traversed")
+        xs = list(mine["percent_traversed"])
+        colour = f"C{i % 10}"
+        for ax, unit, ideal in panels:
+            ax.plot(
+                xs,
+                list(mine[unit]),
+                label=f"{n}-item list",
+                color=colour,
+                marker="o",
+                markersize=3.5,
+                linewidth=1.2,
+            )
+            if ideal is not None:
+                ax.plot(xs, list(mine[ideal]), color=colour, linewidth=1.0, linestyle="--")
+    absolute.set_yscale("log")
+    _readable_log_ticks(absolute)
+    relative.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+    # Below the line, away from the unit's points, which lie above it.
+    relative.text(
+        percents[-1], 1.0, "ideal hardware ", fontsize=7, color="grey", va="top", ha="right"
+    )
+    labels = (
+        (
+            absolute,
+            f"time for the {messages} messages (µs at {STREAM64_CLOCK_MHZ} MHz)",
+            "absolute time",
+        ),
+        (per_item, "cycles per item traversed", "time per item traversed"),
+        (relative, "time relative to ideal hardware", "relative to ideal hardware"),
+    )
+    for ax, ylabel, title in labels:
+        ax.set_xlabel("list traversed to the match (%)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks(percents)
+        ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
+    # The relative panel's floor is ideal hardware itself: start its axis at 0 so the
+    # distance above the line at 1.0 reads as overhead.
+    relative.set_ylim(bottom=0)
+    key = [
+        Line2D([], [], color="grey", marker="o", markersize=3.5, label="microcoded match unit"),
+        Line2D(
+            [],
+            [],
+            color="grey",
+            linestyle="--",
+            label="ideal hardware (8 cycles per header, 8 per item)",
+        ),
+    ]
+    _legend(fig, [absolute], key)
+    return _save(fig, out, "matching-stream64")
+
+
 def matching(
-    df_or_dir: Any, out_dir: str | PathLike[str], first_level: int = FIRST_LEVEL
+    df_or_dir: Any,
+    out_dir: str | PathLike[str],
+    first_level: int = FIRST_LEVEL,
+    stream64: Any = None,
 ) -> list[Path]:
     """Draws the matching experiment's plots of ``df_or_dir`` (the frame
     :func:`moped.experiments.matching` returns, a folder holding ``matching.csv`` or the
-    file) into ``out_dir``: ``matching-preposted`` and ``matching-unload``, and
-    ``matching-unexpected`` when there are unexpected rows, each as ``.png`` and ``.svg``.
-    ``first_level`` places the mark of the two-level queue's first level. Returns the paths
-    written."""
+    file) into ``out_dir``: ``matching-preposted`` and ``matching-unload``,
+    ``matching-unexpected`` when there are unexpected rows, and ``matching-stream64`` when
+    there are stream64 rows, each as ``.png`` and ``.svg``. ``first_level`` places the mark
+    of the two-level queue's first level. ``stream64`` gives the rows of ``stream64.csv``
+    (a frame as :func:`moped.read_stream64` returns, a folder holding the file or the
+    file); by default they are read from beside ``matching.csv`` when ``df_or_dir`` is a
+    path and the file is there. Returns the paths written."""
     out = Path(_args.path("out_dir", out_dir))
     first_level = _args.integer("first_level", first_level, lo=1)
     df = _frame(df_or_dir)
     if df.empty:
         raise InputError("no matching rows to plot")
+    streamed = _stream64_frame(stream64, df_or_dir)
+    if streamed is not None and streamed.empty:
+        raise InputError("no stream64 rows to plot")
     engines = _engines(df)
     out.mkdir(parents=True, exist_ok=True)
     paths = _preposted(df, engines, out, first_level)
     paths += _unload(df, engines, out, first_level)
     if ((df["benchmark"] == "unexpected") & (df["level"] == "cmp")).any():
         paths += _unexpected(df, engines, out)
+    if streamed is not None:
+        paths += _stream64(streamed, out)
     return paths

@@ -1,5 +1,6 @@
 """The matching experiment from Python: the queue benchmarks under the software path and
-two engines, the typed rows of matching.csv, reading them back, and the plots."""
+two engines, the typed rows of matching.csv, reading them back, and the plots; the
+microcoded engine's stream64 benchmark and its plot."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
     out = tmp_path_factory.mktemp("matching") / "quick"
     df = experiments.matching(out, quick=True, engines=ENGINES, jobs=2, progress=False)
+    return out, df
+
+
+@pytest.fixture(scope="module")
+def microcoded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    """A quick run of the microcoded engine alone, which writes stream64.csv. Apart from
+    `run`, and without Figure 10, whose runs under this engine take minutes."""
+    out = tmp_path_factory.mktemp("matching") / "microcoded"
+    df = experiments.matching(
+        out, quick=True, engines=["microcoded"], jobs=2, progress=False, figure10=False
+    )
     return out, df
 
 
@@ -224,3 +236,113 @@ def test_ctrl_c_stops_the_experiment_and_leaves_only_failed(tmp_path: Path) -> N
     assert time.monotonic() - started < 30
     assert sorted(p.name for p in out.iterdir()) == ["FAILED"]
     assert "interrupted" in (out / "FAILED").read_text()
+
+
+def stream64_rows() -> pd.DataFrame:
+    """A small stream64 frame by hand: two lists, a unit that takes 20 cycles per header
+    and 12 per item beside ideal hardware's 8 and 8."""
+    rows = []
+    for items in (10, 30):
+        for percent in range(10, 101, 10):
+            traversed = max(1, items * percent // 100)
+            cycles = 64 * (20 + 12 * traversed)
+            ideal = 64 * (8 + 8 * traversed)
+            rows.append(
+                {
+                    "engine": "microcoded",
+                    "benchmark": "stream64",
+                    "list_items": items,
+                    "percent_traversed": percent,
+                    "traversed": traversed,
+                    "messages": 64,
+                    "cycles": cycles,
+                    "ideal_cycles": ideal,
+                    "microseconds": cycles / 500,
+                    "ideal_microseconds": ideal / 500,
+                    "cycles_per_item": cycles / (64 * traversed),
+                    "ideal_cycles_per_item": ideal / (64 * traversed),
+                    "relative_to_ideal": cycles / ideal,
+                    "header_cycles": 20.0,
+                    "failed_item_cycles": 12.0,
+                    "matched_item_cycles": 12.0,
+                    "flush_cycles": 0.0,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(_core.MATCHING_STREAM64_CSV_HEADER))
+
+
+def test_stream64_is_written_and_typed(microcoded: tuple[Path, pd.DataFrame]) -> None:
+    out, _ = microcoded
+    header = list(_core.MATCHING_STREAM64_CSV_HEADER)
+    assert (out / "stream64.csv").read_text().splitlines()[0] == ",".join(header)
+    s = moped.read_stream64(out)
+    assert list(s.columns) == header == list(experiments.STREAM64_COLUMNS)
+    pd.testing.assert_frame_equal(experiments.read_stream64(out / "stream64.csv"), s)
+    for col in ("engine", "benchmark"):
+        assert s[col].map(type).eq(str).all(), col
+    ints = ("list_items", "percent_traversed", "traversed", "messages", "cycles", "ideal_cycles")
+    for col in ints:
+        assert s[col].dtype == "int64", col
+    assert header[2:8] == list(ints)
+    for col in header[8:]:
+        assert s[col].dtype == "float64", col
+    assert set(s["engine"]) == {"microcoded"} and set(s["benchmark"]) == {"stream64"}
+    # quick keeps the 10- and 30-item lists, each over 10 % to 100 % of the list.
+    assert sorted(set(s["list_items"])) == [10, 30]
+    assert sorted(set(s["percent_traversed"])) == list(range(10, 101, 10))
+    assert (s["messages"] == 64).all()
+    assert s["relative_to_ideal"].tolist() == pytest.approx(
+        (s["cycles"] / s["ideal_cycles"]).tolist()
+    )
+    assert (s["ideal_cycles"] == 64 * (8 + 8 * s["traversed"])).all()
+    for items, rows in s.groupby("list_items"):
+        rows = rows.sort_values("traversed")
+        assert rows["traversed"].is_monotonic_increasing, items
+        assert rows["cycles"].is_monotonic_increasing, items
+        assert rows["cycles"].iloc[-1] > rows["cycles"].iloc[0], items
+    png = out / "matching-stream64.png"
+    assert png.stat().st_size > 0 and png.read_bytes()[:8] == PNG
+    assert "<svg" in (out / "matching-stream64.svg").read_text()
+
+
+def test_read_stream64_refuses_what_is_not_stream64_csv(tmp_path: Path) -> None:
+    with pytest.raises(moped.InputError, match="no such file.*microcoded"):
+        moped.read_stream64(tmp_path)
+    bad = tmp_path / "stream64.csv"
+    bad.write_text("engine,benchmark\nmicrocoded,stream64\n")
+    with pytest.raises(moped.InputError, match="lacks the columns list_items"):
+        moped.read_stream64(bad)
+    rows = stream64_rows().astype({"cycles": object})
+    rows.loc[0, "cycles"] = "many"
+    rows.to_csv(bad, index=False)
+    with pytest.raises(moped.InputError, match="cannot read"):
+        moped.read_stream64(bad)
+
+
+def test_plot_matching_draws_stream64_from_a_frame_or_beside_matching_csv(
+    microcoded: tuple[Path, pd.DataFrame], tmp_path: Path
+) -> None:
+    out, df = microcoded
+    names = [p.name for p in plot.matching(df, tmp_path / "frame", stream64=stream64_rows())]
+    assert names[-2:] == ["matching-stream64.png", "matching-stream64.svg"]
+    assert (tmp_path / "frame" / "matching-stream64.png").read_bytes()[:8] == PNG
+    # Without stream64.csv beside matching.csv (a run without microcoded) there is no
+    # such plot.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "matching.csv").write_bytes((out / "matching.csv").read_bytes())
+    names = [p.name for p in plot.matching(alone / "matching.csv", alone)]
+    assert "matching-stream64.png" not in names
+    # With it there, the folder or its matching.csv draws it, as python -m moped.plot does.
+    stream64_rows().to_csv(alone / "stream64.csv", index=False)
+    for source in (alone, alone / "matching.csv"):
+        names = [p.name for p in plot.matching(source, tmp_path / "beside")]
+        assert "matching-stream64.svg" in names, source
+    with pytest.raises(moped.InputError, match="no stream64 rows"):
+        plot.matching(df, tmp_path / "bad", stream64=stream64_rows().iloc[0:0])
+    with pytest.raises(moped.InputError, match="lack the columns"):
+        plot.matching(df, tmp_path / "bad", stream64=stream64_rows().drop(columns=["cycles"]))
+    with pytest.raises(moped.InputError, match="no such file"):
+        plot.matching(df, tmp_path / "bad", stream64=tmp_path / "nowhere")
+    with pytest.raises(TypeError, match="stream64"):
+        plot.matching(df, tmp_path / "bad", stream64=3)
