@@ -38,16 +38,9 @@ _STREAM64_INTS = (
     "cycles",
     "ideal_cycles",
 )
-_STREAM64_FLOATS = (
-    "microseconds",
-    "ideal_microseconds",
-    "cycles_per_item",
-    "ideal_cycles_per_item",
-    "relative_to_ideal",
-    "header_cycles",
-    "failed_item_cycles",
-    "matched_item_cycles",
-    "flush_cycles",
+#: Every other column: times, ratios and cycle means.
+_STREAM64_FLOATS = tuple(
+    c for c in STREAM64_COLUMNS if c not in (*_STREAM64_TEXTS, *_STREAM64_INTS)
 )
 
 

@@ -44,6 +44,8 @@ from moped.matching_results import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     import pandas
     from matplotlib.axes import Axes
 
@@ -68,16 +70,24 @@ STREAM64_CLOCK_MHZ = 500
 
 def _frame(data: Any) -> pandas.DataFrame:
     """The rows of matching.csv from a DataFrame, a folder or a matching.csv path."""
+    return _rows(data, "df_or_dir", "matching", read_matching, MATCHING_COLUMNS)
+
+
+def _rows(
+    data: Any, name: str, what: str, read: Callable[[Any], pandas.DataFrame], columns: Any
+) -> pandas.DataFrame:
+    """The ``what`` rows given as a frame (checked for ``columns``) or as the path of a
+    folder or of ``what``.csv, which ``read`` reads."""
     if isinstance(data, (str, PathLike)):
-        return read_matching(data)
+        return read(data)
     if not (hasattr(data, "columns") and hasattr(data, "to_dict")):
         raise TypeError(
-            "df_or_dir must be a DataFrame, a matching folder or a matching.csv path, "
+            f"{name} must be a DataFrame, a matching folder or a {what}.csv path, "
             f"not {type(data).__name__}"
         )
-    missing = [c for c in MATCHING_COLUMNS if c not in data.columns]
+    missing = [c for c in columns if c not in data.columns]
     if missing:
-        raise InputError(f"matching rows lack the columns {', '.join(missing)}")
+        raise InputError(f"{what} rows lack the columns {', '.join(missing)}")
     return data
 
 
@@ -303,17 +313,7 @@ def _stream64_frame(data: Any, df_or_dir: Any) -> pandas.DataFrame | None:
         p = Path(df_or_dir)
         csv = (p if p.is_dir() else p.parent) / "stream64.csv"
         return read_stream64(csv) if csv.is_file() else None
-    if isinstance(data, (str, PathLike)):
-        return read_stream64(data)
-    if not (hasattr(data, "columns") and hasattr(data, "to_dict")):
-        raise TypeError(
-            "stream64 must be a DataFrame, a matching folder or a stream64.csv path, "
-            f"not {type(data).__name__}"
-        )
-    missing = [c for c in STREAM64_COLUMNS if c not in data.columns]
-    if missing:
-        raise InputError(f"stream64 rows lack the columns {', '.join(missing)}")
-    return data
+    return _rows(data, "stream64", "stream64", read_stream64, STREAM64_COLUMNS)
 
 
 def _stream64(rows: pandas.DataFrame, out: Path):
