@@ -665,11 +665,19 @@ fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
     };
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let m = api::matching::matching(&opts, out, &progress)?;
+    let mut files = vec!["matching.csv"];
+    if !m.figure10.is_empty() {
+        files.push("figure10_engines.csv");
+    }
+    if !m.stream64.is_empty() {
+        files.push("stream64.csv");
+    }
     println!(
-        "{} runs, {} messages verified, host time {:.1} s; matching.csv and report.md in {}",
+        "{} runs, {} messages verified, host time {:.1} s; {} and report.md in {}",
         m.runs,
         m.messages_verified,
         m.host_seconds,
+        files.join(", "),
         a.out.display()
     );
     Ok(())
