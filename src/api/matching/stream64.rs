@@ -12,9 +12,12 @@
 
 use std::fmt::Write;
 
+use crate::envelope::{Kind, Peer, Tag};
 use crate::error::MopedError;
+use crate::moped::matching::microcoded::engine::prq_request;
 use crate::moped::matching::microcoded::list_manager::{run_stream, Stream};
 use crate::moped::matching::microcoded::{match_program, Header, Instr, ListItem, Outcome};
+use crate::moped::matching::{Entry, Key};
 use crate::sim::SimError;
 
 /// The benchmark's label in stream64.csv and the report.
@@ -155,24 +158,30 @@ pub fn run(quick: bool) -> Result<Vec<StreamRow>, MopedError> {
 
 /// The header of message `i` (tag `i`, from rank 1) and the list it meets: `k - 1`
 /// receives for tags no message has, the receives for messages `i..=64`, and unmatched
-/// receives up to `list` items (MPI items as the `microcoded` engine builds them).
+/// receives up to `list` items, as the `microcoded` engine hands them to the unit.
 fn request(i: u32, list: u32, k: u32) -> (Header, Vec<ListItem>) {
-    let item = |tag: u64| ListItem::mpi(tag, 0, 1, u64::MAX);
-    let header = Header {
-        match_bits: u64::from(i),
-        src_nid: 0,
-        src_pid: 1,
-        ..Header::default()
+    let key = |kind, tag| Key {
+        kind,
+        program: 0,
+        receiver: 0,
+        context: 0,
+        source: Peer::Rank(1),
+        tag: Tag::Tag(tag),
     };
-    let unmatched = |n: u32| (0..n).map(move |j| item(0x1_0000 + u64::from(j)));
-    let mut items: Vec<ListItem> = unmatched(k - 1).collect();
-    items.extend((i..=MESSAGES).map(|t| item(u64::from(t))));
-    let rest = list.saturating_sub(items.len() as u32);
-    items.extend(unmatched(rest).map(|mut it| {
-        it.match_bits += 0x1_0000;
-        it
-    }));
-    (header, items)
+    let mut tags: Vec<u32> = (0..k - 1).map(|j| 0x1_0000 + j).collect();
+    tags.extend(i..=MESSAGES);
+    let rest = list.saturating_sub(tags.len() as u32);
+    tags.extend((0..rest).map(|j| 0x2_0000 + j));
+    let posted: Vec<Entry> = tags
+        .into_iter()
+        .enumerate()
+        .map(|(seq, tag)| Entry {
+            key: key(Kind::Recv, tag),
+            seq: seq as u64,
+            handle: 0,
+        })
+        .collect();
+    prq_request(&key(Kind::Send, i), &posted)
 }
 
 /// Streams the 64 messages of `p` through one unit running `program`.

@@ -47,9 +47,6 @@ use crate::moped::matching::{
 /// (`a_full_list_ends_within_the_cycle_limit` checks the per-item bound).
 pub const MAX_LIST: usize = 1 << 16;
 
-/// The list manager's cycle limit, which [`MAX_LIST`] keeps every search under.
-pub const CYCLE_LIMIT: u64 = 1_000_000;
-
 /// The source pair of a send without a source rank: no rank maps to it, and it is not ANY.
 pub const NO_RANK: u16 = 0xfffe;
 
@@ -276,7 +273,7 @@ impl Engine for Microcoded {
 
 #[cfg(test)]
 mod tests {
-    use super::super::program::{run_match, Delivery};
+    use super::super::program::{run_match, Delivery, CYCLE_LIMIT};
     use super::*;
     use crate::envelope::Kind;
 

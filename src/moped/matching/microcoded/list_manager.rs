@@ -12,9 +12,9 @@
 
 use super::isa::Instr;
 use super::pipeline::{MatchUnit, RunError};
-use super::program::{read_reports, since, Header, ListItem, MatchRun, Outcome, Reports};
-
-const LIMIT: u64 = 1_000_000;
+use super::program::{
+    read_reports, since, Header, ListItem, MatchRun, Outcome, Reports, CYCLE_LIMIT,
+};
 
 /// The item (counting the sentinel as the last) the manager may send up to: one past
 /// the item under match, and no further once the outcome is known.
@@ -70,7 +70,7 @@ pub fn run_stream(
     requests: &[(Header, &[ListItem])],
 ) -> Result<Stream, RunError> {
     let mut unit = MatchUnit::new(program.to_vec());
-    unit.run_until_idle(LIMIT)?;
+    unit.run_until_idle(CYCLE_LIMIT)?;
     let origin = unit.cycle();
     let (pops0, out0) = (unit.pops().len(), unit.output().len());
     // (words sent, pops before, output words before, output words of its reports)
@@ -152,9 +152,9 @@ fn feed_one(
 }
 
 fn check_limit(unit: &MatchUnit, origin: u64) -> Result<(), RunError> {
-    if unit.cycle() - origin >= LIMIT {
+    if unit.cycle() - origin >= CYCLE_LIMIT {
         return Err(RunError::CycleLimit {
-            limit: LIMIT,
+            limit: CYCLE_LIMIT,
             pc: unit.pc(),
         });
     }

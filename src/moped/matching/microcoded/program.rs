@@ -228,6 +228,10 @@ pub fn list_manager_words(h: &Header, items: &[ListItem]) -> Vec<u64> {
         .collect()
 }
 
+/// The most cycles the unit may take over one header (or, with the list manager, one
+/// stream of them) before the run is an error: a program that loops forever ends there.
+pub const CYCLE_LIMIT: u64 = 1_000_000;
+
 /// Boots the unit on `program`, then matches one header against `items`.
 pub fn run_match(
     program: &[Instr],
@@ -235,9 +239,8 @@ pub fn run_match(
     items: &[ListItem],
     delivery: Delivery,
 ) -> Result<MatchRun, RunError> {
-    const LIMIT: u64 = 1_000_000;
     let mut unit = MatchUnit::new(program.to_vec());
-    unit.run_until_idle(LIMIT)?;
+    unit.run_until_idle(CYCLE_LIMIT)?;
     let origin = unit.cycle();
     let pops_before = unit.pops().len();
     let out_before = unit.output().len();
@@ -246,7 +249,7 @@ pub fn run_match(
         Delivery::Preloaded => unit.push_input(words),
         Delivery::Streamed => unit.stream_input(words),
     }
-    let cycles = unit.run_until_idle(LIMIT)?;
+    let cycles = unit.run_until_idle(CYCLE_LIMIT)?;
     let (output, pops) = since(&unit, out_before, pops_before, origin);
     let reports = read_reports(&output);
     Ok(MatchRun {
