@@ -18,7 +18,9 @@
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random", page_table = "x86_32"
-//! [mpi]         # queue_stride = "mpich", call_instructions = 253, poll_instructions = 10
+//! [mpi]         # queue_stride = "mpich", call_instructions = 253, poll_instructions = 10,
+//!               # list_entries = 2048, unexpected_queue = "list", lhs_entry_bytes = 64,
+//!               # lhs_entries = 1024
 //! [workload]    # warmup = true, buffer_align = 16
 //! ```
 //!
@@ -430,6 +432,29 @@ pub enum QueueStride {
     Page,
 }
 
+/// Where a rank keeps the messages that arrived before their receive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnexpectedQueue {
+    /// MPICH's linked list of records, the payload in a buffer of its own.
+    #[default]
+    List,
+    /// Limited-length head separation (Tanabe and Ohta): each message's head
+    /// (envelope and first bytes) in a contiguous ring of fixed-size entries, the rest in
+    /// a buffer of its own; searched entry after entry without following pointers.
+    Lhs,
+}
+
+impl UnexpectedQueue {
+    /// The name in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnexpectedQueue::List => "list",
+            UnexpectedQueue::Lhs => "lhs",
+        }
+    }
+}
+
 /// Posted-receive and unexpected entries each rank's lists hold unless `mpi.list_entries`
 /// says otherwise.
 pub const MPI_LIST_ENTRIES: u64 = 2048;
@@ -450,6 +475,39 @@ pub struct MpiSection {
     /// needed; this bounds the model's region for them). Deeper than the default only for
     /// the queue benchmarks: the size moves the addresses of what follows the lists.
     pub list_entries: u64,
+    /// How the unexpected-message queue is kept: `"list"` or `"lhs"`.
+    pub unexpected_queue: UnexpectedQueue,
+    /// LHS: bytes of one LH-buffer entry (a power of two, 16 to 4096): the envelope's 16
+    /// bytes and as much of the payload as fits.
+    pub lhs_entry_bytes: u64,
+    /// LHS: entries of each rank's LH buffer (1 to 32768); once it is full, messages go
+    /// to the list until the list is empty again, so arrival order is kept.
+    pub lhs_entries: u64,
+}
+
+impl MpiSection {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=32_768).contains(&self.list_entries) {
+            return invalid("mpi.list_entries", "must be from 1 to 32768");
+        }
+        let b = self.lhs_entry_bytes;
+        if !(b.is_power_of_two() && (16..=4096).contains(&b)) {
+            return invalid(
+                "mpi.lhs_entry_bytes",
+                "must be a power of two from 16 to 4096",
+            );
+        }
+        if !(1..=32_768).contains(&self.lhs_entries) {
+            return invalid("mpi.lhs_entries", "must be from 1 to 32768");
+        }
+        if self.lhs_entries * b > 64 << 20 {
+            return invalid(
+                "mpi.lhs_entries",
+                "times mpi.lhs_entry_bytes must be at most 64 MiB",
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Default for MpiSection {
@@ -465,6 +523,11 @@ impl Default for MpiSection {
             // estimate, as the paper gives no code for it.
             poll_instructions: 10,
             list_entries: MPI_LIST_ENTRIES,
+            unexpected_queue: UnexpectedQueue::List,
+            // One cache line, the entry size the LHS paper recommends.
+            lhs_entry_bytes: 64,
+            // DIMMnet-2's LH buffer (the LHS paper, section 4.2).
+            lhs_entries: 1024,
         }
     }
 }
@@ -903,9 +966,7 @@ impl SystemConfig {
         self.memory.validate(s.line_bytes)?;
         self.network.validate(s.core_ghz)?;
         self.moped.validate()?;
-        if !(1..=32_768).contains(&self.mpi.list_entries) {
-            return invalid("mpi.list_entries", "must be from 1 to 32768");
-        }
+        self.mpi.validate()?;
         self.watchdog.validate()?;
         self.os.validate(self.memory.size_bytes)?;
         self.workload.validate()

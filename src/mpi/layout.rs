@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! 0x0800_0000  runtime: posted-receive entries, unexpected entries, list heads,
-//!              unexpected-message buffers
+//!              unexpected-message buffers, and with `mpi.unexpected_queue = "lhs"` the
+//!              LH buffer (its head and tail indices in its first line, then the entries)
 //! 0x1000_0000  the workload's buffers, in order, each aligned to `workload.buffer_align`
 //! 0x3FFF_F000  the backoff word, shared by every rank of the program
 //! 0x4000_0000  the ch3:shm queues, one per directed pair: (src -> dst) at
@@ -41,6 +42,11 @@ pub struct Layout {
     pub list_entries: u64,
     pub tmp_base: u64,
     pub tmp_bytes: u64,
+    /// The LH buffer's control line (head and tail indices); its entries follow.
+    pub lh_base: u64,
+    /// Entries of the LH buffer: 0 when the unexpected queue is MPICH's list.
+    pub lh_entries: u64,
+    pub lh_entry_bytes: u64,
     pub flag_va: u64,
     /// Bytes from one ch3:shm queue to the next.
     pub queue_stride: u64,
@@ -133,6 +139,9 @@ impl Layout {
             list_entries: 0,
             tmp_base: 0,
             tmp_bytes: TMP_BYTES,
+            lh_base: 0,
+            lh_entries: 0,
+            lh_entry_bytes: 0,
             flag_va: FLAG_VA,
             queue_stride: stride.bytes(),
         };
@@ -147,11 +156,25 @@ impl Layout {
         self.unexpected_base = self.posted_base + entries * 64;
         self.list_heads = self.unexpected_base + entries * 64;
         self.tmp_base = self.list_heads + PAGE_BYTES;
+        self.lh_base = self.tmp_base + self.tmp_bytes;
+    }
+
+    /// An LH buffer of `entries` entries of `entry_bytes` each, after the unexpected-message
+    /// buffers (none: 0 entries). Call after [`Layout::set_list_entries`].
+    pub fn set_lh_buffer(&mut self, entries: u64, entry_bytes: u64) {
+        self.lh_entries = entries;
+        self.lh_entry_bytes = entry_bytes;
     }
 
     /// The end of the runtime's private region.
     pub fn priv_end(&self) -> u64 {
-        self.tmp_base + self.tmp_bytes
+        if self.lh_entries == 0 {
+            return self.tmp_base + self.tmp_bytes;
+        }
+        round_up(
+            self.lh_base + PAGE_BYTES + self.lh_entries * self.lh_entry_bytes,
+            PAGE_BYTES,
+        )
     }
 
     /// The queue that `src` writes and `dst` reads.

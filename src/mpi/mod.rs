@@ -14,6 +14,7 @@
 
 mod calls;
 pub mod layout;
+mod lhs;
 mod moped_path;
 mod ops;
 mod overlap;
@@ -215,6 +216,9 @@ pub fn prepare(
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
     let mut layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
     layout.set_list_entries(cfg.mpi.list_entries);
+    if cfg.mpi.unexpected_queue == crate::config::UnexpectedQueue::Lhs {
+        layout.set_lh_buffer(cfg.mpi.lhs_entries, cfg.mpi.lhs_entry_bytes);
+    }
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;
@@ -357,7 +361,7 @@ fn add_depths(stats: &mut StatsRegistry, d: &MpiDriver, total: &RankStats) {
 fn mpi_rows(
     d: &MpiDriver,
     total: &RankStats,
-) -> [(&'static str, u64, &'static str, &'static str); 15] {
+) -> [(&'static str, u64, &'static str, &'static str); 17] {
     [
         (
             "mpi.instructions",
@@ -447,6 +451,18 @@ fn mpi_rows(
             "mpi.list_entries_searched",
             total.list_searched,
             "Posted-receive and unexpected entries compared during searches",
+            "Count",
+        ),
+        (
+            "mpi.lhs_heads",
+            total.lhs_heads,
+            "Unexpected messages whose head went to the LH buffer (mpi.unexpected_queue = lhs)",
+            "Count",
+        ),
+        (
+            "mpi.lhs_overflows",
+            total.lhs_overflows,
+            "Unexpected messages put on the list because the LH buffer was full",
             "Count",
         ),
     ]

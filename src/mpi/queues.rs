@@ -6,6 +6,9 @@
 //!
 //! A record's match word packs (context, tag, source) with 0xFFFF for ANY_TAG and
 //! ANY_SOURCE, so a receive matches a message by comparing three 16-bit fields.
+//!
+//! With `mpi.unexpected_queue = "lhs"` the UMQ is an LH buffer ([`super::lhs`]) followed
+//! by the list, which takes messages only while the LH buffer is full.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -13,6 +16,7 @@ use crate::envelope::{Peer, Tag};
 use crate::workload::ReqId;
 
 use super::layout::Layout;
+use super::lhs::{LhBuffer, ENVELOPE_BYTES};
 use super::ops::Micro;
 
 /// An entry of the posted-receive or unexpected list.
@@ -31,8 +35,13 @@ pub(super) struct Entry {
 pub(super) enum Unexp {
     /// A posted receive.
     Posted(ReqId),
-    /// Eager data copied to a temporary buffer.
-    Eager { tmp: u64, bytes: u64 },
+    /// Eager data copied to a temporary buffer, or with LHS its first bytes (address and
+    /// length) in the LH entry and the rest, if any, in the buffer (`tmp` 0 if none).
+    Eager {
+        tmp: u64,
+        bytes: u64,
+        head: Option<(u64, u64)>,
+    },
     /// A rendezvous request from `src`'s request `sreq`.
     Rts { sreq: u32, bytes: u64 },
     /// A send to the rank itself, waiting for its receive.
@@ -76,7 +85,8 @@ fn list_name(posted: bool) -> &'static str {
 }
 
 /// One step of a search of a list (`posted`: the PRQ, else the UMQ) for `key`: entry `i`
-/// at step 0 loads the entry's match word, at step 1 compares it.
+/// at step 0 loads the entry's match word, at step 1 compares it. With an LH buffer, `i`
+/// counts its positions (holes included) and then the list's entries.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Search {
     pub posted: bool,
@@ -99,23 +109,44 @@ pub(super) enum Probe {
 pub(super) struct Queues {
     /// The posted-receive queue, in posting order.
     pub posted: Vec<Entry>,
-    /// The unexpected queue, in arrival order.
+    /// The unexpected list, in arrival order (after the LH buffer's entries, with LHS).
     pub unexpected: Vec<Entry>,
     /// Free record slots of each list: [PRQ, UMQ].
     free_slots: [Vec<u64>; 2],
-    /// The index of the entry the last search found.
+    /// The index of the entry the last search found: in the UMQ, the LH buffer's live
+    /// entries come first.
     pub found: Option<usize>,
+    /// The LH buffer, with `mpi.unexpected_queue = "lhs"`.
+    lhs: Option<LhBuffer>,
 }
 
 impl Queues {
-    /// Lists of `entries` records each.
-    pub fn new(entries: u64) -> Queues {
+    /// Lists of `entries` records each, and an LH buffer if `lhs`.
+    pub fn new(entries: u64, lhs: bool) -> Queues {
         Queues {
             posted: Vec::new(),
             unexpected: Vec::new(),
             free_slots: [(0..entries).rev().collect(), (0..entries).rev().collect()],
             found: None,
+            lhs: lhs.then(LhBuffer::default),
         }
+    }
+
+    /// Whether the UMQ starts with an LH buffer.
+    pub fn has_lhs(&self) -> bool {
+        self.lhs.is_some()
+    }
+
+    /// Live entries in the LH buffer (0 without one): the UMQ's first indices.
+    fn lh_len(&self) -> usize {
+        self.lhs.as_ref().map_or(0, |b| b.entries.len())
+    }
+
+    /// Where the next unexpected message's LH entry goes, if it goes to the LH buffer:
+    /// there is one, it has room, and the list it overflowed into has emptied.
+    pub fn next_lh_entry(&self, layout: &Layout) -> Option<u64> {
+        let b = self.lhs.as_ref()?;
+        (b.has_room(layout) && self.unexpected.is_empty()).then(|| b.next_addr(layout))
     }
 
     fn list(&self, posted: bool) -> &Vec<Entry> {
@@ -154,6 +185,63 @@ impl Queues {
         value: Option<u64>,
         ops: &mut VecDeque<Micro>,
     ) -> Result<Probe, String> {
+        if let (false, Some(b)) = (s.posted, &self.lhs) {
+            let span = b.span() as usize;
+            if s.i < span {
+                return self.lh_step(layout, me, s, value);
+            }
+            let (i, skipped) = (s.i - span, self.lh_len());
+            return self.list_step(layout, me, Search { i, ..s }, value, ops, skipped);
+        }
+        self.list_step(layout, me, s, value, ops, 0)
+    }
+
+    /// One step at position `s.i` of the LH buffer: an entry's match word, or 0 for a
+    /// hole; the next position's address needs no load.
+    fn lh_step(
+        &mut self,
+        layout: &Layout,
+        me: u16,
+        s: Search,
+        value: Option<u64>,
+    ) -> Result<Probe, String> {
+        let b = self.lhs.as_ref().ok_or("no LH buffer")?;
+        let seq = b.seq_at(s.i as u64);
+        let at = LhBuffer::entry_addr(layout, seq);
+        if s.step == 0 {
+            return Ok(Probe::Load(at));
+        }
+        let got = value.ok_or("no entry value")?;
+        let live = b.find(seq);
+        let want = live.map_or(0, |k| {
+            let e = b.entries[k];
+            entry_word(e.src, e.tag, e.ctx)
+        });
+        if got != want {
+            return Err(format!(
+                "rank {me}: LH buffer entry {seq} reads {got:#x}, but {want:#x} was stored"
+            ));
+        }
+        match live {
+            Some(k) if word_matches(s.key, got) => {
+                self.found = Some(k);
+                Ok(Probe::Done)
+            }
+            _ => Ok(Probe::Next),
+        }
+    }
+
+    /// One step at entry `s.i` of a list; a UMQ's list entry `i` is entry `skipped + i`
+    /// of the queue.
+    fn list_step(
+        &mut self,
+        layout: &Layout,
+        me: u16,
+        s: Search,
+        value: Option<u64>,
+        ops: &mut VecDeque<Micro>,
+        skipped: usize,
+    ) -> Result<Probe, String> {
         let Some(e) = self.list(s.posted).get(s.i).copied() else {
             self.found = None;
             return Ok(Probe::Done);
@@ -177,7 +265,7 @@ impl Queues {
             word_matches(s.key, got)
         };
         if hit {
-            self.found = Some(s.i);
+            self.found = Some(skipped + s.i);
             return Ok(Probe::Done);
         }
         // Follow the next pointer.
@@ -188,7 +276,7 @@ impl Queues {
         Ok(Probe::Next)
     }
 
-    /// Removes entry `i` of a list; `ops` gets the store that unlinks it.
+    /// Removes entry `i` of a queue; `ops` gets the stores that unlink or clear it.
     pub fn unlink(
         &mut self,
         layout: &Layout,
@@ -196,6 +284,13 @@ impl Queues {
         i: usize,
         ops: &mut VecDeque<Micro>,
     ) -> Entry {
+        let lh_len = self.lh_len();
+        if let (false, Some(b)) = (posted, self.lhs.as_mut()) {
+            if i < lh_len {
+                return b.remove(layout, i, ops);
+            }
+        }
+        let i = if posted { i } else { i - lh_len };
         let list = self.list(posted);
         let e = list[i];
         let next = list
@@ -227,6 +322,20 @@ impl Queues {
         what: Unexp,
         ops: &mut VecDeque<Micro>,
     ) -> Result<(), String> {
+        // The LH buffer takes it when it has room and the list it overflowed into is empty.
+        if !posted && self.next_lh_entry(layout).is_some() {
+            let e = Entry {
+                slot: 0,
+                src,
+                tag,
+                ctx,
+                what,
+            };
+            let words = (entry_word(src, tag, ctx), payload_word(what));
+            let b = self.lhs.as_mut().ok_or("no LH buffer")?;
+            b.push(layout, e, words, ops);
+            return Ok(());
+        }
         let idx = usize::from(!posted);
         let slot = self.free_slots[idx].pop().ok_or_else(|| {
             format!(
@@ -237,14 +346,9 @@ impl Queues {
         })?;
         let at = Queues::addr(layout, posted, slot);
         let prev_link = self.link_to(layout, posted, self.list(posted).len());
-        let payload = match what {
-            Unexp::Posted(r) | Unexp::SelfSend(r) => r as u64,
-            Unexp::Eager { tmp, .. } => tmp,
-            Unexp::Rts { sreq, .. } => sreq as u64,
-        };
         for (addr, value) in [
             (at, entry_word(src, tag, ctx)),
-            (at + 8, payload),
+            (at + 8, payload_word(what)),
             (at + 16, 0),
             (prev_link, at),
         ] {
@@ -268,6 +372,20 @@ impl Queues {
         }
         Ok(())
     }
+}
+
+/// The word a record or LH entry keeps beside its match word.
+fn payload_word(what: Unexp) -> u64 {
+    match what {
+        Unexp::Posted(r) | Unexp::SelfSend(r) => r as u64,
+        Unexp::Eager { tmp, .. } => tmp,
+        Unexp::Rts { sreq, .. } => sreq as u64,
+    }
+}
+
+/// Payload bytes an LH entry of `entry_bytes` keeps of a message of `bytes`.
+pub(super) fn lh_head_bytes(entry_bytes: u64, bytes: u64) -> u64 {
+    bytes.min(entry_bytes - ENVELOPE_BYTES)
 }
 
 /// The unexpected-message buffers of a rank: first fit in 64-byte units.

@@ -164,6 +164,10 @@ pub struct RankStats {
     pub refused: u64,
     pub revoked: u64,
     pub list_searched: u64,
+    /// Unexpected messages whose head went to the LH buffer, and those put on the list
+    /// because it was full.
+    pub lhs_heads: u64,
+    pub lhs_overflows: u64,
     /// The software path's search depths, posted-receive queue then unexpected queue: the
     /// matched entry's position (from 1), or the list's length when none matched.
     pub depths: [Distribution; 2],
@@ -185,6 +189,8 @@ impl Default for RankStats {
             refused: 0,
             revoked: 0,
             list_searched: 0,
+            lhs_heads: 0,
+            lhs_overflows: 0,
             depths: [Distribution::queue_depths(), Distribution::queue_depths()],
         }
     }
@@ -206,6 +212,8 @@ impl RankStats {
         self.refused += s.refused;
         self.revoked += s.revoked;
         self.list_searched += s.list_searched;
+        self.lhs_heads += s.lhs_heads;
+        self.lhs_overflows += s.lhs_overflows;
         for (mine, theirs) in self.depths.iter_mut().zip(&s.depths) {
             // Both come from `Distribution::queue_depths`, so their buckets agree.
             mine.merge(theirs).ok();
@@ -284,7 +292,7 @@ impl Rank {
             seq: 0,
             software: !moped,
             epoch: 0,
-            queues: Queues::new(layout.list_entries),
+            queues: Queues::new(layout.list_entries, layout.lh_entries > 0),
             outgoing: vec![VecDeque::new(); p],
             incoming: vec![None; p],
             tmp: Arena::new(layout.tmp_base, layout.tmp_bytes),

@@ -11,7 +11,7 @@ use crate::workload::ReqId;
 
 use super::layout::Layout;
 use super::ops::{load, Mark, Micro};
-use super::queues::{entry_word, tag_value, Probe, Search, Unexp};
+use super::queues::{entry_word, lh_head_bytes, tag_value, Probe, Search, Unexp};
 use super::rank::{OutPkt, Path, Rank, Step, Stream, Task};
 use super::shm::{self, PktHeader, PktType};
 
@@ -453,7 +453,12 @@ impl Rank {
                 Ok(Step::Again)
             }
             Probe::Done => {
-                let depth = self.queues.found.map_or(s.i, |i| i + 1);
+                // Entries read: up to the one found (LH holes included), or all of them.
+                let depth = if self.queues.found.is_some() {
+                    s.i + 1
+                } else {
+                    s.i
+                };
                 self.stats.depths[usize::from(!s.posted)].sample(depth as i64);
                 Ok(Step::Again)
             }
@@ -515,7 +520,8 @@ impl Rank {
     }
 
     /// An eager or RTS packet no posted receive matched: eager data is copied out to a
-    /// buffer of its own, and either goes on the unexpected queue.
+    /// buffer of its own (with LHS, its first bytes to the LH entry and only the rest),
+    /// and either goes on the unexpected queue.
     fn unexpected_packet(
         &mut self,
         layout: &Layout,
@@ -526,20 +532,8 @@ impl Rank {
         let me = self.me;
         let what = match hdr.ty {
             PktType::Eager => {
-                let tmp = self
-                    .tmp
-                    .alloc(hdr.bytes)
-                    .ok_or_else(|| format!("rank {me}: unexpected-message buffers full"))?;
                 let payload = layout.queue(src, me) + shm::slot_data(head) + shm::PKT_HEADER;
-                self.ops.push_back(Micro::Copy {
-                    src: payload,
-                    dst: tmp,
-                    len: hdr.bytes,
-                });
-                Unexp::Eager {
-                    tmp,
-                    bytes: hdr.bytes,
-                }
+                self.unexpected_eager(layout, payload, hdr.bytes)?
             }
             PktType::Rts => Unexp::Rts {
                 sreq: hdr.sreq,
@@ -549,8 +543,63 @@ impl Rank {
         };
         self.release(layout, src, head);
         let envelope = (Peer::Rank(src), Tag::Tag(hdr.tag.into()), hdr.ctx);
+        self.link_unexpected(layout, envelope, what)
+    }
+
+    /// Puts a message on the unexpected queue, counting where it went under LHS.
+    fn link_unexpected(
+        &mut self,
+        layout: &Layout,
+        envelope: (Peer, Tag, u16),
+        what: Unexp,
+    ) -> Result<(), String> {
+        if self.queues.has_lhs() {
+            match self.queues.next_lh_entry(layout) {
+                Some(_) => self.stats.lhs_heads += 1,
+                None => self.stats.lhs_overflows += 1,
+            }
+        }
+        let me = self.me;
         self.queues
             .link(layout, me, false, envelope, what, &mut self.ops)
+    }
+
+    /// Copies an unexpected eager payload of `bytes` at `payload` out of its slot: to a
+    /// buffer of its own, or with LHS its first bytes to the next LH entry (after the
+    /// envelope) and the rest, if any, to a buffer.
+    fn unexpected_eager(
+        &mut self,
+        layout: &Layout,
+        payload: u64,
+        bytes: u64,
+    ) -> Result<Unexp, String> {
+        let me = self.me;
+        let lh = self.queues.next_lh_entry(layout);
+        let inline = lh.map_or(0, |_| lh_head_bytes(layout.lh_entry_bytes, bytes));
+        let head = lh.map(|at| (at + super::lhs::ENVELOPE_BYTES, inline));
+        if let Some((at, n)) = head.filter(|h| h.1 > 0) {
+            self.ops.push_back(Micro::Copy {
+                src: payload,
+                dst: at,
+                len: n,
+            });
+        }
+        let rest = bytes - inline;
+        let tmp = if lh.is_none() || rest > 0 {
+            let tmp = self
+                .tmp
+                .alloc(rest)
+                .ok_or_else(|| format!("rank {me}: unexpected-message buffers full"))?;
+            self.ops.push_back(Micro::Copy {
+                src: payload + inline,
+                dst: tmp,
+                len: rest,
+            });
+            tmp
+        } else {
+            0
+        };
+        Ok(Unexp::Eager { tmp, bytes, head })
     }
 
     /// Answers an RTS from `to`'s send `sreq` for receive `rreq`.
@@ -597,16 +646,24 @@ impl Rank {
         };
         let tag = tag_value(e.tag);
         match e.what {
-            Unexp::Eager { tmp, bytes } => {
+            Unexp::Eager { tmp, bytes, head } => {
                 if bytes > q.bytes {
                     return Err(self.truncated(src, tag, bytes, q.bytes));
                 }
-                self.ops.push_back(Micro::Copy {
-                    src: tmp,
-                    dst: q.va,
-                    len: bytes,
-                });
-                self.ops.push_back(Micro::Mark(Mark::FreeTmp(tmp)));
+                // The payload assembled from its head in the LH entry and its rest.
+                let (at, n) = head.unwrap_or((0, 0));
+                for (from, to, len) in [(at, q.va, n), (tmp, q.va + n, bytes - n)] {
+                    if from != 0 && (len > 0 || head.is_none()) {
+                        self.ops.push_back(Micro::Copy {
+                            src: from,
+                            dst: to,
+                            len,
+                        });
+                    }
+                }
+                if tmp != 0 {
+                    self.ops.push_back(Micro::Mark(Mark::FreeTmp(tmp)));
+                }
                 self.ops.push_back(Micro::Mark(Mark::RecvDone(req)));
             }
             Unexp::Rts { sreq, bytes } => {
@@ -627,9 +684,7 @@ impl Rank {
         let s = self.reqs.get(&req).ok_or("a missing self send")?.clone();
         let Some(i) = self.queues.found.take() else {
             let envelope = (Peer::Rank(me), s.tag, s.ctx);
-            let what = Unexp::SelfSend(req);
-            self.queues
-                .link(layout, me, false, envelope, what, &mut self.ops)?;
+            self.link_unexpected(layout, envelope, Unexp::SelfSend(req))?;
             return Ok(Step::Again);
         };
         let Unexp::Posted(r) = self.queues.unlink(layout, true, i, &mut self.ops).what else {
