@@ -26,15 +26,8 @@ fn run(c: &SystemConfig, w: &Workload, design: &str) -> MpiRun {
 }
 
 fn stat(r: &MpiRun, name: &str) -> u64 {
-    match r
-        .stats
-        .get(name)
-        .unwrap_or_else(|| panic!("no {name}"))
-        .value
-    {
-        moped::stats::StatValue::Int(v) => v,
-        moped::stats::StatValue::Float(f) => f as u64,
-    }
+    let s = r.stats.get(name).unwrap_or_else(|| panic!("no {name}"));
+    s.value.as_f64() as u64
 }
 
 /// Rank 1 sends `bytes` with tags 1 to `n` and then tag 0; rank 0 receives tag 0 first,

@@ -6,7 +6,7 @@
 //! consecutive envelopes share lines or sit in the next one, where a list makes the core
 //! follow a pointer from each record to the next.
 //!
-//! An entry's first word is the match word ([`super::queues::entry_word`], never 0); its
+//! An entry's first word is the match word (as the list's records hold it, never 0); its
 //! second what the list's record holds as payload (the buffer of the rest, the sender's
 //! request, the rank's own request); the payload's first bytes follow. A matched entry is
 //! cleared to 0 and stays a hole, read and skipped by later searches, until the head
@@ -20,9 +20,9 @@
 
 use std::collections::VecDeque;
 
+use super::entry::Entry;
 use super::layout::Layout;
 use super::ops::Micro;
-use super::queues::Entry;
 
 /// Bytes of an entry's envelope: the match word and the payload word.
 pub const ENVELOPE_BYTES: u64 = 16;
@@ -123,7 +123,7 @@ impl LhBuffer {
 mod tests {
     use super::*;
     use crate::envelope::{Peer, Tag};
-    use crate::mpi::queues::Unexp;
+    use crate::mpi::entry::Unexp;
 
     fn layout(entries: u64) -> Layout {
         let w = crate::workload::goal::parse_goal(

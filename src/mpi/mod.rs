@@ -13,6 +13,7 @@
 //! tag and the first differing offset.
 
 mod calls;
+mod entry;
 pub mod layout;
 mod lhs;
 mod moped_path;

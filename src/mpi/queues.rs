@@ -13,40 +13,11 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::envelope::{Peer, Tag};
-use crate::workload::ReqId;
 
+pub(super) use super::entry::{Entry, Unexp};
 use super::layout::Layout;
 use super::lhs::{LhBuffer, ENVELOPE_BYTES};
 use super::ops::Micro;
-
-/// An entry of the posted-receive or unexpected list.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Entry {
-    /// Index of its 64-byte record in the list's memory.
-    pub slot: u64,
-    pub src: Peer,
-    pub tag: Tag,
-    pub ctx: u16,
-    pub what: Unexp,
-}
-
-/// What an entry stands for.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Unexp {
-    /// A posted receive.
-    Posted(ReqId),
-    /// Eager data copied to a temporary buffer, or with LHS its first bytes (address and
-    /// length) in the LH entry and the rest, if any, in the buffer (`tmp` 0 if none).
-    Eager {
-        tmp: u64,
-        bytes: u64,
-        head: Option<(u64, u64)>,
-    },
-    /// A rendezvous request from `src`'s request `sreq`.
-    Rts { sreq: u32, bytes: u64 },
-    /// A send to the rank itself, waiting for its receive.
-    SelfSend(ReqId),
-}
 
 /// A tag as MPICH stores it, with ANY_TAG as 0xFFFF. The runtime's tags are already the
 /// 16-bit numbers they travel as (`workload::tags`; checked when a call is taken).
