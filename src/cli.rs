@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::api::{self, Design, MopedError};
+use crate::config::PrefetchKind;
 use crate::stats::{StatValue, StatsRegistry};
 
 /// Exit status of a panic caught at the top (a bug, not a user error).
@@ -292,6 +293,20 @@ struct RandomTestArgs {
     /// MOPED line reads, owns and fills.
     #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
     design: Design,
+    /// The L1 prefetcher the cores' caches run (`l1.prefetch`): none, next_line or stride.
+    #[arg(long, default_value = "none", value_parser = parse_prefetch, value_name = "KIND")]
+    prefetch: PrefetchKind,
+}
+
+fn parse_prefetch(s: &str) -> Result<PrefetchKind, String> {
+    [
+        PrefetchKind::None,
+        PrefetchKind::NextLine,
+        PrefetchKind::Stride,
+    ]
+    .into_iter()
+    .find(|k| k.name() == s)
+    .ok_or_else(|| format!("unknown prefetcher `{s}`: expected none, next_line or stride"))
 }
 
 #[derive(Args, Debug)]
@@ -672,6 +687,9 @@ fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
     if !m.stream64.is_empty() {
         files.push("stream64.csv");
     }
+    if !m.lhs.is_empty() {
+        files.push("lhs.csv");
+    }
     println!(
         "{} runs, {} messages verified, host time {:.1} s; {} and report.md in {}",
         m.runs,
@@ -854,7 +872,8 @@ fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let (tc, r, secs) = api::protocols::random_test(a.cores, a.checks, seed, a.design);
+        let (tc, r, secs) =
+            api::protocols::random_test(a.cores, a.checks, seed, (a.design, a.prefetch));
         match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(

@@ -389,20 +389,24 @@ fn run<'py>(
 /// Runs the random coherence tester under `design` (its MOPEDs take part unless it is the
 /// baseline); a failure raises SimulationError naming the seed and the replay command.
 #[pyfunction]
-#[pyo3(signature = (cores, checks, seed, design="baseline"))]
+#[pyo3(signature = (cores, checks, seed, design="baseline", prefetch="none"))]
 fn random_test<'py>(
     py: Python<'py>,
     cores: usize,
     checks: u64,
     seed: u64,
     design: &str,
+    prefetch: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         crate::config::check_cores(cores).map_err(config_err)?;
         let design = self::design(design)?;
+        let mut probe = crate::config::SystemConfig::default();
+        probe.set("l1.prefetch", prefetch).map_err(config_err)?;
+        let prefetch = probe.l1.prefetch_kind();
         // Ctrl-C stops the tester between events and raises KeyboardInterrupt.
         let r = interruptible(py, || {
-            Ok(api::protocols::random_test(cores, checks, seed, design).1)
+            Ok(api::protocols::random_test(cores, checks, seed, (design, prefetch)).1)
         })?;
         let r = r.map_err(SimulationError::new_err)?;
         let d = PyDict::new_bound(py);
@@ -412,6 +416,8 @@ fn random_test<'py>(
         d.set_item("mismatches", r.mismatches)?;
         d.set_item("watchdog_trips", r.watchdog_trips)?;
         d.set_item("cycles", r.cycles)?;
+        d.set_item("prefetches_issued", r.prefetches_issued)?;
+        d.set_item("prefetches_useful", r.prefetches_useful)?;
         d.set_item("events", r.events)?;
         d.set_item("messages", r.messages)?;
         d.set_item("moped_reads", r.moped_reads)?;
@@ -902,6 +908,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add(
         "MATCHING_STREAM64_CSV_HEADER",
         api::matching::stream64::CSV_HEADER.to_vec(),
+    )?;
+    m.add(
+        "MATCHING_LHS_CSV_HEADER",
+        api::matching::lhs::CSV_HEADER.to_vec(),
     )?;
     m.add("MATCHING_ENGINES", matcher_names())?;
     m.add_function(wrap_pyfunction!(matching, m)?)?;

@@ -27,6 +27,32 @@ fn random_tester_passes_on_16_cores_over_16_seeds() {
     }
 }
 
+/// The L1 prefetcher only moves lines: with it on, every loaded value is still the last one
+/// stored, in every design, while it issues and hits prefetches.
+#[test]
+fn random_tester_passes_with_the_prefetcher_on() {
+    use moped::config::PrefetchKind;
+    for prefetch in [PrefetchKind::NextLine, PrefetchKind::Stride] {
+        for design in Design::ALL {
+            for seed in 1..=2 {
+                let mut cfg = TesterConfig::new(16, 30_000, seed);
+                cfg.design = design;
+                cfg.prefetch = prefetch;
+                let r = tester::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!((r.mismatches, r.watchdog_trips), (0, 0), "{design} {seed}");
+                assert!(
+                    r.prefetches_issued > 0,
+                    "{prefetch:?} {design} {seed}: {r:?}"
+                );
+            }
+        }
+    }
+    // The failure's replay command carries the prefetcher.
+    let mut cfg = TesterConfig::new(4, 10, 1);
+    cfg.prefetch = PrefetchKind::Stride;
+    assert!(cfg.replay_command().ends_with("--prefetch stride"));
+}
+
 #[test]
 fn random_tester_passes_with_few_cores() {
     for cores in [1, 2, 3, 5] {
@@ -460,5 +486,63 @@ fn tester_catches_a_fill_never_granted_to_its_moped() {
             "seed 3",
             "--design optcache",
         ],
+    );
+}
+
+/// Core 0 stores a value into each of 32 lines of one page; core 1 then loads them in
+/// order, each load checking its value. With the next-line prefetcher core 1 misses only
+/// the first lines, the prefetched ones are counted useful, demand misses are counted
+/// apart from prefetches, and every value is the one stored.
+#[test]
+fn the_next_line_prefetcher_turns_a_scan_into_l1_hits_without_changing_a_value() {
+    let lines = 32u64;
+    let stores: String = (0..lines)
+        .map(|i| format!("store {:#x} 8 {}\n", 0x200000 + 64 * i, 1000 + i))
+        .collect();
+    let loads: String = (0..lines)
+        .map(|i| format!("load {:#x} 8 expect={}\n", 0x200000 + 64 * i, 1000 + i))
+        .collect();
+    let text = format!(
+        "[[core]]\ncores = [0]\nops = '''\n{stores}'''\n\
+         [[core]]\ncores = [1]\nops = '''\ncompute 20000\n{loads}'''\n"
+    );
+    let program = Program::from_toml_str(&text, "scan.toml", 2).unwrap();
+    let run = |prefetch: &str| {
+        let mut cfg = SystemConfig::default();
+        cfg.system.cores = 2;
+        cfg.set("l1.prefetch", prefetch).unwrap();
+        let r = run_program(&cfg, &program, Design::Baseline, 1).unwrap();
+        let get = |name: &str| match r.stats.get(name).unwrap().value {
+            StatValue::Int(v) => v,
+            StatValue::Float(f) => f as u64,
+        };
+        [
+            "system.cpu1.l1d.misses",
+            "system.cpu1.l1d.prefetches_issued",
+            "system.cpu1.l1d.prefetches_network",
+            "system.cpu1.l1d.prefetches_useful",
+            "system.cpu1.l2.misses",
+        ]
+        .map(get)
+    };
+    let [misses, issued, network, useful, l2_misses] = run("none");
+    assert_eq!((issued, network, useful), (0, 0, 0));
+    assert!(
+        misses >= lines && l2_misses >= lines,
+        "{misses} {l2_misses}"
+    );
+    let [pf_misses, issued, network, useful, pf_l2_misses] = run("next_line");
+    // Each prefetched line is fetched from core 0's cache by a GETS of its own.
+    assert!(
+        issued >= lines - 2 && network == issued,
+        "{issued} {network}"
+    );
+    assert!(useful >= lines - 2, "{useful} useful");
+    // Only the scan's first line misses on demand (the others wait on, or hit, their
+    // prefetches), and the prefetches' GETS are not demand L2 misses.
+    assert!(pf_misses < misses / 2, "{pf_misses} against {misses}");
+    assert!(
+        pf_l2_misses < l2_misses / 2,
+        "{pf_l2_misses} against {l2_misses}"
     );
 }

@@ -19,7 +19,8 @@ the figure, and ``moped.experiments.figure10(out)`` does all of it.
 Matching: ``moped.experiments.matching(out)`` runs the MPI queue benchmarks under the
 software path and every MOPED matching engine and returns the rows of ``matching.csv``;
 :func:`read_matching` reads them from a finished folder (:func:`read_stream64` the
-microcoded match unit's ``stream64.csv``), :func:`moped.plot.matching` draws them.
+microcoded match unit's ``stream64.csv``, :func:`read_lhs` the LHS experiment's
+``lhs.csv``), :func:`moped.plot.matching` draws them.
 
 gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
 :func:`compare` sets a gem5 run beside an embedded run of the same workload.
@@ -46,7 +47,7 @@ from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
 from moped.gem5 import compare, host_speed, read_stats
-from moped.matching_results import read_matching, read_stream64
+from moped.matching_results import read_lhs, read_matching, read_stream64
 from moped.results import Result, Stat, read_stats_txt
 
 __version__: str = _core.__version__
@@ -76,6 +77,7 @@ __all__ = [
     "protocol_names",
     "protocol_table",
     "random_test",
+    "read_lhs",
     "read_matching",
     "read_stats",
     "read_stats_txt",
@@ -111,16 +113,23 @@ def run(
 
 
 def random_test(
-    cores: int = 4, checks: int = 1000, seed: int = 1, design: str = BASELINE
+    cores: int = 4,
+    checks: int = 1000,
+    seed: int = 1,
+    design: str = BASELINE,
+    prefetch: str = "none",
 ) -> dict[str, int]:
     """Runs the random coherence tester under ``design`` (its MOPEDs read, own and fill the
-    lines the cores store to, unless it is the baseline); raises :class:`SimulationError`
-    (naming the seed and the replay command) on a failure, else returns its counters."""
+    lines the cores store to, unless it is the baseline), the cores' L1s with the
+    ``prefetch`` prefetcher (``"none"``, ``"next_line"`` or ``"stride"``); raises
+    :class:`SimulationError` (naming the seed and the replay command) on a failure, else
+    returns its counters."""
     return _core.random_test(
         _args.integer("cores", cores),
         _args.integer("checks", checks),
         _args.integer("seed", seed),
         _args.text("design", design),
+        _args.text("prefetch", prefetch),
     )
 
 

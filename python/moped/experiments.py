@@ -37,8 +37,10 @@ from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
 from moped.matching_results import (
     ENGINES,
+    LHS_COLUMNS,
     MATCHING_COLUMNS,
     STREAM64_COLUMNS,
+    read_lhs,
     read_matching,
     read_stream64,
 )
@@ -51,12 +53,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DESIGNS",
     "ENGINES",
+    "LHS_COLUMNS",
     "MATCHING_COLUMNS",
     "STREAM64_COLUMNS",
     "figure10",
     "figure10_specs",
     "find_workloads_dir",
     "matching",
+    "read_lhs",
     "read_matching",
     "read_stream64",
 ]
@@ -214,6 +218,10 @@ def matching(
       :data:`STREAM64_COLUMNS`): the microcoded match unit paper's benchmark, 64 messages
       matched against posted lists of 10, 30, 100 and 300 items (10 and 30 with
       ``quick``) over the share of the list traversed, beside ideal hardware;
+    * with ``software-lhs``, ``lhs.csv`` (:func:`read_lhs`, columns :data:`LHS_COLUMNS`):
+      the LHS paper's unexpected search, N unexpected messages and the receive for the
+      x-th, under the list and LHS (64- and 16-byte entries), each with the L1 prefetcher
+      off, next-line and stride;
     * ``matching-preposted``, ``matching-unload`` and ``matching-unexpected`` as ``.png``
       and ``.svg`` (:func:`moped.plot.matching`), and ``matching-stream64`` where
       ``stream64.csv`` was written;

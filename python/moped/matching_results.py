@@ -1,6 +1,7 @@
 """The rows of the matching experiment's ``matching.csv`` (``moped matching``,
-:func:`moped.experiments.matching`), and of its ``stream64.csv`` when the ``microcoded``
-engine ran, read back from a finished folder and typed."""
+:func:`moped.experiments.matching`), of its ``stream64.csv`` when the ``microcoded``
+engine ran, and of its ``lhs.csv`` when ``software-lhs`` did, read back from a finished
+folder and typed."""
 
 from __future__ import annotations
 
@@ -14,10 +15,19 @@ from moped._core import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["ENGINES", "MATCHING_COLUMNS", "STREAM64_COLUMNS", "read_matching", "read_stream64"]
+__all__ = [
+    "ENGINES",
+    "LHS_COLUMNS",
+    "MATCHING_COLUMNS",
+    "STREAM64_COLUMNS",
+    "read_lhs",
+    "read_matching",
+    "read_stream64",
+]
 
 #: What matches messages in the matching experiment: MPICH's lists searched by the cores
-#: (``software``), then each MOPED engine.
+#: (``software``), the same with the unexpected queue in an LH buffer (``software-lhs``),
+#: then each MOPED engine.
 ENGINES: tuple[str, ...] = tuple(_core.MATCHING_ENGINES)
 #: The columns of ``matching.csv``, in order (the Rust side's ``CSV_HEADER``).
 MATCHING_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_CSV_HEADER)
@@ -42,6 +52,13 @@ _STREAM64_INTS = (
 _STREAM64_FLOATS = tuple(
     c for c in STREAM64_COLUMNS if c not in (*_STREAM64_TEXTS, *_STREAM64_INTS)
 )
+
+#: The columns of ``lhs.csv``, in order (the Rust side's ``lhs::CSV_HEADER``).
+LHS_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_LHS_CSV_HEADER)
+_LHS_TEXTS = ("queue", "prefetch", "layout")
+_LHS_FLOATS = ("search_cycles", "search_cycles_per_entry")
+#: Every other column: sizes, positions and counters.
+_LHS_INTS = tuple(c for c in LHS_COLUMNS if c not in (*_LHS_TEXTS, *_LHS_FLOATS))
 
 
 def read_matching(path: str | PathLike[str]) -> pandas.DataFrame:
@@ -79,6 +96,25 @@ def read_stream64(path: str | PathLike[str]) -> pandas.DataFrame:
         texts=_STREAM64_TEXTS,
         ints=_STREAM64_INTS,
         floats=_STREAM64_FLOATS,
+    )
+
+
+def read_lhs(path: str | PathLike[str]) -> pandas.DataFrame:
+    """The rows of ``lhs.csv``, the LHS paper's unexpected-search experiment (N unexpected
+    messages, the receive for the x-th; the list, LHS with 64- and 16-byte entries, each
+    with the L1 prefetcher off, next-line and stride), from a finished folder of ``moped
+    matching`` or :func:`moped.experiments.matching` that ran ``software-lhs``, or from the
+    file itself, typed: ``queue``, ``prefetch`` and ``layout`` as str,
+    ``search_cycles`` and ``search_cycles_per_entry`` as float (NaN at position 1), the
+    rest as int64. A missing or malformed file raises :class:`moped.InputError`."""
+    return _read(
+        path,
+        "lhs.csv",
+        LHS_COLUMNS,
+        writer="moped matching with software-lhs among its engines",
+        texts=_LHS_TEXTS,
+        ints=_LHS_INTS,
+        floats=_LHS_FLOATS,
     )
 
 

@@ -183,6 +183,15 @@ def test_random_test() -> None:
     report = moped.random_test(cores=4, checks=200, seed=1)
     assert report["checks_completed"] >= 200
     assert report["mismatches"] == 0
+    assert report["prefetches_issued"] == 0
+
+
+def test_random_test_with_the_l1_prefetcher() -> None:
+    report = moped.random_test(cores=4, checks=2000, seed=1, prefetch="next_line")
+    assert report["mismatches"] == 0
+    assert report["prefetches_issued"] > 0
+    with pytest.raises(moped.ConfigError, match=r"l1\.prefetch"):
+        moped.random_test(prefetch="sideways")
 
 
 def test_version() -> None:

@@ -55,6 +55,7 @@ WRONG_TYPES: dict[str, tuple[Callable[[], Any], str]] = {
     "random_test(checks=None)": (lambda: moped.random_test(checks=None), "checks"),
     "random_test(seed='x')": (lambda: moped.random_test(seed="x"), "seed"),
     "random_test(design=5)": (lambda: moped.random_test(design=5), "design"),
+    "random_test(prefetch=5)": (lambda: moped.random_test(prefetch=5), "prefetch"),
     "protocol_table(5)": (lambda: moped.protocol_table(5), "name"),
     "lint_protocol(5)": (lambda: moped.lint_protocol(5), "path"),
     "lint_protocol(None)": (lambda: moped.lint_protocol(None), "path"),

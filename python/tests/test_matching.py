@@ -346,3 +346,60 @@ def test_plot_matching_draws_stream64_from_a_frame_or_beside_matching_csv(
         plot.matching(df, tmp_path / "bad", stream64=tmp_path / "nowhere")
     with pytest.raises(TypeError, match="stream64"):
         plot.matching(df, tmp_path / "bad", stream64=3)
+
+
+@pytest.fixture(scope="module")
+def lhs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    """A quick run of the software path with LHS alone, which writes lhs.csv."""
+    out = tmp_path_factory.mktemp("matching") / "lhs"
+    df = experiments.matching(
+        out, quick=True, engines=["software-lhs"], jobs=2, progress=False, figure10=False
+    )
+    return out, df
+
+
+def test_lhs_csv_is_written_typed_and_verified(lhs: tuple[Path, pd.DataFrame]) -> None:
+    out, df = lhs
+    assert set(df["engine"]) == {"software-lhs"}
+    header = list(_core.MATCHING_LHS_CSV_HEADER)
+    assert (out / "lhs.csv").read_text().splitlines()[0] == ",".join(header)
+    rows = moped.read_lhs(out)
+    assert list(rows.columns) == header == list(experiments.LHS_COLUMNS)
+    pd.testing.assert_frame_equal(experiments.read_lhs(out / "lhs.csv"), rows)
+    for col in ("queue", "prefetch", "layout"):
+        assert rows[col].map(type).eq(str).all(), col
+    for col in ("search_cycles", "search_cycles_per_entry"):
+        assert rows[col].dtype == "float64", col
+    for col in ("depth", "position", "cycles", "l1_misses", "prefetches_issued"):
+        assert rows[col].dtype == "int64", col
+    assert set(rows["layout"]) == {"list", "lhs-64", "lhs-16"}
+    assert set(rows["prefetch"]) == {"none", "next_line", "stride"}
+    # quick: 16, 64 and 256 messages, each received first and last.
+    assert sorted(set(zip(rows["depth"], rows["position"], strict=True))) == [
+        (16, 1), (16, 16), (64, 1), (64, 64), (256, 1), (256, 256)
+    ]  # fmt: skip
+    # Every message: the unexpected ones and the ready message.
+    assert (rows["messages_verified"] == rows["depth"] + 1).all()
+    assert rows[rows["position"] == 1]["search_cycles_per_entry"].isna().all()
+    assert (rows[rows["prefetch"] == "none"]["prefetches_issued"] == 0).all()
+    assert "## Unexpected-queue search with LHS" in (out / "report.md").read_text()
+
+
+def test_lhs_searches_256_entries_faster_than_the_list(lhs: tuple[Path, pd.DataFrame]) -> None:
+    """256 LH entries of a line (16 kB) stay in the 32 kB L1; the list's 256 records and
+    their 256 payload buffers do not."""
+    rows = moped.read_lhs(lhs[0]).set_index(["layout", "prefetch", "depth", "position"])
+    per = rows["search_cycles_per_entry"]
+    assert per[("lhs-64", "none", 256, 256)] < per[("list", "none", 256, 256)]
+    assert (
+        rows["l1_misses"][("lhs-64", "none", 256, 256)]
+        < rows["l1_misses"][("list", "none", 256, 256)]
+    )
+
+
+def test_read_lhs_refuses_what_is_not_lhs_csv(tmp_path: Path) -> None:
+    with pytest.raises(moped.InputError, match="no such file.*software-lhs"):
+        moped.read_lhs(tmp_path)
+    (tmp_path / "lhs.csv").write_text("queue,prefetch\nlist,none\n")
+    with pytest.raises(moped.InputError, match="lacks the columns"):
+        moped.read_lhs(tmp_path)

@@ -53,6 +53,17 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
     [
         ("cycles", run.cycles as f64),
         ("l1_misses", g("system.total.l1d.misses")),
+        // The LHS experiment's causes: demand hits, and the L1 prefetcher's requests.
+        ("l1_hits", g("system.total.l1d.hits")),
+        ("l2_hits", g("system.total.l2.hits")),
+        (
+            "l1_prefetches_issued",
+            g("system.total.l1d.prefetches_issued"),
+        ),
+        (
+            "l1_prefetches_useful",
+            g("system.total.l1d.prefetches_useful"),
+        ),
         (
             "l2_misses_private",
             g("system.total.l2.misses_other_cache") + g("system.total.l2.moped_misses_other_cache"),

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::checker::{self, CheckReport, Coverage};
 use crate::coherence::{protocols, Protocol};
+use crate::config::PrefetchKind;
 use crate::design::Design;
 use crate::protocol::{Cell, Machine};
 use crate::tester::{self, TesterConfig, TesterReport};
@@ -142,10 +143,11 @@ pub fn random_test(
     cores: usize,
     checks: u64,
     seed: u64,
-    design: Design,
+    (design, prefetch): (Design, PrefetchKind),
 ) -> (TesterConfig, Result<TesterReport, String>, f64) {
     let mut tc = TesterConfig::new(cores, checks, seed);
     tc.design = design;
+    tc.prefetch = prefetch;
     let t0 = Instant::now();
     let r = tester::run(&tc);
     (tc, r, t0.elapsed().as_secs_f64())

@@ -95,6 +95,7 @@ impl CacheCut {
             l2_ways: 2,
             l1_latency: 1,
             l2_latency: 10,
+            prefetch: Default::default(),
         };
         CacheCut {
             ctrl: CacheCtrl::new(p, protocol.l2.clone()).expect("protocol binds"),

@@ -5,7 +5,8 @@
 //! [system]      # cores = 16, core_ghz = 1.0, cpi = 1.0, store_buffer_entries = 8, line_bytes = 64,
 //!               # core_model = "mlp", outstanding_loads = 4, window = 126,
 //!               # tlb_entries = 64, page_walks = true
-//! [l1]          # size_bytes = 32768, assoc = 4, latency = 1
+//! [l1]          # size_bytes = 32768, assoc = 4, latency = 1, prefetch = "none",
+//!               # prefetch_degree = 2, prefetch_distance = 1
 //! [l2]          # size_bytes = 524288, assoc = 8, latency = 10 (exclusive of the L1)
 //! [directory]   # banks = 4, latency = 2
 //! [memory]      # size_bytes = 536870912, latency = 35
@@ -175,6 +176,12 @@ impl Default for CoreSection {
     }
 }
 
+pub use crate::coherence::cache::PrefetchKind;
+
+/// Lines a prefetcher fetches per trigger, and how far ahead the first is, by default.
+pub const PREFETCH_DEGREE: u32 = 2;
+pub const PREFETCH_DISTANCE: u32 = 1;
+
 /// One cache level. Its defaults depend on the level, see
 /// [`CacheSection::l1_default`] and [`CacheSection::l2_default`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -184,6 +191,15 @@ pub struct CacheSection {
     pub assoc: usize,
     /// Access latency in core cycles.
     pub latency: u64,
+    /// The L1's data prefetcher, lines per trigger (1 to 16) and lines ahead of the
+    /// trigger (1 to 64); the L2 has none (these are `None`, and its section has no such
+    /// keys). Read them through [`CacheSection::prefetch_kind`] and its neighbours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_degree: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_distance: Option<u32>,
 }
 
 impl CacheSection {
@@ -193,6 +209,9 @@ impl CacheSection {
             size_bytes: 32 * 1024,
             assoc: 4,
             latency: 1,
+            prefetch: Some(PrefetchKind::None),
+            prefetch_degree: Some(PREFETCH_DEGREE),
+            prefetch_distance: Some(PREFETCH_DISTANCE),
         }
     }
 
@@ -202,7 +221,25 @@ impl CacheSection {
             size_bytes: 512 * 1024,
             assoc: 8,
             latency: 10,
+            prefetch: None,
+            prefetch_degree: None,
+            prefetch_distance: None,
         }
+    }
+
+    /// The prefetcher (none for a level without one).
+    pub fn prefetch_kind(&self) -> PrefetchKind {
+        self.prefetch.unwrap_or_default()
+    }
+
+    /// Lines the prefetcher fetches per trigger.
+    pub fn prefetch_degree(&self) -> u32 {
+        self.prefetch_degree.unwrap_or(PREFETCH_DEGREE)
+    }
+
+    /// How many lines ahead of the trigger its first prefetch is.
+    pub fn prefetch_distance(&self) -> u32 {
+        self.prefetch_distance.unwrap_or(PREFETCH_DISTANCE)
     }
 
     /// Number of sets for `line_bytes`-byte lines (0 if degenerate).
@@ -226,6 +263,38 @@ struct CachePatch {
     latency: Option<u64>,
 }
 
+/// A partially given L1 section: a cache's keys and its prefetcher's.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of L1 parameters (size_bytes, assoc, latency, prefetch, \
+                 prefetch_degree, prefetch_distance)"
+)]
+struct L1Patch {
+    size_bytes: Option<u64>,
+    assoc: Option<usize>,
+    latency: Option<u64>,
+    prefetch: Option<PrefetchKind>,
+    prefetch_degree: Option<u32>,
+    prefetch_distance: Option<u32>,
+}
+
+impl L1Patch {
+    fn apply(self, base: CacheSection) -> CacheSection {
+        let cache = CachePatch {
+            size_bytes: self.size_bytes,
+            assoc: self.assoc,
+            latency: self.latency,
+        };
+        CacheSection {
+            prefetch: self.prefetch.or(base.prefetch),
+            prefetch_degree: self.prefetch_degree.or(base.prefetch_degree),
+            prefetch_distance: self.prefetch_distance.or(base.prefetch_distance),
+            ..cache.apply(base)
+        }
+    }
+}
+
 impl CachePatch {
     fn apply(self, mut base: CacheSection) -> CacheSection {
         if let Some(v) = self.size_bytes {
@@ -242,7 +311,7 @@ impl CachePatch {
 }
 
 fn de_l1<'de, D: Deserializer<'de>>(d: D) -> Result<CacheSection, D::Error> {
-    Ok(CachePatch::deserialize(d)?.apply(CacheSection::l1_default()))
+    Ok(L1Patch::deserialize(d)?.apply(CacheSection::l1_default()))
 }
 
 fn de_l2<'de, D: Deserializer<'de>>(d: D) -> Result<CacheSection, D::Error> {
@@ -1087,8 +1156,20 @@ impl CoreSection {
 }
 
 impl CacheSection {
+    /// The prefetcher's keys, each in its range.
+    fn validate_prefetch(&self, name: &str) -> Result<(), ConfigError> {
+        if !(1..=16).contains(&self.prefetch_degree()) {
+            return invalid(&format!("{name}.prefetch_degree"), "must be from 1 to 16");
+        }
+        if !(1..=64).contains(&self.prefetch_distance()) {
+            return invalid(&format!("{name}.prefetch_distance"), "must be from 1 to 64");
+        }
+        Ok(())
+    }
+
     /// Checks the cache `[name]` for lines of `line_bytes`.
     fn validate(&self, name: &str, line_bytes: usize) -> Result<(), ConfigError> {
+        self.validate_prefetch(name)?;
         if self.assoc == 0 {
             return invalid(&format!("{name}.assoc"), "must be >= 1");
         }

@@ -16,6 +16,7 @@ mod window;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::coherence::cache::PrefetchParams;
 use crate::coherence::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, Delivery, DirCtrl,
     DirParams, MopedDone, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
@@ -290,6 +291,12 @@ impl Sim {
                 l2_ways: cfg.l2.assoc,
                 l1_latency: cfg.l1.latency as u32,
                 l2_latency: cfg.l2.latency as u32,
+                prefetch: PrefetchParams {
+                    kind: cfg.l1.prefetch_kind(),
+                    degree: cfg.l1.prefetch_degree(),
+                    distance: cfg.l1.prefetch_distance(),
+                    page_bytes: crate::os::pagetable::PAGE_BYTES,
+                },
             };
             caches.push(
                 CacheCtrl::new(p, protocol.l2.clone())

@@ -49,6 +49,16 @@ const CORE_STATS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
     "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits";
     "l1d.misses" => cache.l1_misses, "Count",
         "L1 D-cache misses (absent, or a store without write permission)";
+    "l1d.prefetches_issued" => cache.l1_prefetches_issued, "Count",
+        "L1 prefetches issued (l1.prefetch), apart from the demand counts";
+    "l1d.prefetches_l2" => cache.l1_prefetches_l2, "Count",
+        "L1 prefetches served by moving the line up from this core's L2";
+    "l1d.prefetches_network" => cache.l1_prefetches_network, "Count",
+        "L1 prefetches that sent a GETS to the directory";
+    "l1d.prefetches_useful" => cache.l1_prefetches_useful, "Count",
+        "Prefetched lines a demand access then hit in the L1";
+    "l1d.prefetches_dropped" => cache.l1_prefetches_dropped, "Count",
+        "L1 prefetch candidates dropped (held, busy, or no room without stalling)";
     "l2.hits" => cache.l2_hits, "Count", "L1 misses served by this core's L2";
     "l2.misses" => cache.l2_misses, "Count", "L2 misses: requests sent to the directory";
     "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",
@@ -74,6 +84,10 @@ const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
     "dtlb.walk_cycles" => tlb.walk_cycles, "Cycle", "Cycles the cores spent in page walks";
     "l1d.hits" => cache.l1_hits, "Count", "L1 D-cache hits, all cores";
     "l1d.misses" => cache.l1_misses, "Count", "L1 D-cache misses, all cores";
+    "l1d.prefetches_issued" => cache.l1_prefetches_issued, "Count",
+        "L1 prefetches issued, all cores";
+    "l1d.prefetches_useful" => cache.l1_prefetches_useful, "Count",
+        "Prefetched lines a demand access then hit in the L1, all cores";
     "l2.hits" => cache.l2_hits, "Count", "L2 hits, all cores";
     "l2.misses" => cache.l2_misses, "Count", "L2 misses, all cores";
     "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",

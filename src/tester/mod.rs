@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::coherence::{AccessKind, Completed, CoreReq, Protocol};
-use crate::config::SystemConfig;
+use crate::config::{PrefetchKind, SystemConfig};
 use crate::design::Design;
 use crate::mem::{line_of, LineAddr, LINE_BYTES};
 use crate::sim::{Driver, LineAnswer, Next, Sim, SimError};
@@ -44,6 +44,8 @@ pub struct TesterConfig {
     pub design: Design,
     /// Share of the picks that go to a MOPED instead of a core, on designs with MOPEDs.
     pub moped_share: f64,
+    /// The L1 prefetcher (`l1.prefetch`, with its default degree and distance).
+    pub prefetch: PrefetchKind,
 }
 
 impl TesterConfig {
@@ -57,6 +59,7 @@ impl TesterConfig {
             random_delay_max: 16,
             design: Design::Baseline,
             moped_share: 0.4,
+            prefetch: PrefetchKind::None,
         }
     }
 
@@ -66,8 +69,12 @@ impl TesterConfig {
             Design::Baseline => String::new(),
             d => format!(" --design {d}"),
         };
+        let prefetch = match self.prefetch {
+            PrefetchKind::None => String::new(),
+            p => format!(" --prefetch {}", p.name()),
+        };
         format!(
-            "moped random-test --cores {} --checks {} --seed {}{design}",
+            "moped random-test --cores {} --checks {} --seed {}{design}{prefetch}",
             self.cores, self.checks, self.seed
         )
     }
@@ -85,6 +92,7 @@ impl TesterConfig {
         cfg.directory.banks = 2;
         cfg.network.random_delay_max = self.random_delay_max;
         cfg.network.cores_per_leaf = 4;
+        cfg.l1.prefetch = Some(self.prefetch);
         cfg
     }
 }
@@ -101,6 +109,9 @@ pub struct TesterReport {
     pub events: u64,
     pub messages: u64,
     pub max_queue: u64,
+    /// The cores' L1 prefetches issued, and those a demand access then hit.
+    pub prefetches_issued: u64,
+    pub prefetches_useful: u64,
     /// MOPED line reads (`M_GETS`) issued.
     pub moped_reads: u64,
     /// MOPED exclusive requests (`M_GETX`) issued, asks after lost rights included.
@@ -424,6 +435,10 @@ pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<Teste
     t.report.messages = sim.counters.messages;
     t.report.max_queue = sim.counters.max_queue;
     t.report.cycles = sim.cycles();
+    for c in &sim.caches {
+        t.report.prefetches_issued += c.stats.l1_prefetches_issued;
+        t.report.prefetches_useful += c.stats.l1_prefetches_useful;
+    }
     match r {
         Ok(_) => Ok(t.report),
         Err(e) => {

@@ -162,13 +162,8 @@ pub fn run(
         .chain(engines.iter().copied().filter(|e| *e != Matcher::Software))
     {
         let mut cfg = super::search_timed(config);
-        let design = match engine {
-            Matcher::Software => Design::Baseline,
-            Matcher::Engine(kind) => {
-                cfg.moped.matcher = kind;
-                Design::BaseMoped
-            }
-        };
+        engine.configure(&mut cfg);
+        let design = super::design_of(engine);
         let tasks: Vec<Task> = specs
             .iter()
             .map(|spec| Task {
@@ -228,7 +223,7 @@ fn bars(outcomes: &[(Matcher, Vec<Outcome>)]) -> Vec<EngineBar> {
     for (engine, runs) in outcomes {
         for (o, b) in runs.iter().zip(baseline) {
             let (cycles, base) = (metric(o, "cycles"), metric(b, "cycles"));
-            let moped = *engine != Matcher::Software;
+            let moped = engine.is_moped();
             bars.push(EngineBar {
                 engine: *engine,
                 benchmark: o.record.benchmark.clone(),
@@ -274,7 +269,7 @@ pub fn section(bars: &[EngineBar], params: &MatchingParams) -> String {
     );
     let engines: Vec<Matcher> = unique(bars.iter().map(|b| b.engine))
         .into_iter()
-        .filter(|e| *e != Matcher::Software)
+        .filter(|e| e.is_moped())
         .collect();
     let benchmarks = unique(bars.iter().map(|b| b.benchmark.clone()));
     let bar = |e: Matcher, b: &str| find(bars, e, b);
@@ -317,7 +312,34 @@ pub fn section(bars: &[EngineBar], params: &MatchingParams) -> String {
         );
     }
     s.push_str(&verdict(bars, &engines, &benchmarks, params));
+    s.push_str(&lhs_line(bars, &benchmarks));
     s
+}
+
+/// The line on `software-lhs`, when it ran: the baseline with an LH buffer, against the
+/// baseline with MPICH's list, per benchmark, with the software UMQ depths that bound it.
+fn lhs_line(bars: &[EngineBar], benchmarks: &[String]) -> String {
+    let cells: Vec<String> = benchmarks
+        .iter()
+        .filter_map(|b| {
+            let x = find(bars, Matcher::SoftwareLhs, b)?;
+            Some(format!(
+                "{b} {:+.2} % (UMQ depth mean {:.2}, largest {})",
+                100.0 * x.reduction,
+                x.software.umq_mean,
+                x.software.umq_max
+            ))
+        })
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    format!(
+        "- `software-lhs` (the baseline with its unexpected queue in an LH buffer, no \
+         MOPED), cycle reduction against the baseline's list: {}. Its search gains only \
+         where the unexpected queue is deep (see the LHS section).\n",
+        cells.join("; ")
+    )
 }
 
 /// The largest move of a reduction away from `fsm`'s, and the engines' cycles per check.
@@ -377,7 +399,7 @@ fn verdict(
     // Every engine's runs: the order messages arrive in, and so the depths, can differ.
     let deepest = bars
         .iter()
-        .filter(|b| b.engine != Matcher::Software)
+        .filter(|b| b.engine.is_moped())
         .map(|b| b.depths.prq_max.max(b.depths.umq_max))
         .fold(0.0, f64::max);
     let first_level = params.cam_entries.min(params.alpu_cells) as f64;

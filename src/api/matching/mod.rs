@@ -11,6 +11,7 @@
 //! posted first), its busy cycles only.
 
 pub mod figure10;
+pub mod lhs;
 mod report;
 pub mod stream64;
 
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::config::SystemConfig;
+use crate::config::{SystemConfig, UnexpectedQueue};
 use crate::design::Design;
 use crate::envelope::{Envelope, Kind, Peer, Tag};
 use crate::error::MopedError;
@@ -30,17 +31,21 @@ use crate::workload::queue::{QueueBenchmark, Sources};
 use super::experiments::{run_all, Outcome, Progress, Task};
 use super::output::{OutDir, RunInfo};
 
-/// What matches messages: MPICH's lists searched by the cores, or a MOPED engine.
+/// What matches messages: MPICH's lists searched by the cores, the same software with
+/// its unexpected queue in an LH buffer (`mpi.unexpected_queue = "lhs"`), or a MOPED
+/// engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Matcher {
     Software,
+    SoftwareLhs,
     Engine(MatcherKind),
 }
 
 impl Matcher {
-    /// Every matcher, the software path first.
+    /// Every matcher, the software paths first.
     pub fn all() -> Vec<Matcher> {
-        std::iter::once(Matcher::Software)
+        [Matcher::Software, Matcher::SoftwareLhs]
+            .into_iter()
             .chain(MatcherKind::ALL.map(Matcher::Engine))
             .collect()
     }
@@ -49,7 +54,23 @@ impl Matcher {
     pub fn name(self) -> &'static str {
         match self {
             Matcher::Software => "software",
+            Matcher::SoftwareLhs => "software-lhs",
             Matcher::Engine(k) => k.name(),
+        }
+    }
+
+    /// Whether a MOPED engine matches (else the cores do, on the software path).
+    pub fn is_moped(self) -> bool {
+        matches!(self, Matcher::Engine(_))
+    }
+
+    /// Sets what this matcher changes in a configuration: the MOPED engine, or the
+    /// unexpected queue's layout.
+    pub fn configure(self, cfg: &mut SystemConfig) {
+        match self {
+            Matcher::Software => {}
+            Matcher::SoftwareLhs => cfg.mpi.unexpected_queue = UnexpectedQueue::Lhs,
+            Matcher::Engine(kind) => cfg.moped.matcher = kind,
         }
     }
 }
@@ -58,12 +79,14 @@ impl std::str::FromStr for Matcher {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Matcher, String> {
-        if s == "software" {
-            return Ok(Matcher::Software);
+        match s {
+            "software" => return Ok(Matcher::Software),
+            "software-lhs" => return Ok(Matcher::SoftwareLhs),
+            _ => {}
         }
         s.parse::<MatcherKind>()
             .map(Matcher::Engine)
-            .map_err(|e| format!("{e}, software"))
+            .map_err(|e| format!("{e}, software, software-lhs"))
     }
 }
 
@@ -282,7 +305,12 @@ impl MatchingOptions {
             .figure10
             .as_ref()
             .map_or(0, |_| figure10::run_count(&self.engines));
-        plan(self.quick).len() * self.engines.len() + f10
+        let lhs = if self.engines.contains(&Matcher::SoftwareLhs) {
+            lhs::run_count(self.quick)
+        } else {
+            0
+        };
+        plan(self.quick).len() * self.engines.len() + f10 + lhs
     }
 }
 
@@ -299,6 +327,8 @@ pub struct Matching {
     pub figure10: Vec<figure10::EngineBar>,
     /// The microcoded match unit paper's benchmark, when `microcoded` is among the engines.
     pub stream64: Vec<stream64::StreamRow>,
+    /// The LHS paper's unexpected search, when `software-lhs` is among the engines.
+    pub lhs: Vec<lhs::LhsRow>,
 }
 
 /// The configuration an engine runs with: deep enough tables and lists for every point,
@@ -307,9 +337,7 @@ pub fn engine_config(base: &SystemConfig, engine: Matcher) -> SystemConfig {
     let mut cfg = search_timed(base);
     cfg.moped.descriptor_entries = cfg.moped.descriptor_entries.max(MAX_CAPACITY);
     cfg.mpi.list_entries = cfg.mpi.list_entries.max(8192);
-    if let Matcher::Engine(kind) = engine {
-        cfg.moped.matcher = kind;
-    }
+    engine.configure(&mut cfg);
     cfg
 }
 
@@ -323,12 +351,13 @@ pub fn search_timed(base: &SystemConfig) -> SystemConfig {
     cfg
 }
 
-/// The design an engine runs under: the baseline for the software path, BASEMOPED for
+/// The design an engine runs under: the baseline for the software paths, BASEMOPED for
 /// every engine (the engine's cost does not depend on how the copy moves lines).
 pub fn design_of(engine: Matcher) -> Design {
-    match engine {
-        Matcher::Software => Design::Baseline,
-        Matcher::Engine(_) => Design::BaseMoped,
+    if engine.is_moped() {
+        Design::BaseMoped
+    } else {
+        Design::Baseline
     }
 }
 
@@ -398,6 +427,22 @@ fn run_and_write(
         &opts.config.moped.matching,
         opts.quick,
     ));
+    let lhs_rows = if opts.engines.contains(&Matcher::SoftwareLhs) {
+        let specs = write_specs(out.path(), &lhs::plan(opts.quick))?;
+        let (rows, n) = lhs::run(
+            &opts.config,
+            &specs,
+            opts.quick,
+            opts.jobs,
+            out,
+            (runs, progress),
+        )?;
+        runs += rows.len();
+        events += n;
+        rows
+    } else {
+        Vec::new()
+    };
     let stream = if opts
         .engines
         .contains(&Matcher::Engine(MatcherKind::Microcoded))
@@ -418,13 +463,15 @@ fn run_and_write(
     };
     let m = Matching {
         messages_verified: rows.iter().map(|r| r.messages_verified).sum::<u64>()
-            + bars.iter().map(|b| b.messages_verified).sum::<u64>(),
+            + bars.iter().map(|b| b.messages_verified).sum::<u64>()
+            + lhs_rows.iter().map(|r| r.messages_verified).sum::<u64>(),
         rows,
         host_seconds: started.elapsed().as_secs_f64(),
         runs: runs + bars.len(),
         events,
         figure10: bars,
         stream64: stream,
+        lhs: lhs_rows,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("matching.csv"), csv(&m.rows)).map_err(io)?;
@@ -433,6 +480,10 @@ fn run_and_write(
         let table = figure10::csv(&m.figure10);
         std::fs::write(out.path().join("figure10_engines.csv"), table).map_err(io)?;
         report.push_str(&figure10::section(&m.figure10, &opts.config.moped.matching));
+    }
+    if !m.lhs.is_empty() {
+        std::fs::write(out.path().join("lhs.csv"), lhs::csv(&m.lhs)).map_err(io)?;
+        report.push_str(&lhs::section(&m.lhs, &opts.config));
     }
     if !m.stream64.is_empty() {
         let table = stream64::csv(&m.stream64);
@@ -499,10 +550,12 @@ fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
         level: "cmp",
         iterations,
         cycles: Some(m("cycles") / per_op),
-        engine_cycles: (engine != Matcher::Software).then(|| engine_total as f64 / ops),
+        engine_cycles: engine.is_moped().then(|| engine_total as f64 / ops),
         total_cycles: Some(m("cycles") as u64),
-        total_engine_cycles: (engine != Matcher::Software).then_some(engine_total),
-        traversed: (engine != Matcher::Software).then(|| m("receiver_match_traversed") / ops),
+        total_engine_cycles: engine.is_moped().then_some(engine_total),
+        traversed: engine
+            .is_moped()
+            .then(|| m("receiver_match_traversed") / ops),
         backed_off: m("backoff_refused") > 0.0,
         messages_verified: o.messages_verified,
     }

@@ -137,6 +137,7 @@ impl<'a> CmpModel<'a> {
                 l2_ways: self.cfg.l2_ways,
                 l1_latency: 1,
                 l2_latency: 1,
+                prefetch: Default::default(),
             };
             let mut c = CacheCtrl::new(p, Arc::clone(&self.l2)).map_err(|e| e.to_string())?;
             c.transitions = TransitionCounts::default();

@@ -8,11 +8,11 @@ use crate::coherence::msg::{Msg, MsgType, Outbox};
 use crate::coherence::{Delivery, Violation};
 
 use super::actions::ACTIONS;
-use super::line::{write_masked, Line};
+use super::line::{write_masked, Line, Tbe};
 use super::request::{
     AccessKind, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone, MopedKind, MopedReq,
 };
-use super::{CacheCtrl, Ctx, Loc};
+use super::{CacheCtrl, Ctx, Loc, MAX_PREFETCHES_IN_FLIGHT, PREFETCH_ID};
 
 impl CacheCtrl {
     fn violation(&self, addr: LineAddr, state: StateId, event: EventId, detail: &str) -> Violation {
@@ -121,8 +121,23 @@ impl CacheCtrl {
         Ok(r)
     }
 
-    /// A core access. Hits complete at once; misses complete with a later message.
+    /// A core access. Hits complete at once; misses complete with a later message. The
+    /// L1 prefetcher, if any, then trains on it and issues its lines.
     pub fn core_request(
+        &mut self,
+        req: CoreReq,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<CoreOutcome, Violation> {
+        let outcome = self.demand_request(req, out, done)?;
+        if self.prefetcher.enabled() {
+            self.after_demand(line_of(req.addr), outcome, out, done)?;
+        }
+        Ok(outcome)
+    }
+
+    /// A core access, without the prefetcher.
+    fn demand_request(
         &mut self,
         req: CoreReq,
         out: &mut dyn Outbox,
@@ -237,6 +252,121 @@ impl CacheCtrl {
         }
         let mut ctx = Ctx::new(addr, self.params.l2_latency, out, done);
         Ok(self.handle(self.ids.replacement, &mut ctx)? == Delivery::Done)
+    }
+
+    // ---- The L1 prefetcher ----
+
+    /// Trains the prefetcher on a demand access to `addr` and issues the lines it picks:
+    /// after an L1 miss, or the first demand hit on a prefetched line (counted useful).
+    fn after_demand(
+        &mut self,
+        addr: LineAddr,
+        outcome: CoreOutcome,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<(), Violation> {
+        if outcome == CoreOutcome::Stalled {
+            // It waits (on a prefetch in flight, say) and will come again.
+            return Ok(());
+        }
+        let was_prefetched = match self.way_of(addr) {
+            Loc::L1(s) => std::mem::take(&mut self.l1.get_mut(s).prefetched),
+            Loc::L2(s) => std::mem::take(&mut self.l2.get_mut(s).prefetched),
+            _ => false,
+        };
+        let tagged = match outcome {
+            CoreOutcome::Stalled => false,
+            CoreOutcome::Hit(HitLevel::L1) if was_prefetched => {
+                self.stats.l1_prefetches_useful += 1;
+                true
+            }
+            CoreOutcome::Hit(HitLevel::L1) => return Ok(()),
+            CoreOutcome::Hit(_) | CoreOutcome::Miss => false,
+        };
+        for line in self.prefetcher.train(addr, tagged) {
+            self.prefetch(line, out, done)?;
+        }
+        Ok(())
+    }
+
+    /// Brings `addr` into the L1 for no core: up from the L2, or by a load through the
+    /// table whose completion no core sees. Dropped when the line is in the L1 or busy,
+    /// when [`MAX_PREFETCHES_IN_FLIGHT`] are outstanding, or when room needs a stall.
+    fn prefetch(
+        &mut self,
+        addr: LineAddr,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<(), Violation> {
+        let busy = self.tbes.iter().any(|t| t.addr == addr);
+        let stable = |c: &Self| {
+            let st = c.state(addr);
+            c.table.is_stable(st) && st != c.ids.i
+        };
+        match self.loc(addr) {
+            Loc::L2(_) if !busy && stable(self) => {
+                self.try_swap_up(addr);
+                match self.way_of(addr) {
+                    Loc::L1(s) => {
+                        self.l1.get_mut(s).prefetched = true;
+                        self.stats.l1_prefetches_l2 += 1;
+                        self.stats.l1_prefetches_issued += 1;
+                    }
+                    _ => self.stats.l1_prefetches_dropped += 1,
+                }
+            }
+            Loc::Absent if !busy && self.prefetches_in_flight() < MAX_PREFETCHES_IN_FLIGHT => {
+                self.prefetch_miss(addr, out, done)?
+            }
+            _ => self.stats.l1_prefetches_dropped += 1,
+        }
+        Ok(())
+    }
+
+    fn prefetches_in_flight(&self) -> usize {
+        let ours = |t: &&Tbe| t.req.is_some_and(|r| r.id == PREFETCH_ID);
+        self.tbes.iter().filter(ours).count()
+    }
+
+    /// A prefetch of a line this core does not hold: a way, then the table's `Load`.
+    fn prefetch_miss(
+        &mut self,
+        addr: LineAddr,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<(), Violation> {
+        if !self.make_room(addr, out, done)? {
+            self.stats.l1_prefetches_dropped += 1;
+            return Ok(());
+        }
+        let req = CoreReq {
+            id: PREFETCH_ID,
+            kind: AccessKind::Load,
+            addr,
+            size: 8,
+            value: 0,
+        };
+        let delay = self.params.l1_latency + self.params.l2_latency;
+        let mut ctx = Ctx {
+            req: Some(req),
+            ..Ctx::new(addr, delay, out, done)
+        };
+        match self.handle(self.ids.load, &mut ctx)? {
+            Delivery::Stalled => {
+                self.drop_empty_line(addr);
+                self.stats.l1_prefetches_dropped += 1;
+            }
+            Delivery::Done => {
+                self.stats.l1_prefetches_network += 1;
+                self.stats.l1_prefetches_issued += 1;
+                match self.way_of(addr) {
+                    Loc::L1(s) => self.l1.get_mut(s).prefetched = true,
+                    Loc::L2(s) => self.l2.get_mut(s).prefetched = true,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     // ---- The MOPED beside this L2 ----

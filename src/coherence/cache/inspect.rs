@@ -113,7 +113,12 @@ impl CacheCtrl {
     ) {
         self.drop_empty_line(addr);
         self.tbes.retain(|t| t.addr != addr);
-        let line = Line { state, data, dirty };
+        let line = Line {
+            state,
+            data,
+            dirty,
+            prefetched: false,
+        };
         match place {
             Placement::L1 => {
                 let slot = self

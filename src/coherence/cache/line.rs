@@ -21,12 +21,15 @@ pub(super) fn write_masked(line: &mut LineData, data: &LineData, mask: u64) {
     }
 }
 
-/// A cached line: coherence state, data and dirty bit.
+/// A cached line: coherence state, data and dirty bit, and whether a prefetch brought it
+/// and no demand access has touched it since (for the prefetcher's useful count and its
+/// tagged trigger).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Line {
     pub state: StateId,
     pub data: LineData,
     pub dirty: bool,
+    pub prefetched: bool,
 }
 
 /// The payload of an empty way (never read as a line).
@@ -36,6 +39,7 @@ impl Default for Line {
             state: 0,
             data: [0; LINE_BYTES],
             dirty: false,
+            prefetched: false,
         }
     }
 }

@@ -15,6 +15,7 @@ mod controller;
 mod inspect;
 mod line;
 mod placement;
+mod prefetch;
 mod request;
 
 use std::cell::Cell as HintCell;
@@ -29,9 +30,17 @@ pub use actions::action_names;
 use actions::ACTIONS;
 pub use inspect::Placement;
 pub use line::{Line, Tbe};
+use prefetch::Prefetcher;
+pub use prefetch::{PrefetchKind, PrefetchParams};
 pub use request::{
     AccessKind, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone, MopedKind, MopedReq,
 };
+
+/// The id of the L1 prefetcher's requests: their completions reach no core (the cores
+/// number their accesses from 0).
+pub const PREFETCH_ID: u64 = u64::MAX;
+/// Prefetches a controller keeps outstanding at once.
+pub const MAX_PREFETCHES_IN_FLIGHT: usize = 8;
 
 /// Geometry and latencies of one core's caches.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +54,8 @@ pub struct CacheParams {
     pub l2_ways: usize,
     pub l1_latency: u32,
     pub l2_latency: u32,
+    /// The L1 data prefetcher.
+    pub prefetch: PrefetchParams,
 }
 
 /// Per-core counters; descriptions and units are given where they are registered.
@@ -81,6 +92,15 @@ pub struct CacheStats {
     /// Copy-unit writes into granted lines, and those that found the rights gone.
     pub moped_writes: u64,
     pub moped_writes_revoked: u64,
+    /// The L1 prefetcher's requests, apart from the demand counts above: issued (the next
+    /// two together), lines moved up from this L2, lines requested from the directory,
+    /// lines a demand access then found in the L1, and candidates dropped (present, busy,
+    /// or no room without a stall).
+    pub l1_prefetches_issued: u64,
+    pub l1_prefetches_l2: u64,
+    pub l1_prefetches_network: u64,
+    pub l1_prefetches_useful: u64,
+    pub l1_prefetches_dropped: u64,
 }
 
 /// State and event ids the Rust side needs, resolved once when the table is loaded.
@@ -223,6 +243,7 @@ pub struct CacheCtrl {
     pub transitions: TransitionCounts,
     /// Answers for the MOPED, in the order they happened; the host drains them.
     moped_done: Vec<MopedDone>,
+    prefetcher: Prefetcher,
 }
 
 impl CacheCtrl {
@@ -230,6 +251,7 @@ impl CacheCtrl {
         let ids = CacheIds::resolve(&table)?;
         let n = table.n_counters();
         let hit_next = Self::plain_hits(&table, &ids);
+        let prefetcher = Prefetcher::new(params.prefetch);
         Ok(CacheCtrl {
             l1: SetAssoc::new(params.l1_sets, params.l1_ways),
             l2: SetAssoc::new(params.l2_sets, params.l2_ways),
@@ -242,6 +264,7 @@ impl CacheCtrl {
             stats: CacheStats::default(),
             transitions: TransitionCounts::new(n),
             moped_done: Vec::new(),
+            prefetcher,
         })
     }
 

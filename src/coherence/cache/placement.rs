@@ -68,6 +68,7 @@ impl CacheCtrl {
             state: self.ids.i,
             data: [0; LINE_BYTES],
             dirty: false,
+            prefetched: false,
         };
         if self.l1.ways() > 0 {
             if let Some(slot) = self.l1.free_slot(addr) {
@@ -164,7 +165,7 @@ impl CacheCtrl {
 
     /// Best-effort swap of an L2 line into the L1: only when the L1 victim can take a way
     /// in the L2 without another replacement (its set has a free way once this line leaves).
-    fn try_swap_up(&mut self, addr: LineAddr) {
+    pub(super) fn try_swap_up(&mut self, addr: LineAddr) {
         if self.l1.ways() == 0 {
             return;
         }

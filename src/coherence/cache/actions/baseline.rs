@@ -101,8 +101,15 @@ impl CacheCtrl {
         self.send_to_home(ctx, MsgType::Putx);
     }
 
-    fn uu_profile_miss(&mut self, _ctx: &mut Ctx) {
-        self.stats.l2_misses += 1;
+    /// Counts a demand miss; a prefetch's is counted apart, where it is issued.
+    fn uu_profile_miss(&mut self, ctx: &mut Ctx) {
+        let prefetch = ctx
+            .tbe
+            .and_then(|i| self.tbes[i].req)
+            .is_some_and(|r| r.id == super::super::PREFETCH_ID);
+        if !prefetch {
+            self.stats.l2_misses += 1;
+        }
     }
 
     // ---- The core's access completes ----
@@ -127,6 +134,9 @@ impl CacheCtrl {
             Source::None => HitLevel::Upgrade,
         };
         let Some(req) = req else { return };
+        if req.id == super::super::PREFETCH_ID {
+            return;
+        }
         match level {
             HitLevel::OtherCache => self.stats.l2_misses_other_cache += 1,
             HitLevel::Memory => self.stats.l2_misses_memory += 1,

@@ -71,6 +71,10 @@ impl CacheCtrl {
 
     /// Performs a core's access on the transition's line and reports it done.
     fn complete(&mut self, ctx: &mut Ctx, req: CoreReq, level: HitLevel) {
+        // A prefetch's load has no core to answer: it only brought the line.
+        if req.id == super::PREFETCH_ID {
+            return;
+        }
         let value = self.entry_mut(ctx).access(&req);
         ctx.done.push(Completed { req, value, level });
     }
