@@ -502,6 +502,30 @@ mod tests {
     }
 
     #[test]
+    fn software_lhs_gets_a_line_of_its_own_not_a_moped_column() {
+        let fsm = Matcher::Engine(MatcherKind::Fsm);
+        let mut lhs = bar(Matcher::SoftwareLhs, "CG", 0.012, 3.0);
+        lhs.software = Depths {
+            umq_mean: 1.25,
+            umq_max: 6.0,
+            ..Depths::default()
+        };
+        let bars = [
+            bar(Matcher::Software, "CG", 0.0, 3.0),
+            bar(fsm, "CG", 0.10, 3.0),
+            lhs,
+        ];
+        let s = section(&bars, &MatchingParams::default());
+        assert!(s.contains("| benchmark | fsm | MOPED PRQ"), "{s}");
+        assert!(
+            s.contains("against the baseline's list: CG +1.20 % (UMQ depth mean 1.25, largest 6)"),
+            "{s}"
+        );
+        let without = section(&bars[..2], &MatchingParams::default());
+        assert!(!without.contains("software-lhs"), "{without}");
+    }
+
+    #[test]
     fn without_fsm_the_depths_come_from_the_engines_that_ran() {
         let micro = Matcher::Engine(MatcherKind::Microcoded);
         let bars = [
