@@ -294,19 +294,8 @@ struct RandomTestArgs {
     #[arg(long, default_value_t = Design::Baseline, value_parser = parse_design, value_name = "NAME")]
     design: Design,
     /// The L1 prefetcher the cores' caches run (`l1.prefetch`): none, next_line or stride.
-    #[arg(long, default_value = "none", value_parser = parse_prefetch, value_name = "KIND")]
+    #[arg(long, default_value = "none", value_parser = <PrefetchKind as std::str::FromStr>::from_str, value_name = "KIND")]
     prefetch: PrefetchKind,
-}
-
-fn parse_prefetch(s: &str) -> Result<PrefetchKind, String> {
-    [
-        PrefetchKind::None,
-        PrefetchKind::NextLine,
-        PrefetchKind::Stride,
-    ]
-    .into_iter()
-    .find(|k| k.name() == s)
-    .ok_or_else(|| format!("unknown prefetcher `{s}`: expected none, next_line or stride"))
 }
 
 #[derive(Args, Debug)]

@@ -401,9 +401,7 @@ fn random_test<'py>(
     guard(|| {
         crate::config::check_cores(cores).map_err(config_err)?;
         let design = self::design(design)?;
-        let mut probe = crate::config::SystemConfig::default();
-        probe.set("l1.prefetch", prefetch).map_err(config_err)?;
-        let prefetch = probe.l1.prefetch_kind();
+        let prefetch: crate::config::PrefetchKind = prefetch.parse().map_err(config_err)?;
         // Ctrl-C stops the tester between events and raises KeyboardInterrupt.
         let r = interruptible(py, || {
             Ok(api::protocols::random_test(cores, checks, seed, (design, prefetch)).1)

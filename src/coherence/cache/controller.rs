@@ -269,11 +269,7 @@ impl CacheCtrl {
             // It waits (on a prefetch in flight, say) and will come again.
             return Ok(());
         }
-        let was_prefetched = match self.way_of(addr) {
-            Loc::L1(s) => std::mem::take(&mut self.l1.get_mut(s).prefetched),
-            Loc::L2(s) => std::mem::take(&mut self.l2.get_mut(s).prefetched),
-            _ => false,
-        };
+        let was_prefetched = self.prefetched_bit(addr).is_some_and(std::mem::take);
         let tagged = match outcome {
             CoreOutcome::Stalled => false,
             CoreOutcome::Hit(HitLevel::L1) if was_prefetched => {
@@ -306,13 +302,12 @@ impl CacheCtrl {
         match self.loc(addr) {
             Loc::L2(_) if !busy && stable(self) => {
                 self.try_swap_up(addr);
-                match self.way_of(addr) {
-                    Loc::L1(s) => {
-                        self.l1.get_mut(s).prefetched = true;
-                        self.stats.l1_prefetches_l2 += 1;
-                        self.stats.l1_prefetches_issued += 1;
-                    }
-                    _ => self.stats.l1_prefetches_dropped += 1,
+                if matches!(self.way_of(addr), Loc::L1(_)) {
+                    self.mark_prefetched(addr);
+                    self.stats.l1_prefetches_l2 += 1;
+                    self.stats.l1_prefetches_issued += 1;
+                } else {
+                    self.stats.l1_prefetches_dropped += 1;
                 }
             }
             Loc::Absent if !busy && self.prefetches_in_flight() < MAX_PREFETCHES_IN_FLIGHT => {
@@ -321,6 +316,21 @@ impl CacheCtrl {
             _ => self.stats.l1_prefetches_dropped += 1,
         }
         Ok(())
+    }
+
+    /// The prefetched bit of the line's way, wherever it sits.
+    fn prefetched_bit(&mut self, addr: LineAddr) -> Option<&mut bool> {
+        match self.way_of(addr) {
+            Loc::L1(s) => Some(&mut self.l1.get_mut(s).prefetched),
+            Loc::L2(s) => Some(&mut self.l2.get_mut(s).prefetched),
+            _ => None,
+        }
+    }
+
+    fn mark_prefetched(&mut self, addr: LineAddr) {
+        if let Some(bit) = self.prefetched_bit(addr) {
+            *bit = true;
+        }
     }
 
     fn prefetches_in_flight(&self) -> usize {
@@ -359,11 +369,7 @@ impl CacheCtrl {
             Delivery::Done => {
                 self.stats.l1_prefetches_network += 1;
                 self.stats.l1_prefetches_issued += 1;
-                match self.way_of(addr) {
-                    Loc::L1(s) => self.l1.get_mut(s).prefetched = true,
-                    Loc::L2(s) => self.l2.get_mut(s).prefetched = true,
-                    _ => {}
-                }
+                self.mark_prefetched(addr);
             }
         }
         Ok(())

@@ -41,6 +41,23 @@ impl PrefetchKind {
     }
 }
 
+impl std::str::FromStr for PrefetchKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PrefetchKind, String> {
+        [
+            PrefetchKind::None,
+            PrefetchKind::NextLine,
+            PrefetchKind::Stride,
+        ]
+        .into_iter()
+        .find(|k| k.name() == s)
+        .ok_or_else(|| {
+            format!("unknown prefetcher `{s}` (l1.prefetch): expected none, next_line or stride")
+        })
+    }
+}
+
 /// Pages whose strides the stride prefetcher tracks at once.
 pub const STRIDE_ENTRIES: usize = 16;
 
