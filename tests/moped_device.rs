@@ -14,6 +14,7 @@ use moped::envelope::{Envelope, Kind, Peer, ProgramId, Rank, Tag};
 use moped::mem::{line_of, LineData};
 use moped::moped::desc::{self, DescTable};
 use moped::moped::device::{DevMsg, DevOut, Moped, MopedParams, PortAnswer, PortCtx};
+use moped::moped::engines::EngineParams;
 use moped::moped::matching::{MatcherKind, MatchingParams, ResultAt};
 use moped::moped::ports::{pack_store, PollStatus, Port, PortMap, ERROR, REFUSED};
 use moped::moped::{DescId, IdFormat, MopedId};
@@ -65,6 +66,10 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
         ports: PortMap::default(),
         matcher: MatcherKind::Fsm,
         matching: MatchingParams::default(),
+        engines: EngineParams {
+            engines: 1,
+            ..EngineParams::default()
+        },
     }
 }
 
@@ -174,8 +179,8 @@ impl Host {
     }
 
     fn load(&mut self, p: usize, port: Port) -> u64 {
-        let (ctx, addr) = (self.ctx(p), self.port(p, port));
-        match self.moped_of(p).port_load(ctx, addr, 8) {
+        let (ctx, addr, now) = (self.ctx(p), self.port(p, port), self.now);
+        match self.moped_of(p).port_load(now, ctx, addr, 8) {
             PortAnswer::Value(v) => v,
             PortAnswer::Later => {
                 let core = ctx.core;
@@ -196,8 +201,8 @@ impl Host {
         port: Port,
         value: u64,
     ) -> Result<(), moped::moped::ports::PortError> {
-        let (ctx, addr) = (self.ctx(p), self.port(p, port));
-        self.moped_of(p).port_store(ctx, addr, 8, value)
+        let (ctx, addr, now) = (self.ctx(p), self.port(p, port), self.now);
+        self.moped_of(p).port_store(now, ctx, addr, 8, value)
     }
 
     /// The 16 bits of a descriptor ID in this system.
@@ -254,7 +259,7 @@ impl Host {
         let now = self.now;
         while self.net.front().is_some_and(|m| m.0 <= now) {
             let (_, dst, msg) = self.net.pop_front().unwrap();
-            self.mopeds[dst as usize].receive(msg);
+            self.mopeds[dst as usize].receive(now, msg);
         }
         let mut due = Vec::new();
         let mut k = 0;
@@ -305,7 +310,9 @@ impl Host {
                         .is_ok();
                 self.mopeds[m].fault_done(slot, mapped);
             }
-            DevOut::PortValue { core, value } => self.values.push((core, value)),
+            DevOut::PortValue { core, value } | DevOut::LocalValue { core, value } => {
+                self.values.push((core, value))
+            }
         }
     }
 
@@ -725,11 +732,11 @@ fn isolation_matrix() {
     let ctx = h.ctx(p);
     let base = h.port(p, Port::Data);
     assert_eq!(
-        h.mopeds[0].port_load(ctx, base + 4, 8),
+        h.mopeds[0].port_load(0, ctx, base + 4, 8),
         PortAnswer::Value(ERROR)
     );
     assert_eq!(
-        h.mopeds[0].port_load(ctx, base, 4),
+        h.mopeds[0].port_load(0, ctx, base, 4),
         PortAnswer::Value(ERROR)
     );
     assert!(h.store(p, Port::Poll, 1 << 20).is_err());
@@ -800,7 +807,7 @@ fn a_matched_descriptor_is_not_revoked() {
         .unwrap()
         .has(desc::COMPLETED));
     // Backoff arrives after the match: both still complete through MOPED.
-    h.mopeds[0].receive(DevMsg::BackoffReq { program: 0 });
+    h.mopeds[0].receive(0, DevMsg::BackoffReq { program: 0 });
     assert_eq!(h.wait(s, sid), PollStatus::Complete);
     assert_eq!(h.wait(r, rid), PollStatus::Complete);
     assert_eq!(h.read_buf(r, 0x20_0000, 64), vec![3; 64]);

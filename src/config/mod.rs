@@ -15,7 +15,8 @@
 //! [moped]       # ops_per_cycle = 2, copy_send_lines = 4, copy_recv_lines = 4,
 //!               # descriptor_entries = 64, active_matches = 1, staging_lines = 4,
 //!               # walk_cache_lines = 0,
-//!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000
+//!               # port_base = 0xF000_0000_0000, port_latency = 10, fault_penalty = 2000,
+//!               # engines = 1, scheme = "base", handoff_cycles = 10, [moped.steps] costs
 //! [watchdog]    # progress_cycles = 50000, request_cycles = 500000,
 //!               # mpi_cycles = 10000000, poll_cycles = 10000000
 //! [os]          # frame_order = "random", page_table = "x86_32"
@@ -394,6 +395,9 @@ impl Default for NetSection {
     }
 }
 
+/// Most engines a MOPED may have.
+pub const MAX_ENGINES: usize = 64;
+
 /// The MOPED device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -426,6 +430,15 @@ pub struct MopedSection {
     pub matcher: crate::moped::matching::MatcherKind,
     /// The engines' sizes and cycle costs (`[moped.matching]`).
     pub matching: crate::moped::matching::MatchingParams,
+    /// Engines that run the device's steps (1 to 64; `moped::engines`).
+    pub engines: usize,
+    /// How steps are shared among the engines: `base`, `SO`, `RO`, `DSR` or `SR` (the
+    /// multi-CPU NIC paper's Table 2).
+    pub scheme: crate::moped::engines::Scheme,
+    /// Cycles an engine spends taking a step over from another engine.
+    pub handoff_cycles: u64,
+    /// Cycles each step costs an engine (`[moped.steps]`); 0 is fixed-function logic.
+    pub steps: crate::moped::engines::StepCosts,
 }
 
 impl Default for MopedSection {
@@ -444,6 +457,12 @@ impl Default for MopedSection {
             fault_penalty: 2_000,
             matcher: Default::default(),
             matching: Default::default(),
+            engines: 1,
+            scheme: Default::default(),
+            // A write to the other engine's event register and its read: about a port
+            // access.
+            handoff_cycles: 10,
+            steps: Default::default(),
         }
     }
 }
@@ -1303,7 +1322,23 @@ impl NetSection {
 }
 
 impl MopedSection {
+    /// The engines as the device takes them.
+    pub fn engine_params(&self) -> crate::moped::engines::EngineParams {
+        crate::moped::engines::EngineParams {
+            engines: self.engines,
+            scheme: self.scheme,
+            handoff_cycles: self.handoff_cycles,
+            costs: self.steps,
+        }
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=MAX_ENGINES).contains(&self.engines) {
+            return invalid(
+                "moped.engines",
+                format!("must be from 1 to {MAX_ENGINES}, got {}", self.engines),
+            );
+        }
         for (k, v) in [
             ("moped.ops_per_cycle", self.ops_per_cycle as usize),
             ("moped.copy_send_lines", self.copy_send_lines),
@@ -1662,6 +1697,33 @@ mod tests {
         for text in ["system = [16]\n", "watchdog = 5\n", "network = \"x\"\n"] {
             let e = SystemConfig::from_toml_str(text, "a.toml").unwrap_err();
             assert!(e.msg.starts_with("expected a table"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn engines_scheme_and_step_costs_are_checked_at_their_keys() {
+        let mut c = SystemConfig::default();
+        c.set("moped.scheme", "RO").unwrap();
+        c.set("moped.steps.match", "550").unwrap();
+        c.set("moped.engines", "2").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.moped.engine_params().costs.match_, 550);
+        assert_eq!(c.moped.scheme, crate::moped::engines::Scheme::Ro);
+        let e = c.set("moped.scheme", "XO").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("key `moped.scheme`: unknown variant `XO`"),
+            "{e}"
+        );
+        let e = c.set("moped.steps.mach", "1").unwrap_err();
+        assert!(e.to_string().contains("expected one of"), "{e}");
+        for n in [0, MAX_ENGINES + 1] {
+            c.moped.engines = n;
+            let e = c.validate().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("key `moped.engines`: must be from 1 to {MAX_ENGINES}, got {n}")
+            );
         }
     }
 

@@ -44,7 +44,8 @@
 //! still meet in a barrier before it uses MOPED again, as the paper requires: a message
 //! whose sender backed off must not be received through MOPED.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
@@ -56,6 +57,7 @@ use crate::os::pagetable::PageTableFormat;
 use super::copy::{Buffer, CopyConfig, CopyReq, CopyStatus, CopyUnit, Failure, Side, Transfer};
 use super::desc::DescIndex;
 use super::desc::{DescTable, Descriptor, ACTIVE, COMPLETED, MATCHED, RESERVED};
+use super::engines::{EngineParams, Engines, Lock, Slot, StepKind};
 use super::matching::{self, MatchUnit, MatcherKind, MatchingParams};
 use super::ports::{
     unpack_poll, unpack_store, PollStatus, Port, PortAddr, PortError, PortMap, ERROR, REFUSED,
@@ -87,6 +89,8 @@ pub struct MopedParams {
     /// The matching engine and its sizes.
     pub matcher: MatcherKind,
     pub matching: MatchingParams,
+    /// The engines that run the device's steps, and what each step costs.
+    pub engines: EngineParams,
 }
 
 /// The core behind a port access: who to answer, and its current page-table root (the
@@ -266,6 +270,9 @@ pub enum DevOut {
     },
     /// The value of a forwarded port load, for core `core`.
     PortValue { core: u16, value: u64 },
+    /// The value of a port load of core `core` at this MOPED that an engine answered late
+    /// (the reservation waited for it): answer the core after the port latency.
+    LocalValue { core: u16, value: u64 },
 }
 
 /// Counters; descriptions and units are given where they are registered.
@@ -322,6 +329,8 @@ struct Local {
     revoked: bool,
     /// For a matched receive: the send side.
     send: Option<SendSide>,
+    /// The engine of the descriptor's last step here, for hand-offs.
+    engine: Option<u8>,
 }
 
 /// An active match: a receive descriptor of this MOPED being filled by a copy unit.
@@ -330,6 +339,32 @@ struct Active {
     recv: DescIndex,
     send: SendSide,
     unit: CopyUnit,
+    /// The activation step ends, and the copy may start, at this cycle.
+    ready_at: u64,
+    /// A request whose line step has not ended yet, and the cycle it ends.
+    held: Option<(u64, CopyReq)>,
+    /// The engine of the copy's last step.
+    engine: Option<u8>,
+    /// The page (frame number + 1) of the last data line requested, per [`Side`].
+    pages: [u64; 2],
+}
+
+/// Work whose step ends later than it began: its effect shows when the step ends.
+#[derive(Clone, Copy, Debug)]
+enum Later {
+    Out(DevOut),
+    /// A completion notice's update of the send descriptor.
+    SendDone {
+        send: DescId,
+        failed: bool,
+    },
+    /// A receive completion and its notice to the sender's MOPED.
+    RecvDone {
+        recv: DescIndex,
+        send: SendSide,
+        send_failed: bool,
+        recv_failed: bool,
+    },
 }
 
 /// One MOPED.
@@ -371,6 +406,22 @@ pub struct Moped {
     /// Page-table lines kept from the last transfer's walks (see `walk_cache_lines`).
     walk_cache: Vec<(LineAddr, crate::mem::LineData)>,
     out: Vec<DevOut>,
+    /// The engines that run steps with a cost, and their locks.
+    pub engines: Engines,
+    /// Work waiting for its step's end, by (cycle, sequence).
+    later: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    later_items: Vec<Option<Later>>,
+    later_seq: u64,
+    /// Messages waiting in `later`: while any does, later messages wait behind it, so
+    /// the channels between MOPEDs stay FIFO.
+    later_sends: usize,
+    /// The latest cycle a waiting message leaves at.
+    sends_at: u64,
+    /// The cycle of the input or tick being handled.
+    now: u64,
+    /// Cycles with each number of copies active, from the first activation on.
+    pub active_copies: Distribution,
+    active_since: Option<u64>,
     pub stats: MopedStats,
     /// MPI's search depths at this matching MOPED, per queue searched ([`matching::Queue`] order):
     /// the partner's position (from 1), or the queue's length when nothing matched.
@@ -401,6 +452,16 @@ impl Moped {
             next_slot: 0,
             walk_cache: Vec::new(),
             out: Vec::new(),
+            engines: Engines::new(params.engines, params.descriptor_entries),
+            later: BinaryHeap::new(),
+            later_items: Vec::new(),
+            later_seq: 0,
+            later_sends: 0,
+            sends_at: 0,
+            now: 0,
+            active_copies: Distribution::new(0, params.active_matches.max(1) as i64, 1)
+                .expect("a range from 0 up is valid"),
+            active_since: None,
             stats: MopedStats::default(),
             depths: [Distribution::queue_depths(), Distribution::queue_depths()],
             last_error: None,
@@ -450,7 +511,8 @@ impl Moped {
     /// True when no copy runs or waits and no line request is outstanding (descriptors may
     /// remain, waiting for their processes' polls).
     pub fn copies_idle(&self) -> bool {
-        self.matched.is_empty()
+        self.later.is_empty()
+            && self.matched.is_empty()
             && self.checking.is_none()
             && self.active.iter().all(|a| a.is_none())
             && self.reads.is_empty()
@@ -464,7 +526,64 @@ impl Moped {
     }
 
     fn send(&mut self, dst: MopedId, msg: DevMsg) {
-        self.out.push(DevOut::Send { dst, msg });
+        self.send_at(self.now, dst, msg);
+    }
+
+    /// Sends a message when the step that produced it ends, behind every message still
+    /// waiting for its step.
+    fn send_at(&mut self, at: u64, dst: MopedId, msg: DevMsg) {
+        if at <= self.now && self.later_sends == 0 {
+            self.out.push(DevOut::Send { dst, msg });
+            return;
+        }
+        let at = at.max(self.sends_at).max(self.now);
+        self.sends_at = at;
+        self.later_sends += 1;
+        self.defer(at, Later::Out(DevOut::Send { dst, msg }));
+    }
+
+    fn defer(&mut self, at: u64, work: Later) {
+        let slot = match self.later_items.iter().position(|w| w.is_none()) {
+            Some(i) => {
+                self.later_items[i] = Some(work);
+                i
+            }
+            None => {
+                self.later_items.push(Some(work));
+                self.later_items.len() - 1
+            }
+        };
+        self.later.push(Reverse((at, self.later_seq, slot)));
+        self.later_seq += 1;
+    }
+
+    /// Work whose steps have ended by `now` takes effect, in the order the steps ended.
+    fn release(&mut self, now: u64) -> bool {
+        let mut any = false;
+        while let Some(&Reverse((at, _, slot))) = self.later.peek() {
+            if at > now {
+                break;
+            }
+            self.later.pop();
+            any = true;
+            match self.later_items[slot].take() {
+                Some(Later::Out(o)) => {
+                    if matches!(o, DevOut::Send { .. }) {
+                        self.later_sends -= 1;
+                    }
+                    self.out.push(o);
+                }
+                Some(Later::SendDone { send, failed }) => self.send_done(send, failed),
+                Some(Later::RecvDone {
+                    recv,
+                    send,
+                    send_failed,
+                    recv_failed,
+                }) => self.complete(recv, send, send_failed, recv_failed),
+                None => self.stats.anomalies += 1,
+            }
+        }
+        any
     }
 
     fn error(&mut self, e: PortError) -> PortError {
@@ -475,8 +594,9 @@ impl Moped {
 
     // ---- Ports ----
 
-    /// A core's 8-byte load from a port address.
-    pub fn port_load(&mut self, ctx: PortCtx, addr: u64, size: u8) -> PortAnswer {
+    /// A core's 8-byte load from a port address at cycle `now`.
+    pub fn port_load(&mut self, now: u64, ctx: PortCtx, addr: u64, size: u8) -> PortAnswer {
+        self.now = self.now.max(now);
         let port = match self.params.ports.decode(addr, size) {
             Ok(p) => p,
             Err(e) => {
@@ -485,7 +605,7 @@ impl Moped {
             }
         };
         match port.port {
-            Port::Data => PortAnswer::Value(self.reserve(port, ctx.pt_root)),
+            Port::Data => self.reserve(ctx, port),
             Port::Poll => self.poll_load(ctx, port),
         }
     }
@@ -494,11 +614,13 @@ impl Moped {
     /// and statistics; the process learns of it from its next poll.
     pub fn port_store(
         &mut self,
+        now: u64,
         ctx: PortCtx,
         addr: u64,
         size: u8,
         value: u64,
     ) -> Result<(), PortError> {
+        self.now = self.now.max(now);
         let port = self
             .params
             .ports
@@ -516,8 +638,34 @@ impl Moped {
         }
     }
 
-    /// A data-port load: reserve a descriptor.
-    fn reserve(&mut self, port: PortAddr, pt_root: u64) -> u64 {
+    /// A data-port load: the reservation step, answered when it ends.
+    fn reserve(&mut self, ctx: PortCtx, port: PortAddr) -> PortAnswer {
+        let value = self.reserve_entry(port, ctx.pt_root);
+        let ids = self.ids;
+        let lock: Vec<Lock> = match value {
+            REFUSED => Vec::new(),
+            v => {
+                let index = ids.decode(v as u16).index;
+                vec![Lock::Desc(index)]
+            }
+        };
+        let cost = self.engines.cost(StepKind::Reserve);
+        let slot = self
+            .engines
+            .run(StepKind::Reserve, cost, self.now, &lock, None);
+        if let [Lock::Desc(i)] = lock[..] {
+            self.local[i as usize].engine = Some(slot.engine);
+        }
+        if slot.end <= self.now {
+            return PortAnswer::Value(value);
+        }
+        let core = ctx.core;
+        self.defer(slot.end, Later::Out(DevOut::LocalValue { core, value }));
+        PortAnswer::Later
+    }
+
+    /// Reserves a descriptor: its ID's bits, or REFUSED.
+    fn reserve_entry(&mut self, port: PortAddr, pt_root: u64) -> u64 {
         if self.backoff(port.program) {
             self.stats.refused += 1;
             return REFUSED;
@@ -577,18 +725,26 @@ impl Moped {
         if let Err(e) = self.table.check_owner(id.index, program, rank, pt_root) {
             return Err(self.error(e));
         }
+        let prev = self.local[id.index as usize].engine;
+        let cost = self.engines.cost(StepKind::Store);
+        let lock = [Lock::Desc(id.index)];
+        let slot = self
+            .engines
+            .run(StepKind::Store, cost, self.now, &lock, prev);
+        self.local[id.index as usize].engine = Some(slot.engine);
         let complete = self
             .table
             .store_field(id.index, payload)
             .map_err(|e| self.error(e))?;
         if complete {
-            self.forward(id);
+            self.forward(id, slot);
         }
         Ok(())
     }
 
-    /// Sends a complete descriptor's copy to its matching MOPED.
-    fn forward(&mut self, id: DescId) {
+    /// The forwarding step after the store `after` completed the descriptor: its copy
+    /// leaves for the matching MOPED when the step ends.
+    fn forward(&mut self, id: DescId, after: Slot) {
         let Some(d) = self.table.get(id.index).copied() else {
             return;
         };
@@ -599,10 +755,18 @@ impl Moped {
             return;
         };
         copy.link = Some(id);
-        self.local[id.index as usize].forwarded = true;
+        let cost = self.engines.cost(StepKind::Forward);
+        let lock = [Lock::Desc(id.index)];
+        let prev = Some(after.engine);
+        let slot = self
+            .engines
+            .run(StepKind::Forward, cost, after.end, &lock, prev);
+        let local = &mut self.local[id.index as usize];
+        local.forwarded = true;
+        local.engine = Some(slot.engine);
         self.stats.forwarded += 1;
         let dst = self.matching_moped(d.program, receiver);
-        self.send(dst, DevMsg::Forward { desc: copy });
+        self.send_at(slot.end, dst, DevMsg::Forward { desc: copy });
     }
 
     /// A poll-port load.
@@ -773,8 +937,9 @@ impl Moped {
 
     // ---- Messages from other MOPEDs ----
 
-    /// A message from another MOPED (or from this one).
-    pub fn receive(&mut self, msg: DevMsg) {
+    /// A message from another MOPED (or from this one), arriving at cycle `now`.
+    pub fn receive(&mut self, now: u64, msg: DevMsg) {
+        self.now = self.now.max(now);
         match msg {
             DevMsg::Forward { desc } => self.take_forward(desc),
             DevMsg::Refused { origin } => {
@@ -806,12 +971,7 @@ impl Moped {
                     self.local[send.index as usize].revoking = false;
                 }
             }
-            DevMsg::Complete { send, failed } => {
-                if let Some(d) = self.table.get_mut(send.index) {
-                    d.status = (d.status | COMPLETED) & !(MATCHED | ACTIVE);
-                    d.failed = failed;
-                }
-            }
+            DevMsg::Complete { send, failed } => self.take_complete(send, failed),
             DevMsg::Revoke { origin } => self.take_revoke(origin),
             DevMsg::RevokeReply { origin, revoked } => {
                 let i = origin.index as usize;
@@ -878,6 +1038,31 @@ impl Moped {
         self.matched.push_back(recv.index);
     }
 
+    /// A completion notice at the sender's MOPED: its arrival step, then the update of the
+    /// send descriptor.
+    fn take_complete(&mut self, send: DescId, failed: bool) {
+        let lock = [Lock::Desc(send.index)];
+        let cost = self.engines.cost(StepKind::Ack);
+        let ack = self.engines.run(StepKind::Ack, cost, self.now, &lock, None);
+        let cost = self.engines.cost(StepKind::SendComplete);
+        let prev = Some(ack.engine);
+        let done = self
+            .engines
+            .run(StepKind::SendComplete, cost, ack.end, &lock, prev);
+        if done.end <= self.now {
+            self.send_done(send, failed);
+        } else {
+            self.defer(done.end, Later::SendDone { send, failed });
+        }
+    }
+
+    fn send_done(&mut self, send: DescId, failed: bool) {
+        if let Some(d) = self.table.get_mut(send.index) {
+            d.status = (d.status | COMPLETED) & !(MATCHED | ACTIVE);
+            d.failed = failed;
+        }
+    }
+
     /// The matching MOPED drops an unmatched copy on its origin's request.
     fn take_revoke(&mut self, origin: DescId) {
         let found = self
@@ -897,33 +1082,67 @@ impl Moped {
     /// Lets the matcher and the copy units work at cycle `now`. Returns the next cycle the
     /// device wants a tick at; `None` means not before its next input.
     pub fn tick(&mut self, now: u64) -> Option<u64> {
-        let mut progress = false;
+        self.now = self.now.max(now);
+        let mut progress = self.release(now);
         let mut next: Option<u64> = None;
         if now >= self.matcher_free_at {
             if let Some(done) = self.checking.take() {
                 progress = true;
                 self.conclude(done);
             }
+        }
+        if now >= self.matcher_free_at && now >= self.engines.free_at(StepKind::Match) {
             if let Some(step) = self.matcher.step(&mut self.table) {
                 progress = true;
                 self.account(&step);
-                self.matcher_free_at = now + step.cycles.max(1);
+                let cost = step.cycles.max(1) + self.engines.cost(StepKind::Match);
+                let slot = self
+                    .engines
+                    .run(StepKind::Match, cost, now, &[Lock::Queues], None);
+                self.matcher_free_at = slot.end;
                 match self.params.matching.result_at {
                     matching::ResultAt::End => self.checking = Some(step),
                     matching::ResultAt::Start => self.conclude(step),
                 }
             }
         }
-        if self.matcher.has_work() || self.checking.is_some() {
+        if self.checking.is_some() {
             next = Some(self.matcher_free_at.max(now + 1));
         }
-        progress |= self.activate();
-        progress |= self.issue();
-        progress |= self.finish_done();
+        if self.matcher.has_work() {
+            let free = self.engines.free_at(StepKind::Match);
+            next = Some(self.matcher_free_at.max(free).max(now + 1));
+        }
+        progress |= self.activate(now);
+        progress |= self.issue(now);
+        progress |= self.finish_done(now);
         if progress {
             next = Some(now + 1);
         }
-        next
+        match (next, self.next_due()) {
+            (Some(a), Some(b)) => Some(a.min(b.max(now + 1))),
+            (a, b) => a.or(b.map(|b| b.max(now + 1))),
+        }
+    }
+
+    /// The first cycle deferred work or a held copy request is due.
+    fn next_due(&self) -> Option<u64> {
+        let later = self.later.peek().map(|Reverse((at, _, _))| *at);
+        let copies = self.active.iter().flatten().filter_map(|a| match a.held {
+            Some((at, _)) => Some(at),
+            None => Some(a.ready_at).filter(|&t| t > self.now),
+        });
+        later.into_iter().chain(copies).min()
+    }
+
+    /// The number of active copies changes at `now`: the cycles since the last change
+    /// count for the old number.
+    fn note_active(&mut self, now: u64) {
+        let n = self.active.iter().filter(|a| a.is_some()).count() as i64;
+        if let Some(since) = self.active_since {
+            self.active_copies.sample_n(n, now - since.min(now));
+        }
+        self.active_since = Some(now);
     }
 
     /// A finished check takes effect: its pair is forwarded, or its copy refused.
@@ -989,8 +1208,9 @@ impl Moped {
         );
     }
 
-    /// Moves matched receives into free active match entries.
-    fn activate(&mut self) -> bool {
+    /// Moves matched receives into free active match entries: the activation step, after
+    /// which the copy unit starts.
+    fn activate(&mut self, now: u64) -> bool {
         let mut progress = false;
         while let Some(slot) = self.active.iter().position(|a| a.is_none()) {
             let Some(ri) = self.matched.pop_front() else {
@@ -1029,34 +1249,39 @@ impl Moped {
                     if let Some(d) = self.table.get_mut(ri) {
                         d.status |= ACTIVE;
                     }
+                    let cost = self.engines.cost(StepKind::Activate);
+                    let lock = [Lock::Desc(ri)];
+                    let step = self.engines.run(StepKind::Activate, cost, now, &lock, None);
+                    self.note_active(now);
                     self.active[slot] = Some(Active {
                         recv: ri,
                         send,
                         unit,
+                        ready_at: step.end,
+                        held: None,
+                        engine: Some(step.engine),
+                        pages: [0; 2],
                     });
                 }
                 Err(_) => {
                     // A buffer that runs off the address space: fail both sides.
-                    self.complete(ri, send, true, true);
+                    self.finish(now, ri, send, None, (true, true));
                 }
             }
         }
         progress
     }
 
-    /// Issues up to `ops_per_cycle` of the copy units' requests, round robin. Page-fault
-    /// reports are not coherence operations and do not count.
-    fn issue(&mut self) -> bool {
+    /// Issues up to `ops_per_cycle` of the copy units' requests, round robin, each when its
+    /// line step ends. Page-fault reports are not coherence operations and do not count.
+    fn issue(&mut self, now: u64) -> bool {
         let n = self.active.len();
         let mut budget = self.params.ops_per_cycle.max(1);
         let mut issued = false;
         let mut idle_in_a_row = 0;
         let mut slot = self.next_slot % n;
         while idle_in_a_row < n && budget > 0 {
-            match self.active[slot]
-                .as_mut()
-                .and_then(|a| a.unit.next_request())
-            {
+            match self.next_request(slot, now) {
                 Some(r) => {
                     if !matches!(r, CopyReq::Fault { .. }) {
                         budget -= 1;
@@ -1074,6 +1299,51 @@ impl Moped {
         }
         self.next_slot = slot;
         issued
+    }
+
+    /// Slot `slot`'s next request whose step has ended by `now`. A request that needs an
+    /// engine's time waits in the slot until its step ends.
+    fn next_request(&mut self, slot: usize, now: u64) -> Option<CopyReq> {
+        let a = self.active[slot].as_mut()?;
+        if a.ready_at > now {
+            return None;
+        }
+        if let Some((at, _)) = a.held {
+            if at > now {
+                return None;
+            }
+            return a.held.take().map(|(_, r)| r);
+        }
+        let r = a.unit.next_request()?;
+        let page = match r {
+            CopyReq::Read { line } if !a.unit.walk_awaits(line) => Some((Side::Send, line)),
+            CopyReq::Own { line, .. } => Some((Side::Recv, line)),
+            _ => None,
+        };
+        let new_page = page.and_then(|(side, line)| {
+            let frame = line / crate::os::pagetable::PAGE_BYTES + 1;
+            let last = &mut a.pages[side as usize];
+            (std::mem::replace(last, frame) != frame).then_some(())
+        });
+        if matches!(r, CopyReq::Write { .. } | CopyReq::Fault { .. }) {
+            return Some(r);
+        }
+        let mut prev = a.engine;
+        let mut ready = now;
+        if new_page.is_some() {
+            let cost = self.engines.cost(StepKind::Page);
+            let step = self.engines.run(StepKind::Page, cost, ready, &[], prev);
+            (prev, ready) = (Some(step.engine), step.end);
+        }
+        let cost = self.engines.cost(StepKind::Line);
+        let step = self.engines.run(StepKind::Line, cost, ready, &[], prev);
+        let a = self.active[slot].as_mut()?;
+        a.engine = Some(step.engine);
+        if step.end > now {
+            a.held = Some((step.end, r));
+            return None;
+        }
+        Some(r)
     }
 
     /// Starts one copy-unit request.
@@ -1210,7 +1480,7 @@ impl Moped {
     }
 
     /// Retires finished copies: both descriptors complete.
-    fn finish_done(&mut self) -> bool {
+    fn finish_done(&mut self, now: u64) -> bool {
         let mut progress = false;
         for slot in 0..self.active.len() {
             let status = match &self.active[slot] {
@@ -1220,6 +1490,7 @@ impl Moped {
             if status == CopyStatus::Running {
                 continue;
             }
+            self.note_active(now);
             let a = self.active[slot].take().expect("checked");
             if self.params.walk_cache_lines > 0 {
                 let lines = a.unit.walker_lines();
@@ -1235,10 +1506,38 @@ impl Moped {
                 CopyStatus::Failed(Failure::Unmapped { side, .. }) => (side == Side::Send, true),
                 _ => (false, false),
             };
-            self.complete(a.recv, a.send, send_failed, recv_failed);
+            self.finish(now, a.recv, a.send, a.engine, (send_failed, recv_failed));
             progress = true;
         }
         progress
+    }
+
+    /// The receive-completion step of a copy whose last step ran on engine `prev`; its
+    /// effects show when it ends.
+    fn finish(
+        &mut self,
+        now: u64,
+        recv: DescIndex,
+        send: SendSide,
+        prev: Option<u8>,
+        (send_failed, recv_failed): (bool, bool),
+    ) {
+        let cost = self.engines.cost(StepKind::RecvComplete);
+        let lock = [Lock::Desc(recv)];
+        let step = self
+            .engines
+            .run(StepKind::RecvComplete, cost, now, &lock, prev);
+        if step.end <= now {
+            self.complete(recv, send, send_failed, recv_failed);
+        } else {
+            let work = Later::RecvDone {
+                recv,
+                send,
+                send_failed,
+                recv_failed,
+            };
+            self.defer(step.end, work);
+        }
     }
 
     /// Marks the receive descriptor complete here and tells the sender's MOPED.

@@ -10,11 +10,13 @@
 //! - `desc`: the outstanding descriptor table and its status bits;
 //! - `matching`: MPI matching at the matching MOPED, and a reference model of it;
 //! - `xlate`: the page walker, reading the tables of `os::pagetable`;
-//! - `copy`: the copy unit with its send and receive lines.
+//! - `copy`: the copy unit with its send and receive lines;
+//! - `engines`: the device's work as steps on one or more engines, shared by a scheme.
 
 pub mod copy;
 pub mod desc;
 pub mod device;
+pub mod engines;
 pub mod matching;
 pub mod ports;
 pub mod xlate;

@@ -458,13 +458,13 @@ fn port_access<P: Platform>(p: &mut P, c: usize, req: CoreReq, now: u64) -> Resu
     let d = p.devices();
     let m = &mut d.mopeds[c];
     let value = if is_load {
-        match m.port_load(ctx, req.addr, req.size) {
+        match m.port_load(now, ctx, req.addr, req.size) {
             PortAnswer::Value(v) => Some(v),
             PortAnswer::Later => None,
         }
     } else {
         // Errors are the device's to count; a store is posted either way.
-        let _ = m.port_store(ctx, req.addr, req.size, req.value);
+        let _ = m.port_store(now, ctx, req.addr, req.size, req.value);
         Some(req.value)
     };
     if value.is_none() {

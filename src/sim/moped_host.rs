@@ -12,6 +12,7 @@ use crate::coherence::{
 use crate::config::SystemConfig;
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::{DevMsg, DevOut, Moped, MopedParams};
+use crate::moped::engines::{EngineStats, StepKind};
 use crate::moped::matching::Queue;
 use crate::moped::ports::PortMap;
 use crate::moped::MopedId;
@@ -48,6 +49,7 @@ pub(crate) fn build_mopeds(
                 ports,
                 matcher: cfg.moped.matcher,
                 matching: cfg.moped.matching,
+                engines: cfg.moped.engine_params(),
             })
             .map_err(|e| SimError::Config(format!("moped: {e}")))
         })
@@ -90,7 +92,7 @@ pub(crate) fn dev_deliver<P: Platform>(p: &mut P, slot: u32, now: u64) {
     let d = p.devices();
     let (dst, msg) = d.dev.slab[slot as usize];
     d.dev.free.push(slot);
-    d.mopeds[dst as usize].receive(msg);
+    d.mopeds[dst as usize].receive(now, msg);
     wake_moped(p, dst as usize, now);
 }
 
@@ -145,6 +147,7 @@ fn drain_moped<P: Platform, D: Driver + ?Sized>(
             DevOut::PortValue { core, value } => {
                 forwarded_load_done(p, core as usize, value, now, driver)?
             }
+            DevOut::LocalValue { core, value } => local_load_done(p, core as usize, value, now)?,
         }
     }
     Ok(())
@@ -197,6 +200,22 @@ fn forwarded_load_done<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
+    let comp = port_answer(p, c, value, now)?;
+    finish_access(p, c, &comp, now, driver)
+}
+
+/// The value of a port load its local MOPED answered late: the core has it after the port
+/// latency, as it has an immediate answer.
+fn local_load_done<P: Platform>(p: &mut P, c: usize, value: u64, now: u64) -> Result<(), SimError> {
+    let comp = port_answer(p, c, value, now)?;
+    let at = now + p.cfg().moped.port_latency;
+    p.cores_mut()[c].hit_load = Some(comp);
+    p.queue().schedule(at, Ev::HitDone(c as u16, true));
+    Ok(())
+}
+
+/// Core `c`'s outstanding port load, answered `value`.
+fn port_answer<P: Platform>(p: &P, c: usize, value: u64, now: u64) -> Result<Completed, SimError> {
     let Some(req) = p
         .cores()
         .get(c)
@@ -205,15 +224,14 @@ fn forwarded_load_done<P: Platform, D: Driver + ?Sized>(
     else {
         return Err(SimError::Check {
             cycle: now,
-            detail: format!("core {c}: a forwarded port value arrived without a port load"),
+            detail: format!("core {c}: a port value arrived without a port load"),
         });
     };
-    let comp = Completed {
+    Ok(Completed {
         req,
         value,
         level: HitLevel::Port,
-    };
-    finish_access(p, c, &comp, now, driver)
+    })
 }
 
 /// MOPEDs with work left when the run ends: a copy or a line request that never finished
@@ -310,6 +328,88 @@ pub(crate) fn register_device_stats(r: &mut StatsRegistry, mopeds: &[Moped], dev
     }
     r.table("system.moped", HOST_STATS, dev);
     register_depths(r, mopeds);
+    register_engines(r, mopeds);
+}
+
+/// Each MOPED's engines (`system.moped{i}.engine{e}.*`) and their sums over the MOPEDs
+/// (`system.moped.engine{e}.*`), and the number of copies active over time.
+fn register_engines(r: &mut StatsRegistry, mopeds: &[Moped]) {
+    let Some(first) = mopeds.first() else { return };
+    let engines = first.engines.stats.len();
+    type Get = fn(&EngineStats) -> u64;
+    let counters: [(&str, Get, &str, &str); 3] = [
+        (
+            "busy_cycles",
+            |s| s.busy,
+            "Cycle",
+            "Cycles the engine ran steps (hand-offs included)",
+        ),
+        (
+            "lock_wait_cycles",
+            |s| s.lock_wait,
+            "Cycle",
+            "Cycles steps waited, with the engine free, for a lock another engine held",
+        ),
+        (
+            "handoffs",
+            |s| s.handoffs,
+            "Count",
+            "Steps the engine took over from another engine",
+        ),
+    ];
+    for e in 0..engines {
+        let of = |m: &Moped| m.engines.stats[e].clone();
+        let each: Vec<EngineStats> = mopeds.iter().map(of).collect();
+        for (name, get, unit, desc) in counters {
+            for (i, st) in each.iter().enumerate() {
+                r.scalar(
+                    format!("system.moped{i}.engine{e}.{name}"),
+                    get(st),
+                    desc,
+                    unit,
+                );
+            }
+            let sum = each.iter().map(get).sum();
+            r.scalar(format!("system.moped.engine{e}.{name}"), sum, desc, unit);
+        }
+        for k in StepKind::ALL {
+            let desc = format!("`{}` steps run on the engine ({})", k.name(), k.emp_name());
+            for (i, st) in each.iter().enumerate() {
+                let name = format!("system.moped{i}.engine{e}.steps.{}", k.name());
+                r.scalar(name, st.steps_of(k), &desc, "Count");
+            }
+            let sum = each.iter().map(|s| s.steps_of(k)).sum();
+            r.scalar(
+                format!("system.moped.engine{e}.steps.{}", k.name()),
+                sum,
+                &desc,
+                "Count",
+            );
+            let desc = format!("Cycles the engine spent in `{}` steps", k.name());
+            for (i, st) in each.iter().enumerate() {
+                let name = format!("system.moped{i}.engine{e}.step_cycles.{}", k.name());
+                r.scalar(name, st.cycles_of(k), &desc, "Cycle");
+            }
+            let sum = each.iter().map(|s| s.cycles_of(k)).sum();
+            let name = format!("system.moped.engine{e}.step_cycles.{}", k.name());
+            r.scalar(name, sum, &desc, "Cycle");
+        }
+    }
+    let desc = "Cycles with each number of copies active, from the MOPED's first activation";
+    let mut all = first.active_copies.clone();
+    for (i, m) in mopeds.iter().enumerate() {
+        r.dist(
+            format!("system.moped{i}.active_copies"),
+            &m.active_copies,
+            desc,
+            "Cycle",
+        );
+        if i > 0 {
+            // Every MOPED's distribution has the same buckets, so merging cannot fail.
+            all.merge(&m.active_copies).ok();
+        }
+    }
+    r.dist("system.moped.active_copies", &all, desc, "Cycle");
 }
 
 /// MPI's search depths at each matching MOPED and over all of them.
