@@ -69,6 +69,9 @@ enum Command {
     Goal(GoalArgs),
     /// MPI matching engines on the queue benchmarks: matching.csv and a report of the papers' claims.
     Matching(MatchingArgs),
+    /// MOPED with one and two engines under each scheme (base, SO, RO, DSR, SR) on IMB
+    /// Uniband, Biband and PingPong: engines.csv and a report of the multi-CPU NIC paper's claims.
+    Engines(EnginesArgs),
     /// The gem5 companion's generated files.
     Gem5 {
         #[command(subcommand)]
@@ -202,6 +205,38 @@ struct MatchingArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Override one config field, e.g. `--set moped.matching.list_cycles=2` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
+}
+
+#[derive(Args, Debug)]
+struct EnginesArgs {
+    /// Folder for the results (created if missing; refused if it holds results).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds).
+    #[arg(long)]
+    force: bool,
+    /// Host threads running simulations (default: every host core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// Two message sizes per benchmark instead of the full range (a minute or two).
+    #[arg(long)]
+    quick: bool,
+    /// Schemes to run, comma-separated: base, SO, RO, DSR, SR (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// Step costs: `emp` (EMP's firmware on the Tigon2) or `config` (the configuration's
+    /// [moped.steps]).
+    #[arg(long, default_value = "emp", value_name = "FROM")]
+    costs: String,
+    /// Design: basemoped, optcopy or optcache.
+    #[arg(long, default_value_t = Design::OptCopy, value_parser = parse_design, value_name = "NAME")]
+    protocol: Design,
+    /// System config (TOML); fields left out take the Table 1 defaults.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one config field, e.g. `--set moped.handoff_cycles=40` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     set: Vec<(String, String)>,
 }
@@ -489,6 +524,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
         Command::Matching(a) => cmd_matching(a, command),
+        Command::Engines(a) => cmd_engines(a, command),
         Command::Goal(a) => cmd_goal(&a),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
@@ -685,6 +721,58 @@ fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
         m.messages_verified,
         m.host_seconds,
         files.join(", "),
+        a.out.display()
+    );
+    Ok(())
+}
+
+fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
+    let costs = a
+        .costs
+        .parse::<api::engines::Costs>()
+        .map_err(|e| usage(MopedError::Io(format!("--costs: {e}"))))?;
+    let schemes = if a.schemes.is_empty() {
+        api::engines::Scheme::ALL.to_vec()
+    } else {
+        a.schemes
+            .iter()
+            .map(|s| s.parse::<api::engines::Scheme>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| usage(MopedError::Io(format!("--schemes: {e}"))))?
+    };
+    if !a.protocol.has_moped() {
+        let e = format!(
+            "--protocol {}: the engines are MOPED's; pick basemoped, optcopy or optcache",
+            a.protocol
+        );
+        return Err(usage(MopedError::Io(e)));
+    }
+    let opts = api::engines::EnginesOptions {
+        config: api::config::config_with(a.config.as_deref(), &a.set)?,
+        costs,
+        design: a.protocol,
+        jobs: a
+            .jobs
+            .map_or_else(api::figure10::default_jobs, |j| j as usize),
+        quick: a.quick,
+        schemes,
+    };
+    let n = opts.run_count();
+    eprintln!(
+        "engines: {n} runs on {} host threads; results in {}",
+        opts.jobs,
+        a.out.display()
+    );
+    let progress = |_i, done, r: &Result<_, _>| {
+        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+    };
+    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let e = api::engines::engines(&opts, out, &progress)?;
+    println!(
+        "{} runs, {} messages verified, host time {:.1} s; engines.csv and report.md in {}",
+        e.runs,
+        e.messages_verified,
+        e.host_seconds,
         a.out.display()
     );
     Ok(())

@@ -715,6 +715,82 @@ fn matching<'py>(
     })
 }
 
+/// Runs IMB Uniband, Biband and PingPong under each of `schemes` (default: every one) with
+/// one and two engines, on `jobs` threads, and writes engines.csv and report.md into `out`;
+/// `costs` is "emp" (EMP's firmware costs) or "config" (the configuration's `[moped.steps]`),
+/// `design` a MOPED design. Returns {"runs", "messages_verified", "host_seconds"}.
+#[pyfunction]
+#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false))]
+#[allow(clippy::too_many_arguments)]
+fn engines<'py>(
+    py: Python<'py>,
+    out: &str,
+    config_toml: &str,
+    schemes: Option<Vec<String>>,
+    costs: &str,
+    design: &str,
+    quick: bool,
+    jobs: Option<usize>,
+    progress: bool,
+    force: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    guard(|| {
+        if jobs == Some(0) {
+            return Err(InputError::new_err("jobs: must be at least 1"));
+        }
+        let schemes = match schemes {
+            None => api::engines::Scheme::ALL.to_vec(),
+            Some(names) if names.is_empty() => {
+                return Err(InputError::new_err(
+                    "schemes: name at least one of base, SO, RO, DSR, SR",
+                ))
+            }
+            Some(names) => names
+                .iter()
+                .map(|n| n.parse::<api::engines::Scheme>())
+                .collect::<Result<_, _>>()
+                .map_err(|e| InputError::new_err(format!("schemes: {e}")))?,
+        };
+        let design = design
+            .parse::<api::Design>()
+            .map_err(|e| InputError::new_err(format!("design: {e}")))?;
+        if !design.has_moped() {
+            return Err(InputError::new_err(format!(
+                "design: {design} has no MOPED; pick basemoped, optcopy or optcache"
+            )));
+        }
+        let opts = api::engines::EnginesOptions {
+            config: parse_config(config_toml, "<config>")?,
+            costs: costs
+                .parse()
+                .map_err(|e| InputError::new_err(format!("costs: {e}")))?,
+            design,
+            jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
+            quick,
+            schemes,
+        };
+        let n = opts.run_count();
+        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
+            if progress {
+                eprintln!("{}", api::figure10::progress_line(done, n, r));
+            }
+        };
+        let names: Vec<&str> = opts.schemes.iter().map(|s| s.name()).collect();
+        let call = [
+            ("schemes", names.join(",")),
+            ("costs", costs.to_string()),
+            ("quick", quick.to_string()),
+        ];
+        let dir = claim(out, force, "engines", &call)?;
+        let e = interruptible(py, || api::engines::engines(&opts, dir, &report))?;
+        let d = PyDict::new_bound(py);
+        d.set_item("runs", e.runs)?;
+        d.set_item("messages_verified", e.messages_verified)?;
+        d.set_item("host_seconds", e.host_seconds)?;
+        Ok(d)
+    })
+}
+
 /// Reads a GOAL schedule (`text`, named `file` in errors) into per-rank MPI calls and
 /// returns a summary as JSON: name, ranks, and per rank its calls, sends, receives
 /// (wildcard ones counted apart) and buffer bytes. Errors raise ProgramError with
@@ -913,5 +989,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("MATCHING_ENGINES", matcher_names())?;
     m.add_function(wrap_pyfunction!(matching, m)?)?;
+    m.add("ENGINES_CSV_HEADER", api::engines::CSV_HEADER.to_vec())?;
+    m.add_function(wrap_pyfunction!(engines, m)?)?;
     Ok(())
 }

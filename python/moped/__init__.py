@@ -22,6 +22,10 @@ software path and every MOPED matching engine and returns the rows of ``matching
 microcoded match unit's ``stream64.csv``, :func:`read_lhs` the LHS experiment's
 ``lhs.csv``), :func:`moped.plot.matching` draws them.
 
+Engines: ``moped.experiments.engines(out)`` runs IMB Uniband, Biband and PingPong under
+MOPED with one and two engines in each scheme of the multi-CPU NIC paper;
+:func:`read_engines` reads ``engines.csv`` back, :func:`moped.plot.engines` draws it.
+
 gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
 :func:`compare` sets a gem5 run beside an embedded run of the same workload.
 """
@@ -46,6 +50,7 @@ from moped._core import (
 from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
+from moped.engines_results import read_engines
 from moped.gem5 import compare, host_speed, read_stats
 from moped.matching_results import read_lhs, read_matching, read_stream64
 from moped.results import Result, Stat, read_stats_txt
@@ -77,6 +82,7 @@ __all__ = [
     "protocol_names",
     "protocol_table",
     "random_test",
+    "read_engines",
     "read_lhs",
     "read_matching",
     "read_stats",

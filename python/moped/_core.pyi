@@ -113,6 +113,22 @@ def matching(
     workloads: str | None = None,
 ) -> dict[str, Any]: ...
 
+# The engines experiment (src/api/engines): IMB Uniband, Biband and PingPong under each
+# scheme with one and two engines; writes engines.csv and report.md into `out`.
+ENGINES_CSV_HEADER: list[str]
+
+def engines(
+    out: str,
+    config_toml: str,
+    schemes: list[str] | None = None,
+    costs: str = "emp",
+    design: str = "optcopy",
+    quick: bool = False,
+    jobs: int | None = None,
+    progress: bool = True,
+    force: bool = False,
+) -> dict[str, Any]: ...
+
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.
 def parse_stats(
     text: str, file: str, dump: int | None = None

@@ -1,8 +1,9 @@
 """The ``moped`` console script: the Rust command line, reached through the extension.
 
 ``moped figure10`` also draws ``figure10.png`` and ``figure10.svg`` (matplotlib) from the
-``reductions.json`` the Rust side wrote into its ``--out`` folder, and ``moped matching``
-its ``matching-*.png`` and ``.svg`` plots from ``matching.csv``."""
+``reductions.json`` the Rust side wrote into its ``--out`` folder, ``moped matching``
+its ``matching-*.png`` and ``.svg`` plots from ``matching.csv``, and ``moped engines`` its
+``engines-*`` plots from ``engines.csv``."""
 
 import sys
 from pathlib import Path
@@ -37,6 +38,13 @@ def main() -> None:
             from moped.plot import matching
 
             paths = matching(out / "matching.csv", out)
+            print("plots: " + ", ".join(p.name for p in paths))
+    if status == 0 and args[:1] == ["engines"] and "--help" not in args:
+        out = _out_dir(args)
+        if out is not None and (out / "engines.csv").is_file():
+            from moped.plot import engines
+
+            paths = engines(out / "engines.csv", out)
             print("plots: " + ", ".join(p.name for p in paths))
     sys.exit(status)
 

@@ -20,6 +20,13 @@ reads them back from a finished folder, :func:`read_stream64` the microcoded mat
 ``stream64.csv``::
 
     df = moped.experiments.matching("results/matching", quick=True, engines=["fsm", "cam"])
+
+:func:`engines` runs IMB Uniband, Biband and PingPong under MOPED with one and two engines
+in each scheme of the multi-CPU NIC paper (base, SO, RO, DSR, SR), as ``moped engines``
+does (``src/api/engines``), and returns the rows of ``engines.csv``
+(:func:`read_engines` reads them back)::
+
+    df = moped.experiments.engines("results/engines", quick=True, schemes=["base", "RO"])
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from moped._core import MopedError
 from moped.batch import Task, frame, run_tasks
 from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
+from moped.engines_results import ENGINES_COLUMNS, SCHEMES, read_engines
 from moped.matching_results import (
     ENGINES,
     LHS_COLUMNS,
@@ -53,13 +61,17 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DESIGNS",
     "ENGINES",
+    "ENGINES_COLUMNS",
     "LHS_COLUMNS",
     "MATCHING_COLUMNS",
+    "SCHEMES",
     "STREAM64_COLUMNS",
+    "engines",
     "figure10",
     "figure10_specs",
     "find_workloads_dir",
     "matching",
+    "read_engines",
     "read_lhs",
     "read_matching",
     "read_stream64",
@@ -266,4 +278,61 @@ def matching(
     # the file is there only when the microcoded engine ran.
     stream64 = Path(out_dir) / "stream64.csv"
     draw(df, out_dir, stream64=stream64 if stream64.is_file() else None)
+    return df
+
+
+def engines(
+    out: str | PathLike[str],
+    *,
+    quick: bool = False,
+    jobs: int | None = None,
+    schemes: Iterable[str] | str | None = None,
+    costs: str = "emp",
+    design: str = "optcopy",
+    config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pandas.DataFrame:
+    """Runs IMB Uniband, Biband (a window of 64 non-blocking messages, then an
+    acknowledgement) and PingPong on two ranks under MOPED with one and with two engines in
+    each of ``schemes`` (default: all of :data:`SCHEMES`), every message verified, and
+    writes into ``out`` what ``moped engines`` writes:
+
+    * ``engines.csv`` (the returned frame, columns :data:`ENGINES_COLUMNS`): per scheme,
+      engines, benchmark and message size, the timed cycles, bandwidth in bytes per CMP
+      cycle, latency (PingPong's half round trip; a window's cycles per message), the
+      engines' busy cycles, lock waits and hand-offs, and the busiest engine of one MOPED
+      with the step it spent most of its cycles in;
+    * ``report.md``: the multi-CPU NIC paper's claims checked, each with the step that
+      bounds the schemes compared;
+    * ``engines-bandwidth`` and ``engines-latency`` as ``.png`` and ``.svg``
+      (:func:`moped.plot.engines`);
+    * ``<scheme>-x<engines>/runs/<point>/``: each simulation's statistics and record.
+
+    ``costs`` is ``"emp"`` (EMP's firmware on the Tigon2: Table 1's times at 88 MHz) or
+    ``"config"`` (the configuration's ``[moped.steps]``); ``design`` one of basemoped,
+    optcopy, optcache. ``quick`` runs two message sizes per benchmark. ``out`` must be
+    missing, empty or hold only a FAILED marker, unless ``force``.
+    """
+    from moped.plot_engines import engines as draw
+
+    out_dir = _args.path("out", out)
+    quick = _args.flag("quick", quick)
+    if jobs is not None:
+        jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
+    names = None
+    if schemes is not None:
+        names = (
+            [s.strip() for s in schemes.split(",") if s.strip()]
+            if isinstance(schemes, str)
+            else [_args.text("schemes", s) for s in schemes]
+        )
+    costs = _args.text("costs", costs)
+    design = _args.text("design", design)
+    force = _args.flag("force", force)
+    progress = _args.flag("progress", progress)
+    check_config(config)
+    _core.engines(out_dir, config_toml(config), names, costs, design, quick, jobs, progress, force)
+    df = read_engines(out_dir)
+    draw(df, out_dir)
     return df

@@ -28,9 +28,10 @@ from typing import Any
 from moped import _args
 from moped._core import InputError
 from moped.designs import LABELS, MOPED_DESIGNS
+from moped.plot_engines import engines
 from moped.plot_matching import matching
 
-__all__ = ["figure10", "main", "matching"]
+__all__ = ["engines", "figure10", "main", "matching"]
 
 #: The panels, in the paper's order, with their titles.
 PANELS = (
@@ -206,13 +207,13 @@ def figure10(reductions: Any, out_dir: str | PathLike[str]) -> list[Path]:
 USAGE = """usage: python -m moped.plot DIR
 
 Draws the plots of a results folder into it: figure10.png and .svg from DIR/reductions.json
-(moped figure10), matching-*.png and .svg from DIR/matching.csv (moped matching); both
-when it holds both."""
+(moped figure10), matching-*.png and .svg from DIR/matching.csv (moped matching),
+engines-*.png and .svg from DIR/engines.csv (moped engines); every one it holds."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m moped.plot DIR``: draws DIR/reductions.json and DIR/matching.csv, whichever
-    DIR holds, into DIR."""
+    """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/matching.csv and
+    DIR/engines.csv, whichever DIR holds, into DIR."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
@@ -222,10 +223,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = Path(args[0])
     reductions, rows = folder / "reductions.json", folder / "matching.csv"
-    if not reductions.is_file() and not rows.is_file():
+    engine_rows = folder / "engines.csv"
+    if not reductions.is_file() and not rows.is_file() and not engine_rows.is_file():
         print(
             f"{folder}: holds neither reductions.json (write it with "
-            "moped.analysis.write_tables) nor matching.csv (moped matching)",
+            "moped.analysis.write_tables), matching.csv (moped matching) nor engines.csv "
+            "(moped engines)",
             file=sys.stderr,
         )
         return 1
@@ -234,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         paths += figure10(reductions, folder)
     if rows.is_file():
         paths += matching(rows, folder)
+    if engine_rows.is_file():
+        paths += engines(engine_rows, folder)
     for path in paths:
         print(path)
     return 0

@@ -82,7 +82,7 @@ def _rows(
         return read(data)
     if not (hasattr(data, "columns") and hasattr(data, "to_dict")):
         raise TypeError(
-            f"{name} must be a DataFrame, a matching folder or a {what}.csv path, "
+            f"{name} must be a DataFrame, a results folder or a {what}.csv path, "
             f"not {type(data).__name__}"
         )
     missing = [c for c in columns if c not in data.columns]

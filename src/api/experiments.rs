@@ -12,6 +12,7 @@ use crate::analysis::RunRecord;
 use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::error::MopedError;
+use crate::moped::engines::StepKind;
 use crate::mpi::{run_workload, MpiParams, MpiRun};
 use crate::sim::{interrupt, SimError};
 use crate::workload::load_workload;
@@ -111,7 +112,71 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .chain(depth_metrics(run))
+    .chain(engine_metrics(run))
     .collect()
+}
+
+/// The device engines' totals over the MOPEDs (`engine{e}_*`), and the engine of one MOPED
+/// that was busiest (`bound_*`): its MOPED and engine, busy cycles, and the step kind it
+/// spent most of them in (an index into [`StepKind::ALL`]) and its cycles in each kind
+/// (`bound_cycles_<step>`); `active_copies_mean` is the mean number of copies active at
+/// that MOPED, from its first activation on.
+fn engine_metrics(run: &MpiRun) -> Vec<(String, f64)> {
+    let g = |n: &str| run.stats.get(n).map(|s| s.value.as_f64());
+    let mut out = Vec::new();
+    let mut bound = (0.0, 0usize, 0usize);
+    for e in 0.. {
+        let Some(busy) = g(&format!("system.moped.engine{e}.busy_cycles")) else {
+            break;
+        };
+        out.push((format!("engine{e}_busy_cycles"), busy));
+        for k in ["lock_wait_cycles", "handoffs"] {
+            let v = g(&format!("system.moped.engine{e}.{k}")).unwrap_or(0.0);
+            out.push((format!("engine{e}_{k}"), v));
+        }
+        for m in 0.. {
+            let Some(b) = g(&format!("system.moped{m}.engine{e}.busy_cycles")) else {
+                break;
+            };
+            if b > bound.0 {
+                bound = (b, m, e);
+            }
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    let (busy, m, e) = bound;
+    let step_cycles = |k: StepKind| {
+        g(&format!(
+            "system.moped{m}.engine{e}.step_cycles.{}",
+            k.name()
+        ))
+        .unwrap_or(0.0)
+    };
+    let (step, cycles) = StepKind::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (i, step_cycles(k)))
+        .fold((0, 0.0), |best, x| if x.1 > best.1 { x } else { best });
+    for k in StepKind::ALL {
+        out.push((format!("bound_cycles_{}", k.name()), step_cycles(k)));
+    }
+    out.extend([
+        ("bound_busy_cycles".to_string(), busy),
+        ("bound_moped".to_string(), m as f64),
+        ("bound_engine".to_string(), e as f64),
+        ("bound_step".to_string(), step as f64),
+        ("bound_step_cycles".to_string(), cycles),
+    ]);
+    let active = run
+        .stats
+        .distribution(&format!("system.moped{m}.active_copies"));
+    let mean = active.filter(|d| d.samples() > 0).map_or(0.0, |d| d.mean());
+    out.push(("active_copies_mean".to_string(), mean));
+    let completed = g("system.moped.completed").unwrap_or(0.0);
+    out.push(("moped_completed".to_string(), completed));
+    out
 }
 
 /// Mean and largest search depth of each queue, at the matching MOPEDs (`moped_*`) and in
@@ -199,6 +264,24 @@ fn simulate_task(
         notes: w.notes.clone(),
     };
     Ok((outcome, run))
+}
+
+/// Writes workload specs, (file stem, text) each, into `dir/specs/`; their paths in order.
+pub fn write_specs(
+    dir: &std::path::Path,
+    specs: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<PathBuf>, MopedError> {
+    let folder = dir.join("specs");
+    let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", folder.display()));
+    std::fs::create_dir_all(&folder).map_err(io)?;
+    specs
+        .into_iter()
+        .map(|(stem, text)| {
+            let path = folder.join(format!("{stem}.toml"));
+            std::fs::write(&path, text).map_err(io)?;
+            Ok(path)
+        })
+        .collect()
 }
 
 /// Hears of each finished run: its task index, runs done so far, its outcome.

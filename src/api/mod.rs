@@ -13,12 +13,14 @@
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
 //! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
 //! - [`matching`]: the queue benchmarks under every matching engine (`moped matching`);
+//! - [`engines`]: MOPED with one and two engines under each scheme (`moped engines`);
 //! - [`protocols`]: a design's tables, the lint, the exhaustive checker, the random tester;
 //! - [`gem5`]: the host gem5 drives, the generated SLICC, gem5 runs compared with ours;
 //! - [`bench`]: the simulator's host speed (`moped bench`).
 
 pub mod analysis;
 pub mod config;
+pub mod engines;
 pub mod experiments;
 pub mod figure10;
 pub mod gem5;

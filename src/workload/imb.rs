@@ -1,5 +1,6 @@
 //! Intel MPI Benchmarks 3.x as workloads (`IMB_pingpong.c`, `IMB_pingping.c`,
-//! `IMB_bcast.c`, `IMB_reduce.c`, `IMB_gather.c`, `IMB_alltoall.c`).
+//! `IMB_bcast.c`, `IMB_reduce.c`, `IMB_gather.c`, `IMB_alltoall.c`), and the bandwidth
+//! benchmarks of later IMB versions (`IMB_bandwidth.c`: Uniband, Biband).
 //!
 //! Each benchmark is IMB 3.x's timing loop for one message size: N_BARR = 2 barriers,
 //! then `iterations` calls with no barrier between them (later IMB versions put a
@@ -37,6 +38,9 @@ pub fn warmup_iterations(bytes: u64) -> usize {
     (wrap as usize).max(N_WARMUP)
 }
 
+/// IMB's `MAX_WIN_SIZE`: the messages Uniband and Biband have in flight per iteration.
+pub const WINDOW: usize = 64;
+
 /// The tag of IMB's point-to-point messages (`s_tag = 1`; receives take ANY_TAG).
 pub const IMB_TAG: u32 = 1;
 
@@ -53,6 +57,11 @@ pub enum ImbBenchmark {
     Reduce,
     Gather,
     Alltoall,
+    /// Ranks `r < P/2` each send a window of [`WINDOW`] non-blocking messages to
+    /// `r + P/2`, wait for them all, then receive a one-byte acknowledgement.
+    Uniband,
+    /// As Uniband, but both ranks of a pair send a window to each other.
+    Biband,
 }
 
 impl ImbBenchmark {
@@ -65,6 +74,8 @@ impl ImbBenchmark {
             ImbBenchmark::Reduce => "RD",
             ImbBenchmark::Gather => "GA",
             ImbBenchmark::Alltoall => "AA",
+            ImbBenchmark::Uniband => "UB",
+            ImbBenchmark::Biband => "BB",
         }
     }
 }
@@ -93,6 +104,12 @@ pub fn build(
     if iterations == 0 {
         return Err("iterations must be at least 1".to_string());
     }
+    let pairs = matches!(bench, ImbBenchmark::Uniband | ImbBenchmark::Biband);
+    if pairs && (p < 2 || p % 2 == 1) {
+        return Err(format!(
+            "{bench:?} pairs rank r with r + P/2: it needs an even number of ranks, not {p}"
+        ));
+    }
     if bench == ImbBenchmark::Reduce && bytes % 4 != 0 {
         return Err(format!(
             "Reduce sends MPI_FLOATs: {bytes} bytes is not a whole number of 4-byte floats"
@@ -104,25 +121,38 @@ pub fn build(
     let (s_len, r_len) = match bench {
         ImbBenchmark::Gather => (x, p as u64 * x),
         ImbBenchmark::Alltoall => (p as u64 * x, p as u64 * x),
+        // A window's receives are outstanding together: each gets a place of its own.
+        ImbBenchmark::Uniband | ImbBenchmark::Biband => (x, WINDOW as u64 * x),
         _ => (x, x),
     };
     let mut b = Builder::new(p);
     let mut s = Vec::with_capacity(p);
     let mut r = Vec::with_capacity(p);
+    let mut ack = Vec::new();
     for rank in 0..p {
         s.push(BufRef::new(b.buffer(rank, "imb.s_buffer", s_len.max(1)), 0));
         r.push(BufRef::new(b.buffer(rank, "imb.r_buffer", r_len.max(1)), 0));
+        if pairs {
+            ack.push(BufRef::new(b.buffer(rank, "imb.ack", 1), 0));
+        }
         let active = !two_ranks || rank < 2;
         if active {
             b.sweep(rank, s[rank], s_len, FILL_STRIDE, SweepKind::Store);
         }
     }
-    let bufs = Bufs { s, r, x };
+    let bufs = Bufs { s, r, ack, x };
     if warmup {
         for _ in 0..N_BARR {
             b.barrier_all();
         }
-        for i in 0..warmup_iterations(x) {
+        // A window benchmark's N_WARMUP iterations already put 2 x 64 messages through
+        // each queue in use, each taking at least one of its 16 slots.
+        let warm = if pairs {
+            N_WARMUP
+        } else {
+            warmup_iterations(x)
+        };
+        for i in 0..warm {
             iteration(&mut b, bench, &bufs, i);
         }
     }
@@ -144,6 +174,8 @@ pub fn build(
 struct Bufs {
     s: Vec<BufRef>,
     r: Vec<BufRef>,
+    /// Uniband's and Biband's one-byte acknowledgement (`char ack`).
+    ack: Vec<BufRef>,
     x: u64,
 }
 
@@ -177,6 +209,48 @@ fn iteration(b: &mut Builder, bench: ImbBenchmark, bufs: &Bufs, i: usize) {
         ImbBenchmark::Reduce => coll::reduce(b, s, r[root], x / 4, 4, root),
         ImbBenchmark::Gather => coll::gather(b, s, r[root], x, root),
         ImbBenchmark::Alltoall => coll::alltoall(b, s, r, x),
+        ImbBenchmark::Uniband => window(b, bufs, false),
+        ImbBenchmark::Biband => window(b, bufs, true),
+    }
+}
+
+/// One iteration of Uniband (`both` false) or Biband: every window message of a rank goes
+/// from the same place in its send buffer (IMB's default, without `-off_cache`), all with
+/// tag 1 between the pair; then the second rank of each pair acknowledges. IMB also
+/// receives the whole window into one place, which MPI leaves undefined for receives
+/// outstanding together; here the window's k-th receive lands at `k * bytes`.
+fn window(b: &mut Builder, bufs: &Bufs, both: bool) {
+    let (s, r, x) = (&bufs.s, &bufs.r, bufs.x);
+    let peers = b.size() / 2;
+    for first in 0..peers {
+        let second = first + peers;
+        for (me, other, sends) in [(first, second, true), (second, first, both)] {
+            let mut reqs = Vec::new();
+            if me == second || both {
+                for k in 0..WINDOW as u64 {
+                    let src = Peer::Rank(other as u16);
+                    let tag = Tag::Tag(IMB_TAG);
+                    let at = BufRef::new(r[me].buf, k * x);
+                    reqs.push(b.irecv(me, src, tag, CTX_PT2PT, at, x));
+                }
+            }
+            if sends {
+                for _ in 0..WINDOW {
+                    reqs.push(b.isend(me, other, IMB_TAG, CTX_PT2PT, s[me], x));
+                }
+            }
+            b.waitall(me, reqs);
+        }
+        let peer = Peer::Rank(second as u16);
+        b.recv(
+            first,
+            peer,
+            Tag::Tag(IMB_TAG),
+            CTX_PT2PT,
+            bufs.ack[first],
+            1,
+        );
+        b.send(second, first, IMB_TAG, CTX_PT2PT, bufs.ack[second], 1);
     }
 }
 
@@ -212,6 +286,30 @@ mod tests {
         assert_eq!(rep.messages(), 20);
         assert_eq!(rep.ranks[0].send_bytes, 10 << 20);
         assert_eq!(rep.ranks[1].send_bytes, 10 << 20);
+    }
+
+    #[test]
+    fn uniband_and_biband_send_a_window_and_an_acknowledgement_per_pair() {
+        let w = build(ImbBenchmark::Uniband, 4, 4096, 3, false).unwrap();
+        let rep = both(&w);
+        // Two pairs, 64 messages and one acknowledgement each per iteration.
+        assert_eq!(rep.messages(), 3 * 2 * 65);
+        assert_eq!(rep.bytes(), 3 * 2 * (64 * 4096 + 1));
+        assert_eq!(rep.ranks[0].send_bytes, 3 * 64 * 4096);
+        assert_eq!(rep.ranks[2].send_bytes, 3);
+        assert_eq!(rep.ranks[2].recvs, 3 * 64);
+        let w = build(ImbBenchmark::Biband, 2, 100, 2, true).unwrap();
+        let rep = both(&w);
+        // Warm-up and timed iterations: 128 messages and an acknowledgement each.
+        assert_eq!(rep.messages(), (N_WARMUP as u64 + 2) * 129);
+        assert_eq!(
+            rep.ranks[1].send_bytes,
+            (N_WARMUP as u64 + 2) * (64 * 100 + 1)
+        );
+        for p in [1, 3] {
+            let e = build(ImbBenchmark::Uniband, p, 8, 1, false).unwrap_err();
+            assert!(e.contains("even number of ranks"), "{e}");
+        }
     }
 
     #[test]

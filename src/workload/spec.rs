@@ -3,7 +3,7 @@
 //! ```toml
 //! name = "PP"            # the name results are reported under
 //! suite = "imb"          # imb | npb | goal | queue
-//! benchmark = "pingpong" # imb: pingpong pingping bcast reduce gather alltoall
+//! benchmark = "pingpong" # imb: pingpong pingping bcast reduce gather alltoall uniband biband
 //!                        # npb: cg mg ft bt sp; queue: preposted unload unexpected
 //! bytes = 16384          # imb: message size (per rank, or per pair for alltoall);
 //!                        # queue: message size, default 8
@@ -88,6 +88,8 @@ enum Bench {
     Reduce,
     Gather,
     Alltoall,
+    Uniband,
+    Biband,
     Cg,
     Mg,
     Ft,
@@ -232,7 +234,7 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<Spec, SpecError> {
                 let Some(ib) = imb_bench(b) else {
                     return Err(err(
                         bpos,
-                        "not an IMB benchmark: expected one of pingpong, pingping, bcast, reduce, gather, alltoall"
+                        "not an IMB benchmark: expected one of pingpong, pingping, bcast, reduce, gather, alltoall, uniband, biband"
                             .into(),
                     ));
                 };
@@ -413,6 +415,8 @@ fn imb_bench(b: Bench) -> Option<ImbBenchmark> {
         Bench::Reduce => ImbBenchmark::Reduce,
         Bench::Gather => ImbBenchmark::Gather,
         Bench::Alltoall => ImbBenchmark::Alltoall,
+        Bench::Uniband => ImbBenchmark::Uniband,
+        Bench::Biband => ImbBenchmark::Biband,
         _ => return None,
     })
 }

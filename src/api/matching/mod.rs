@@ -519,17 +519,7 @@ fn engine_info(cfg: &SystemConfig, engine: Matcher) -> RunInfo {
 }
 
 fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, MopedError> {
-    let specs = dir.join("specs");
-    let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", specs.display()));
-    std::fs::create_dir_all(&specs).map_err(io)?;
-    points
-        .iter()
-        .map(|p| {
-            let path = specs.join(format!("{}.toml", p.name()));
-            std::fs::write(&path, p.spec()).map_err(io)?;
-            Ok(path)
-        })
-        .collect()
+    super::experiments::write_specs(dir, points.iter().map(|p| (p.name(), p.spec())))
 }
 
 /// A simulation's row: its timed region per measured operation.

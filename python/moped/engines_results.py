@@ -1,0 +1,41 @@
+"""The rows of the engines experiment's ``engines.csv`` (``moped engines``,
+:func:`moped.experiments.engines`), read back from a finished folder and typed."""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import TYPE_CHECKING
+
+from moped import _core
+from moped.matching_results import _read
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+__all__ = ["ENGINES_COLUMNS", "SCHEMES", "read_engines"]
+
+#: The columns of ``engines.csv``, in order (the Rust side's ``engines::CSV_HEADER``).
+ENGINES_COLUMNS: tuple[str, ...] = tuple(_core.ENGINES_CSV_HEADER)
+#: The schemes of the multi-CPU NIC paper's Table 2, after the base case.
+SCHEMES: tuple[str, ...] = ("base", "SO", "RO", "DSR", "SR")
+_TEXTS = ("scheme", "benchmark", "bound_step")
+_FLOATS = ("bandwidth_bytes_per_cycle", "latency_cycles", "active_copies_mean")
+#: Every other column: sizes, counts and cycles.
+_INTS = tuple(c for c in ENGINES_COLUMNS if c not in (*_TEXTS, *_FLOATS))
+
+
+def read_engines(path: str | PathLike[str]) -> pandas.DataFrame:
+    """The rows of ``engines.csv`` from a finished folder of ``moped engines`` or
+    :func:`moped.experiments.engines`, or from the file itself, typed: ``scheme``,
+    ``benchmark`` and ``bound_step`` as str, ``bandwidth_bytes_per_cycle``,
+    ``latency_cycles`` and ``active_copies_mean`` as float64, the rest as int64. A missing
+    or malformed file raises :class:`moped.InputError`."""
+    return _read(
+        path,
+        "engines.csv",
+        ENGINES_COLUMNS,
+        writer="moped engines",
+        texts=_TEXTS,
+        ints=_INTS,
+        floats=_FLOATS,
+    )
