@@ -568,6 +568,25 @@ mod tests {
     }
 
     #[test]
+    fn the_engines_specs_load_build_and_check_on_two_ranks() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/engines");
+        for (file, bench) in [
+            ("uniband-16k.toml", ImbBenchmark::Uniband),
+            ("biband-16k.toml", ImbBenchmark::Biband),
+            ("pingpong-10.toml", ImbBenchmark::PingPong),
+        ] {
+            let spec = load_spec(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                matches!(spec.kind, SpecKind::Imb { benchmark, ranks: 2, .. } if benchmark == bench),
+                "{file}: {:?}",
+                spec.kind
+            );
+            let w = build(&spec, None, true).unwrap_or_else(|e| panic!("{e}"));
+            check(&w).unwrap_or_else(|e| panic!("{file}: {e}"));
+        }
+    }
+
+    #[test]
     fn the_16k_and_1m_files_say_what_the_paper_ran() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/imb");
         let spec = load_spec(&dir.join("bcast-1m.toml")).unwrap();
