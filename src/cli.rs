@@ -226,6 +226,12 @@ struct EnginesArgs {
     /// Schemes to run, comma-separated: base, SO, RO, DSR, SR (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     schemes: Vec<String>,
+    /// Leave out Figure 10 under the best scheme (the 16 kB IMB and class S NPB runs).
+    #[arg(long)]
+    no_figure10: bool,
+    /// The workload specs folder, for Figure 10's runs.
+    #[arg(long, default_value = "workloads", value_name = "DIR")]
+    workloads: PathBuf,
     /// Step costs: `emp` (EMP's firmware on the Tigon2) or `config` (the configuration's
     /// [moped.steps]).
     #[arg(long, default_value = "emp", value_name = "FROM")]
@@ -756,6 +762,7 @@ fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         quick: a.quick,
         schemes,
+        figure10: (!a.no_figure10).then(|| api::figure10::Figure10Part::new(a.workloads, a.quick)),
     };
     let n = opts.run_count();
     eprintln!(
@@ -768,8 +775,13 @@ fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
     };
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let e = api::engines::engines(&opts, out, &progress)?;
+    let tables = if e.figure10.is_empty() {
+        "engines.csv"
+    } else {
+        "engines.csv, figure10_schemes.csv"
+    };
     println!(
-        "{} runs, {} messages verified, host time {:.1} s; engines.csv and report.md in {}",
+        "{} runs, {} messages verified, host time {:.1} s; {tables} and report.md in {}",
         e.runs,
         e.messages_verified,
         e.host_seconds,

@@ -718,9 +718,10 @@ fn matching<'py>(
 /// Runs IMB Uniband, Biband and PingPong under each of `schemes` (default: every one) with
 /// one and two engines, on `jobs` threads, and writes engines.csv and report.md into `out`;
 /// `costs` is "emp" (EMP's firmware costs) or "config" (the configuration's `[moped.steps]`),
-/// `design` a MOPED design. Returns {"runs", "messages_verified", "host_seconds"}.
+/// `design` a MOPED design. With `workloads` (the specs folder), also Figure 10 under the
+/// best scheme (figure10_schemes.csv). Returns {"runs", "messages_verified", "host_seconds"}.
 #[pyfunction]
-#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false))]
+#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false, workloads=None))]
 #[allow(clippy::too_many_arguments)]
 fn engines<'py>(
     py: Python<'py>,
@@ -733,6 +734,7 @@ fn engines<'py>(
     jobs: Option<usize>,
     progress: bool,
     force: bool,
+    workloads: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
@@ -768,6 +770,7 @@ fn engines<'py>(
             jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
             quick,
             schemes,
+            figure10: workloads.map(|w| api::figure10::Figure10Part::new(w.into(), quick)),
         };
         let n = opts.run_count();
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {

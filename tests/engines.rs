@@ -213,6 +213,7 @@ fn the_engines_experiment_writes_every_row_verified_and_checks_the_claims() {
         jobs: 2,
         quick: true,
         schemes: vec![Scheme::Base, Scheme::Ro],
+        figure10: None,
     };
     let out = OutDir::claim(&dir, false, Invocation::default()).unwrap();
     let e = engines(&opts, out, &|_, _, _| {}).unwrap();

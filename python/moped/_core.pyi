@@ -127,6 +127,7 @@ def engines(
     jobs: int | None = None,
     progress: bool = True,
     force: bool = False,
+    workloads: str | None = None,
 ) -> dict[str, Any]: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.

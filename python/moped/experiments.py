@@ -292,6 +292,8 @@ def engines(
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
     force: bool = False,
     progress: bool = True,
+    figure10: bool = True,
+    workloads_dir: str | PathLike[str] | None = None,
 ) -> pandas.DataFrame:
     """Runs IMB Uniband, Biband (a window of 64 non-blocking messages, then an
     acknowledgement) and PingPong on two ranks under MOPED with one and with two engines in
@@ -307,7 +309,12 @@ def engines(
       bounds the schemes compared;
     * ``engines-bandwidth`` and ``engines-latency`` as ``.png`` and ``.svg``
       (:func:`moped.plot.engines`);
-    * ``<scheme>-x<engines>/runs/<point>/``: each simulation's statistics and record.
+    * ``<scheme>-x<engines>/runs/<point>/``: each simulation's statistics and record;
+    * with ``figure10`` (the default), ``figure10_schemes.csv`` and ``figure10/``: Figure
+      10's 16 kB IMB and class S NPB runs under the baseline, the configured device, one
+      engine at the step costs and the best two-engine scheme, and a section of the report
+      on what the best scheme changes (a tenth of the iterations with ``quick``; the specs
+      from ``workloads_dir``, by default the repository's ``workloads/``).
 
     ``costs`` is ``"emp"`` (EMP's firmware on the Tigon2: Table 1's times at 88 MHz) or
     ``"config"`` (the configuration's ``[moped.steps]``); ``design`` one of basemoped,
@@ -332,7 +339,11 @@ def engines(
     force = _args.flag("force", force)
     progress = _args.flag("progress", progress)
     check_config(config)
-    _core.engines(out_dir, config_toml(config), names, costs, design, quick, jobs, progress, force)
+    figure10 = _args.flag("figure10", figure10)
+    workloads = fspath(_workloads(workloads_dir)) if figure10 else None
+    _core.engines(
+        out_dir, config_toml(config), names, costs, design, quick, jobs, progress, force, workloads
+    )
     df = read_engines(out_dir)
     draw(df, out_dir)
     return df

@@ -18,7 +18,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
     out = tmp_path_factory.mktemp("engines") / "quick"
-    df = experiments.engines(out, quick=True, schemes="base,SR", jobs=2, progress=False)
+    df = experiments.engines(
+        out, quick=True, schemes="base,SR", jobs=2, progress=False, figure10=False
+    )
     return out, df
 
 

@@ -389,3 +389,38 @@ pub fn cycle_rows(f: &Figure10) -> Vec<(String, String, [Option<f64>; 3])> {
     }
     rows
 }
+
+/// Where the Figure-10 specs are and how far to scale their iterations.
+#[derive(Clone, Debug)]
+pub struct Figure10Part {
+    /// The repository's `workloads/` folder.
+    pub workloads: PathBuf,
+    /// Scale every workload's iteration count (0 < F <= 1); `None`: the specs' own.
+    pub iterations: Option<f64>,
+}
+
+impl Figure10Part {
+    /// The part over the specs in `workloads`; `quick` runs a tenth of their iterations.
+    pub fn new(workloads: PathBuf, quick: bool) -> Figure10Part {
+        Figure10Part {
+            workloads,
+            iterations: quick.then_some(QUICK_ITERATIONS),
+        }
+    }
+}
+
+/// The iteration scale of the quick experiments' Figure-10 runs (`moped matching --quick`,
+/// `moped engines --quick`).
+pub const QUICK_ITERATIONS: f64 = 0.1;
+
+/// Figure 10's spec files, in the paper's order; an error names every missing one.
+pub fn part_specs(part: &Figure10Part) -> Result<Vec<PathBuf>, MopedError> {
+    let tasks = plan(&part.workloads, false, &[1])?;
+    let mut specs: Vec<PathBuf> = Vec::new();
+    for t in tasks {
+        if !specs.contains(&t.spec) {
+            specs.push(t.spec);
+        }
+    }
+    Ok(specs)
+}

@@ -9,6 +9,7 @@
 //! RO and SR, which split the receive path, may keep one copy active per engine
 //! (`moped.active_matches`); the other schemes keep the configuration's.
 
+pub mod figure10;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use crate::moped::engines::{StepCosts, StepKind};
 use crate::workload::imb::WINDOW;
 
 use super::experiments::{run_all, Outcome, Progress, Task};
+use super::figure10::{part_specs, Figure10Part};
 use super::output::{OutDir, RunInfo};
 
 pub use crate::moped::engines::Scheme;
@@ -138,9 +140,9 @@ impl Variant {
         format!("{}-x{}", self.scheme, self.engines)
     }
 
-    /// The configuration it runs with.
-    pub fn config(&self, base: &SystemConfig, costs: &Costs) -> SystemConfig {
-        let mut cfg = base.clone();
+    /// Sets the scheme, the engines, the step costs and (RO, SR) one active copy per
+    /// engine in `cfg`.
+    pub fn configure(&self, cfg: &mut SystemConfig, costs: &Costs) {
         cfg.moped.scheme = self.scheme;
         cfg.moped.engines = self.engines;
         if let Costs::Emp = costs {
@@ -149,6 +151,13 @@ impl Variant {
         if self.scheme.parallel_receive() {
             cfg.moped.active_matches = cfg.moped.active_matches.max(self.engines);
         }
+    }
+
+    /// The configuration the bandwidth and latency runs take: [`Variant::configure`], and
+    /// room for a whole window in the descriptor tables and in memory.
+    pub fn config(&self, base: &SystemConfig, costs: &Costs) -> SystemConfig {
+        let mut cfg = base.clone();
+        self.configure(&mut cfg, costs);
         cfg.moped.descriptor_entries = cfg.moped.descriptor_entries.max(DESCRIPTORS);
         cfg.memory.size_bytes = cfg.memory.size_bytes.max(MEMORY_BYTES);
         cfg
@@ -197,11 +206,14 @@ pub struct EnginesOptions {
     pub quick: bool,
     /// The schemes to run (every one by default), each with one and two engines.
     pub schemes: Vec<Scheme>,
+    /// Also Figure 10 under the best scheme ([`figure10`]).
+    pub figure10: Option<Figure10Part>,
 }
 
 impl EnginesOptions {
     pub fn run_count(&self) -> usize {
-        Variant::of(&self.schemes).len() * plan(self.quick).len()
+        let f10 = self.figure10.as_ref().map_or(0, |_| figure10::run_count());
+        Variant::of(&self.schemes).len() * plan(self.quick).len() + f10
     }
 }
 
@@ -358,6 +370,8 @@ pub struct Engines {
     pub messages_verified: u64,
     pub events: u64,
     pub host_seconds: f64,
+    /// Figure 10 under the best scheme, when asked for and some scheme had two engines.
+    pub figure10: Vec<figure10::Bar>,
 }
 
 /// Runs the experiment into `out` (taken whole, or marked FAILED).
@@ -383,6 +397,10 @@ fn run_and_write(
     progress: Progress,
 ) -> Result<Engines, MopedError> {
     let started = Instant::now();
+    if let Some(part) = &opts.figure10 {
+        // A missing spec fails now, not after the other runs.
+        part_specs(part)?;
+    }
     let points = plan(opts.quick);
     let (mut rows, mut runs, mut events) = (Vec::new(), 0, 0);
     for v in Variant::of(&opts.schemes) {
@@ -431,16 +449,34 @@ fn run_and_write(
             rows.push(Row::from_outcome(v, *p, c, o));
         }
     }
+    let bars = match (&opts.figure10, figure10::best(&rows)) {
+        (Some(part), Some(best)) => {
+            let (cfg, costs, design) = (&opts.config, &opts.costs, opts.design);
+            let at = (runs, progress);
+            let (bars, n) = figure10::run(part, cfg, costs, design, best, opts.jobs, out, at)?;
+            runs += bars.len();
+            events += n;
+            bars
+        }
+        _ => Vec::new(),
+    };
     let e = Engines {
-        messages_verified: rows.iter().map(|r| r.messages_verified).sum(),
+        messages_verified: rows.iter().map(|r| r.messages_verified).sum::<u64>()
+            + bars.iter().map(|b| b.messages_verified).sum::<u64>(),
         rows,
         runs,
         events,
         host_seconds: started.elapsed().as_secs_f64(),
+        figure10: bars,
     };
     let io = |err: std::io::Error| MopedError::Io(format!("{}: {err}", out.path().display()));
     std::fs::write(out.path().join("engines.csv"), csv(&e.rows)).map_err(io)?;
-    let text = report(&e.rows, &notes(opts, &e));
+    let mut text = report(&e.rows, &notes(opts, &e));
+    if !e.figure10.is_empty() {
+        let table = figure10::csv(&e.figure10);
+        std::fs::write(out.path().join("figure10_schemes.csv"), table).map_err(io)?;
+        text.push_str(&figure10::section(&e.figure10, opts.design));
+    }
     std::fs::write(out.path().join("report.md"), text).map_err(io)?;
     Ok(e)
 }

@@ -7,7 +7,6 @@
 //! times count.
 
 use std::fmt::Write;
-use std::path::PathBuf;
 
 use crate::config::SystemConfig;
 use crate::design::Design;
@@ -15,31 +14,11 @@ use crate::error::MopedError;
 use crate::moped::matching::{MatcherKind, MatchingParams};
 
 use super::super::experiments::{run_all, Outcome, Progress, Task};
-use super::super::figure10::{plan, FIGURE10};
+use super::super::figure10::FIGURE10;
 use super::super::output::{OutDir, RunInfo};
 use super::Matcher;
 
-/// Where the Figure-10 specs are and how far to scale their iterations.
-#[derive(Clone, Debug)]
-pub struct Figure10Part {
-    /// The repository's `workloads/` folder.
-    pub workloads: PathBuf,
-    /// Scale every workload's iteration count (0 < F <= 1); `None`: the specs' own.
-    pub iterations: Option<f64>,
-}
-
-impl Figure10Part {
-    /// The part over the specs in `workloads`; `quick` runs a tenth of their iterations.
-    pub fn new(workloads: PathBuf, quick: bool) -> Figure10Part {
-        Figure10Part {
-            workloads,
-            iterations: quick.then_some(QUICK_ITERATIONS),
-        }
-    }
-}
-
-/// The iteration scale of `moped matching --quick`'s Figure-10 runs.
-pub const QUICK_ITERATIONS: f64 = 0.1;
+pub use super::super::figure10::{Figure10Part, QUICK_ITERATIONS};
 
 /// One benchmark under one engine (the software baseline's own row has `engine` software).
 #[derive(Clone, Debug, PartialEq)]
@@ -193,17 +172,7 @@ pub fn run_count(engines: &[Matcher]) -> usize {
     FIGURE10.len() * (1 + moped)
 }
 
-/// Figure 10's spec files, in the paper's order; an error names every missing one.
-pub(super) fn specs(part: &Figure10Part) -> Result<Vec<PathBuf>, MopedError> {
-    let tasks = plan(&part.workloads, false, &[1])?;
-    let mut specs: Vec<PathBuf> = Vec::new();
-    for t in tasks {
-        if !specs.contains(&t.spec) {
-            specs.push(t.spec);
-        }
-    }
-    Ok(specs)
-}
+pub(super) use super::super::figure10::part_specs as specs;
 
 fn info(cfg: &SystemConfig, engine: Matcher, design: Design) -> RunInfo {
     RunInfo {
