@@ -341,7 +341,10 @@ mod tests {
             bar(v(Scheme::Sr, 2), "CG", 94.0),
         ];
         let s = section(&bars, Design::OptCopy);
-        assert!(s.contains("| PP | 70.0 % | 40.0 % | 60.0 % | +20.0 |"), "{s}");
+        assert!(
+            s.contains("| PP | 70.0 % | 40.0 % | 60.0 % | +20.0 |"),
+            "{s}"
+        );
         assert!(s.contains("| CG | 10.0 % | 5.0 % | 6.0 % | +1.0 |"), "{s}");
         assert!(s.contains("by +10.5 points on average"), "{s}");
         assert!(s.contains("most for PP (+20.0 points)"), "{s}");
