@@ -196,16 +196,16 @@ def figure10(
     return df
 
 
-def _engine_names(engines: Any) -> list[str] | None:
-    """``engines`` as a list of names: None (every engine), a comma-separated str, or an
-    iterable of str."""
-    if engines is None:
+def _names(what: str, names: Any) -> list[str] | None:
+    """``names`` (the argument ``what``) as a list: None (every one), a comma-separated
+    str, or an iterable of str."""
+    if names is None:
         return None
-    if isinstance(engines, str):
-        return [e.strip() for e in engines.split(",") if e.strip()]
-    if not isinstance(engines, Iterable) or isinstance(engines, (bytes, Mapping)):
-        raise TypeError(f"engines must be an iterable of str or None, not {type(engines).__name__}")
-    return [_args.text("engines", e) for e in engines]
+    if isinstance(names, str):
+        return [e.strip() for e in names.split(",") if e.strip()]
+    if not isinstance(names, Iterable) or isinstance(names, (bytes, Mapping)):
+        raise TypeError(f"{what} must be an iterable of str or None, not {type(names).__name__}")
+    return [_args.text(what, e) for e in names]
 
 
 def matching(
@@ -266,7 +266,7 @@ def matching(
     quick = _args.flag("quick", quick)
     if jobs is not None:
         jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
-    names = _engine_names(engines)
+    names = _names("engines", engines)
     force = _args.flag("force", force)
     progress = _args.flag("progress", progress)
     check_config(config)
@@ -327,13 +327,7 @@ def engines(
     quick = _args.flag("quick", quick)
     if jobs is not None:
         jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
-    names = None
-    if schemes is not None:
-        names = (
-            [s.strip() for s in schemes.split(",") if s.strip()]
-            if isinstance(schemes, str)
-            else [_args.text("schemes", s) for s in schemes]
-        )
+    names = _names("schemes", schemes)
     costs = _args.text("costs", costs)
     design = _args.text("design", design)
     force = _args.flag("force", force)

@@ -642,18 +642,13 @@ impl Moped {
     fn reserve(&mut self, ctx: PortCtx, port: PortAddr) -> PortAnswer {
         let value = self.reserve_entry(port, ctx.pt_root);
         let ids = self.ids;
-        let lock: Vec<Lock> = match value {
-            REFUSED => Vec::new(),
-            v => {
-                let index = ids.decode(v as u16).index;
-                vec![Lock::Desc(index)]
-            }
-        };
+        // A refused reservation changes no entry.
+        let lock = (value != REFUSED).then(|| Lock::Desc(ids.decode(value as u16).index));
         let cost = self.engines.cost(StepKind::Reserve);
         let slot = self
             .engines
-            .run(StepKind::Reserve, cost, self.now, &lock, None);
-        if let [Lock::Desc(i)] = lock[..] {
+            .run(StepKind::Reserve, cost, self.now, lock.as_slice(), None);
+        if let Some(Lock::Desc(i)) = lock {
             self.local[i as usize].engine = Some(slot.engine);
         }
         if slot.end <= self.now {
