@@ -2,14 +2,18 @@
 //! and host nanoseconds per event for the random tester and for a streaming workload
 //! (16 cores each streaming over a private array while sharing a few lines).
 
+use std::path::Path;
 use std::time::Instant;
 
 use crate::coherence::AccessKind;
 use crate::coherence::Protocol;
 use crate::config::SystemConfig;
 use crate::core::{Op, Program, ProgramDriver};
+use crate::design::Design;
+use crate::mpi::run_workload;
 use crate::sim::Sim;
 use crate::tester::{self, TesterConfig};
+use crate::workload::spec::{build, parse_spec};
 
 /// One benchmark's figures.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +30,19 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
+    /// One run of `seconds` that processed `[events, messages, cycles]`.
+    fn once(name: impl Into<String>, [events, messages, cycles]: [u64; 3], seconds: f64) -> Self {
+        BenchResult {
+            name: name.into(),
+            events,
+            messages,
+            cycles,
+            seconds,
+            best_seconds: seconds,
+            repetitions: 1,
+        }
+    }
+
     pub fn ns_per_event(&self) -> f64 {
         self.seconds * 1e9 / self.events.max(1) as f64
     }
@@ -103,18 +120,19 @@ pub fn streaming_program(cores: usize, array_bytes: u64, rounds: u32) -> Program
 
 /// Runs the random tester benchmark.
 pub fn bench_tester(checks: u64, seed: u64) -> Result<BenchResult, String> {
-    let cfg = TesterConfig::new(16, checks, seed);
+    bench_tester_on(16, checks, seed)
+}
+
+/// Runs the random tester on `cores` cores.
+pub fn bench_tester_on(cores: usize, checks: u64, seed: u64) -> Result<BenchResult, String> {
+    let cfg = TesterConfig::new(cores, checks, seed);
     let t0 = Instant::now();
     let r = tester::run(&cfg)?;
-    Ok(BenchResult {
-        name: "tester".into(),
-        events: r.events,
-        messages: r.messages,
-        cycles: r.cycles,
-        seconds: t0.elapsed().as_secs_f64(),
-        best_seconds: t0.elapsed().as_secs_f64(),
-        repetitions: 1,
-    })
+    Ok(BenchResult::once(
+        "tester",
+        [r.events, r.messages, r.cycles],
+        t0.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Runs the streaming benchmark on the paper's Table-1 system.
@@ -125,15 +143,135 @@ pub fn bench_stream(array_bytes: u64, rounds: u32) -> Result<BenchResult, String
     let mut d = ProgramDriver::new(prog, cfg.system.cpi);
     let t0 = Instant::now();
     let cycles = sim.run(&mut d).map_err(|e| e.to_string())?;
-    Ok(BenchResult {
-        name: "stream".into(),
-        events: sim.counters.events,
-        messages: sim.counters.messages,
-        cycles,
-        seconds: t0.elapsed().as_secs_f64(),
-        best_seconds: t0.elapsed().as_secs_f64(),
-        repetitions: 1,
-    })
+    Ok(BenchResult::once(
+        "stream",
+        [sim.counters.events, sim.counters.messages, cycles],
+        t0.elapsed().as_secs_f64(),
+    ))
+}
+
+/// Runs an MPI workload spec (its text) under the baseline on the Table-1 system, with
+/// `ranks` ranks on as many cores (the spec's own count when `None`), its iterations scaled
+/// by `iterations`, and the warm-up when `warmup`; every message is verified.
+pub fn bench_mpi(
+    name: &str,
+    spec_text: &str,
+    ranks: Option<usize>,
+    iterations: Option<f64>,
+    warmup: bool,
+) -> Result<BenchResult, String> {
+    let mut spec = parse_spec(spec_text, Path::new(name)).map_err(|e| e.to_string())?;
+    let mut cfg = SystemConfig::default();
+    if let Some(p) = ranks {
+        spec.set_ranks(p);
+        cfg = scaled_system(p)?;
+    }
+    let w = build(&spec, iterations, warmup).map_err(|e| e.to_string())?;
+    let run = run_workload(&cfg, &w, Design::Baseline, 1, (&cfg.mpi).into())
+        .map_err(|e| e.to_string())?;
+    // The simulation's own time: setting up the processes and buffers is not counted.
+    Ok(BenchResult::once(
+        name,
+        [run.events, run.coherence_messages, run.cycles],
+        run.host_seconds,
+    ))
+}
+
+/// The Table-1 system with `cores` cores, and the memory a ch3:shm segment of `cores`
+/// ranks needs beyond 16: 64-bit page tables and 16 GiB, of which the ranks touch what
+/// their messages use.
+pub fn scaled_system(cores: usize) -> Result<SystemConfig, String> {
+    let mut cfg = SystemConfig::default();
+    cfg.system.cores = cores;
+    if cores > 16 {
+        cfg.os.page_table = crate::os::pagetable::PageTableFormat::X86_64;
+        cfg.memory.size_bytes = 16 << 30;
+    }
+    cfg.validate().map_err(|e| e.to_string())?;
+    Ok(cfg)
+}
+
+/// One row of [`scaling`]: a benchmark at a core count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScalePoint {
+    pub bench: String,
+    pub cores: usize,
+    pub result: BenchResult,
+}
+
+/// The core counts [`scaling`] runs.
+pub const SCALE_CORES: [usize; 4] = [16, 64, 256, 1024];
+
+/// How host time grows with the cores: the random tester (`checks` checks) at each of
+/// `cores`, and IMB Alltoall (`alltoall_bytes` per message, one iteration, no warm-up)
+/// with as many ranks, up to `max_alltoall_ranks` (its messages grow with the square of
+/// the ranks). `each` hears every point as it finishes.
+pub fn scaling(
+    cores: &[usize],
+    checks: u64,
+    alltoall_bytes: u64,
+    max_alltoall_ranks: usize,
+    mut each: impl FnMut(&ScalePoint),
+) -> Result<Vec<ScalePoint>, String> {
+    let mut out = Vec::new();
+    let mut keep = |p: ScalePoint| {
+        each(&p);
+        out.push(p);
+    };
+    for &n in cores {
+        let mut r = bench_tester_on(n, checks, 1)?;
+        r.name = format!("tester{n}");
+        keep(ScalePoint {
+            bench: "tester".into(),
+            cores: n,
+            result: r,
+        });
+    }
+    let spec = format!(
+        "name = \"AA\"\nsuite = \"imb\"\nbenchmark = \"alltoall\"\nbytes = {alltoall_bytes}\niterations = 1\n"
+    );
+    for &n in cores.iter().filter(|&&n| n <= max_alltoall_ranks) {
+        let name = format!("alltoall{n}");
+        let r = bench_mpi(&name, &spec, Some(n), None, false)?;
+        keep(ScalePoint {
+            bench: "alltoall".into(),
+            cores: n,
+            result: r,
+        });
+    }
+    Ok(out)
+}
+
+/// The points of [`scaling`] as CSV: benchmark, cores, events, coherence messages,
+/// simulated cycles, host seconds, ns per event.
+pub fn scaling_csv(points: &[ScalePoint]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "bench",
+        "cores",
+        "events",
+        "messages",
+        "cycles",
+        "host_seconds",
+        "ns_per_event",
+    ];
+    let rows = points.iter().map(|p| {
+        let r = &p.result;
+        [
+            p.bench.clone(),
+            p.cores.to_string(),
+            r.events.to_string(),
+            r.messages.to_string(),
+            r.cycles.to_string(),
+            format!("{:.3}", r.seconds),
+            format!("{:.1}", r.ns_per_event()),
+        ]
+    });
+    std::iter::once(header.map(String::from))
+        .chain(rows)
+        .try_for_each(|row| w.write_record(&row))
+        .expect("writing CSV to memory");
+    String::from_utf8(w.into_inner().expect("an in-memory writer")).expect("UTF-8 fields")
 }
 
 /// Runs `f` `n` times (the simulation is deterministic, so only the time varies) and
@@ -152,12 +290,25 @@ fn repeated(n: u32, f: impl Fn() -> Result<BenchResult, String>) -> Result<Bench
     Ok(r)
 }
 
-/// Both benchmarks at their default sizes (`scale` multiplies the work), each run
-/// `repetitions` times.
+/// IMB PingPong at 16 kB, as Figure 10 runs it (warm-up and 1,000 timed iterations).
+const PINGPONG: &str = include_str!("../workloads/imb/pingpong-16k.toml");
+/// IMB Alltoall at 16 kB.
+const ALLTOALL: &str = include_str!("../workloads/imb/alltoall-16k.toml");
+
+/// Every benchmark at its default size (`scale` multiplies the work), each run
+/// `repetitions` times: the random tester, the stream, and two MPI cases (PingPong at 16
+/// kB whole, Alltoall at 16 kB without its warm-up, one timed iteration per `scale`).
 pub fn run(scale: u32, repetitions: u32) -> Result<Vec<BenchResult>, String> {
     let s = scale.max(1);
+    let alltoall = (s as f64 / 10.0).min(1.0);
     Ok(vec![
         repeated(repetitions, || bench_tester(200_000 * s as u64, 1))?,
         repeated(repetitions, || bench_stream(1 << 20, 2 * s))?,
+        repeated(repetitions, || {
+            bench_mpi("pingpong", PINGPONG, None, None, true)
+        })?,
+        repeated(repetitions, || {
+            bench_mpi("alltoall", ALLTOALL, None, Some(alltoall), false)
+        })?,
     ])
 }

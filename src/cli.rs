@@ -318,7 +318,7 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 struct RandomTestArgs {
-    /// Number of cores (1 to 64: `system.cores`).
+    /// Number of cores (1 to 1,024: `system.cores`).
     #[arg(long, default_value_t = 16)]
     cores: usize,
     /// Checks to complete per seed.
@@ -398,6 +398,14 @@ struct BenchArgs {
     /// Instead: the host time of `moped matching --quick` (every engine, one host thread).
     #[arg(long)]
     matching: bool,
+    /// Instead: how host time grows with the cores (16, 64, 256, 1,024): the random tester
+    /// (20,000 checks) and IMB Alltoall (1 kB, one iteration, up to 256 ranks), once each;
+    /// with `--out FILE`, also as CSV.
+    #[arg(long, conflicts_with = "matching")]
+    scaling: bool,
+    /// With `--scaling`: the CSV file to write.
+    #[arg(long, requires = "scaling")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -526,6 +534,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Protocol {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
+        Command::Bench(a) if a.scaling => cmd_bench_scaling(a.out.as_deref()),
         Command::Bench(a) => cmd_bench(a.scale, a.repeat, a.matching),
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
@@ -1066,6 +1075,24 @@ fn cmd_bench(scale: u32, repeat: u32, matching: bool) -> CmdResult {
     Ok(())
 }
 
+fn cmd_bench_scaling(out: Option<&Path>) -> CmdResult {
+    let mut stdout = io::stdout().lock();
+    let mut failed = Ok(());
+    let points = api::bench::scaling(&api::bench::SCALE_CORES, 20_000, 1024, 256, |p| {
+        if failed.is_ok() {
+            failed = writeln!(stdout, "{:>5} cores  {}", p.cores, p.result)
+                .and_then(|()| stdout.flush());
+        }
+    })
+    .map_err(Failure::User)?;
+    failed?;
+    if let Some(path) = out {
+        let csv = api::bench::scaling_csv(&points);
+        std::fs::write(path, csv).map_err(|e| Failure::User(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 fn cmd_protocol_show(design: Design, format: Format) -> CmdResult {
     let md = match format {
         Format::Md => api::protocols::protocol_markdown(design),
@@ -1128,7 +1155,7 @@ mod tests {
             2
         );
         assert_eq!(run(&["moped", "random-test", "--cores", "0"]), 2);
-        assert_eq!(run(&["moped", "random-test", "--cores", "65"]), 2);
+        assert_eq!(run(&["moped", "random-test", "--cores", "1025"]), 2);
         assert_eq!(run(&["moped", "protocol", "show", "nope"]), 2);
         assert_eq!(
             run(&["moped", "protocol", "show", "baseline", "--format", "html"]),

@@ -10,7 +10,7 @@ use moped::coherence::cut::{
     line_of_byte, record_fired, CacheCut, DirCut, ADDR, DIR, ME, OTHER, THIRD,
 };
 use moped::coherence::{
-    CoreOutcome, Delivery, HitLevel, MopedDone, MopedKind, MsgType, Placement, Protocol,
+    CoreOutcome, CoreSet, Delivery, HitLevel, MopedDone, MopedKind, MsgType, Placement, Protocol,
 };
 use moped::mem::LineData;
 use moped::protocol::Cell;
@@ -462,7 +462,7 @@ fn get_copy_in_i_and_s_reads_memory_and_changes_nothing() {
         assert_eq!(d.sent_data(), Some(line_of_byte(OLD)));
         assert_eq!(
             d.entry().sharers,
-            sharers.iter().fold(0, |m, &c| m | 1 << c)
+            CoreSet::from_mask(sharers.iter().fold(0, |m, &c| m | 1 << c))
         );
         assert_eq!(d.entry().requestor, ME);
     }
@@ -500,7 +500,7 @@ fn unblock_ends_a_copy_without_changing_owner_or_sharers() {
         assert_eq!(d.entry().owner, owner.unwrap_or(u16::MAX));
         assert_eq!(
             d.entry().sharers,
-            sharers.iter().fold(0, |m, &c| m | 1 << c)
+            CoreSet::from_mask(sharers.iter().fold(0, |m, &c| m | 1 << c))
         );
         assert!(d.sent().is_empty());
     }
@@ -621,5 +621,5 @@ fn exclusive_unblock_ends_a_fill() {
     d.deliver(ExclusiveUnblock, ME, [0; 64]).unwrap();
     assert_eq!(d.state(), "M");
     assert_eq!(d.entry().owner, ME);
-    assert_eq!(d.entry().sharers, 0);
+    assert!(d.entry().sharers.is_empty());
 }

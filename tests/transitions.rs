@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use moped::coherence::cut::{
     line_of_byte, record_fired, CacheCut, DirCut, ADDR, DIR, ME, OTHER, THIRD,
 };
-use moped::coherence::{AccessKind, CoreOutcome, Delivery, HitLevel, MsgType, Protocol};
+use moped::coherence::{AccessKind, CoreOutcome, CoreSet, Delivery, HitLevel, MsgType, Protocol};
 use moped::mem::read_bytes;
 use moped::protocol::Cell;
 use MsgType::*;
@@ -640,6 +640,31 @@ fn getx_in_i_and_s_sends_exclusive_data_and_invalidations() {
     );
 }
 
+/// Sharers numbered 64 and above (systems of up to 1,024 cores) are invalidated and
+/// counted in the acknowledgements like the others; an UNBLOCK adds one.
+#[test]
+fn sharers_beyond_the_first_64_cores_are_invalidated_and_added() {
+    let mut d = dir("S", None, &[ME, 70, 700, 1023], None);
+    d.deliver(Getx, OTHER, [0; 64]).unwrap();
+    assert_eq!(d.state(), "MM");
+    assert_eq!(
+        d.sent(),
+        vec![
+            (DataExclusive, OTHER, OTHER, 4),
+            (Inv, ME, OTHER, 0),
+            (Inv, 70, OTHER, 0),
+            (Inv, 700, OTHER, 0),
+            (Inv, 1023, OTHER, 0)
+        ]
+    );
+    let mut d = dir("IS", None, &[900], Some(OTHER));
+    d.deliver(Unblock, OTHER, [0; 64]).unwrap();
+    assert_eq!(
+        d.entry().sharers.iter().collect::<Vec<_>>(),
+        vec![OTHER, 900]
+    );
+}
+
 #[test]
 fn getx_to_an_owner_is_forwarded_with_the_ack_count() {
     let mut d = dir("O", Some(ME), &[THIRD], None);
@@ -712,7 +737,10 @@ fn unblock_adds_the_requestor_as_sharer() {
         let mut d = dir(s, owner, &[THIRD], Some(OTHER));
         d.deliver(Unblock, OTHER, [0; 64]).unwrap();
         assert_eq!(d.state(), next, "{s}");
-        assert_eq!(d.entry().sharers, (1 << OTHER) | (1 << THIRD));
+        assert_eq!(
+            d.entry().sharers,
+            CoreSet::from_mask((1 << OTHER) | (1 << THIRD))
+        );
         assert_eq!(d.entry().owner, owner.unwrap_or(u16::MAX));
     }
 }
@@ -724,7 +752,7 @@ fn exclusive_unblock_makes_the_requestor_owner() {
         d.deliver(ExclusiveUnblock, OTHER, [0; 64]).unwrap();
         assert_eq!(d.state(), "M", "{s}");
         assert_eq!(d.entry().owner, OTHER);
-        assert_eq!(d.entry().sharers, 0);
+        assert!(d.entry().sharers.is_empty());
     }
 }
 

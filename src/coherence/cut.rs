@@ -14,7 +14,7 @@ use super::cache::{
 };
 use super::dir::{DirCtrl, DirEntry, DirParams, NOBODY};
 use super::msg::{Msg, MsgType, NodeId, Outgoing};
-use super::{Delivery, Protocol, Violation};
+use super::{CoreSet, Delivery, Protocol, Violation};
 
 /// Cores in the harness system; the controller under test is core [`ME`].
 pub const CORES: usize = 4;
@@ -313,7 +313,10 @@ impl DirCut {
             .table()
             .state_id(state)
             .unwrap_or_else(|| panic!("no state {state}"));
-        let sharers = sharers.iter().fold(0u64, |m, &c| m | 1 << c);
+        let sharers = sharers.iter().fold(CoreSet::EMPTY, |mut m, &c| {
+            m.insert(c);
+            m
+        });
         self.ctrl.place_entry(
             ADDR,
             DirEntry {

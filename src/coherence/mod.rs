@@ -5,6 +5,7 @@
 //! unit tests drive the same code.
 
 pub mod cache;
+pub mod coreset;
 pub mod cut;
 pub mod dir;
 pub mod msg;
@@ -14,6 +15,7 @@ pub use cache::{
     AccessKind, CacheCtrl, CacheParams, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone,
     MopedKind, MopedReq, Placement, Tbe,
 };
+pub use coreset::CoreSet;
 pub use dir::{DirCtrl, DirParams};
 pub use msg::{Msg, MsgType, NodeId, Outbox, Outgoing};
 pub use protocols::Protocol;

@@ -47,9 +47,8 @@ use crate::textparse::{line_col, toml_message};
 /// The only network topology implemented.
 pub const TOPOLOGY_HIERARCHICAL_SWITCH: &str = "hierarchical_switch";
 
-/// Largest supported core count: the directory keeps each line's sharers, and MOPED its
-/// set of MOPEDs, in a 64-bit mask.
-pub const MAX_CORES: usize = 64;
+/// Largest supported core count (see [`CoreSet`](crate::coherence::CoreSet)).
+pub use crate::coherence::coreset::MAX_CORES;
 
 /// Largest number of directory banks.
 pub const MAX_DIR_BANKS: usize = 1024;
@@ -1734,7 +1733,7 @@ mod tests {
             let e = check_cores(n).unwrap_err();
             assert_eq!(
                 e.to_string(),
-                format!("key `system.cores`: must be between 1 and 64, got {n}")
+                format!("key `system.cores`: must be between 1 and 1024, got {n}")
             );
             let mut c = SystemConfig::default();
             c.system.cores = n;

@@ -43,7 +43,7 @@ pub struct PagedMap<V> {
     last: Cell<(u64, u32)>,
 }
 
-impl<V: Copy> PagedMap<V> {
+impl<V: Clone> PagedMap<V> {
     /// A map for keys `k` with `k & ((1 << stride_shift) - 1) == low`; `fill` is any value
     /// (it is never read back).
     pub fn new(stride_shift: u32, low: u64, fill: V) -> Self {
@@ -116,7 +116,7 @@ impl<V: Copy> PagedMap<V> {
                 let ix = self.pages.len() as u32;
                 self.pages.push(Page {
                     present: 0,
-                    vals: [self.fill; PAGE],
+                    vals: std::array::from_fn(|_| self.fill.clone()),
                 });
                 self.index.insert(no, ix);
                 self.last.set((no, ix));
@@ -205,7 +205,7 @@ impl<V: Copy> PagedMap<V> {
     /// Every (key, value) sorted by key.
     pub fn sorted(&self) -> Vec<(LineAddr, V)> {
         // Pages are visited in page-number order, so keys come out ascending.
-        self.iter().map(|(k, v)| (k, *v)).collect()
+        self.iter().map(|(k, v)| (k, v.clone())).collect()
     }
 }
 

@@ -49,7 +49,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
-use crate::coherence::{MopedDone, MopedKind, MopedReq};
+use crate::coherence::{CoreSet, MopedDone, MopedKind, MopedReq};
 use crate::envelope::{Kind, Peer, ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 use crate::os::pagetable::PageTableFormat;
@@ -396,7 +396,7 @@ pub struct Moped {
     /// Programs for which this MOPED told the home it is drained (this episode).
     drained: [u64; 4],
     /// At the home: per program in backoff, the MOPEDs that reported drained.
-    episodes: FxHashMap<ProgramId, u64>,
+    episodes: FxHashMap<ProgramId, CoreSet>,
     /// The one cached poll mapping: (program, rank) -> descriptor. `None` inside: the last
     /// poll store named no descriptor, so that process's next poll load answers Error (a
     /// posted store's error reaches the process at its next poll).
@@ -904,7 +904,7 @@ impl Moped {
         if self.episodes.contains_key(&program) {
             return;
         }
-        self.episodes.insert(program, 0);
+        self.episodes.insert(program, CoreSet::EMPTY);
         for m in 0..self.params.mopeds {
             self.send(m as MopedId, DevMsg::Backoff { program });
         }
@@ -912,17 +912,12 @@ impl Moped {
 
     /// At the home: one more MOPED is drained; the last one ends the episode.
     fn take_drained(&mut self, program: ProgramId, from: MopedId) {
-        let all = if self.params.mopeds >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.params.mopeds) - 1
-        };
-        let Some(mask) = self.episodes.get_mut(&program) else {
+        let Some(drained) = self.episodes.get_mut(&program) else {
             self.stats.anomalies += 1;
             return;
         };
-        *mask |= 1 << (from as u64 % 64);
-        if *mask == all {
+        drained.insert(from);
+        if drained.count() as usize == self.params.mopeds {
             self.episodes.remove(&program);
             for m in 0..self.params.mopeds {
                 self.send(m as MopedId, DevMsg::Clear { program });

@@ -22,7 +22,7 @@ pub mod ports;
 pub mod xlate;
 
 /// A MOPED's index: the same as its core's.
-pub type MopedId = u8;
+pub type MopedId = u16;
 
 /// A descriptor ID inside the device: the MOPED that holds the descriptor and the
 /// descriptor's index in that MOPED's table, so stores and polls from a process that moved

@@ -111,7 +111,7 @@ pub enum PortError {
     #[error("descriptor index {index} is outside the table ({capacity} entries)")]
     IndexOutOfRange { index: u16, capacity: usize },
     #[error("descriptor ID names MOPED {moped}, but the system has {mopeds}")]
-    NoSuchMoped { moped: u8, mopeds: usize },
+    NoSuchMoped { moped: u16, mopeds: usize },
     #[error("descriptor {index} is free")]
     Free { index: u16 },
     #[error("descriptor {index} was not reserved by a process here")]

@@ -49,7 +49,10 @@ use runtime::{MpiDriver, RankStats};
 pub struct MpiRun {
     pub cycles: u64,
     pub host_seconds: f64,
+    /// Events of the whole run, warm-up included.
     pub events: u64,
+    /// Coherence messages of the whole run, warm-up included.
+    pub coherence_messages: u64,
     /// Messages whose bytes were checked at the receiver.
     pub messages_verified: u64,
     pub bytes_verified: u64,
@@ -94,6 +97,7 @@ pub fn run_workload(
         cycles,
         host_seconds,
         events: sim.counters.events,
+        coherence_messages: sim.counters.messages,
         messages_verified: driver.verifier.messages,
         bytes_verified: driver.verifier.bytes,
         stats,
@@ -260,10 +264,19 @@ fn spawn_ranks(
     Ok(procs)
 }
 
+/// Page mappings [`share_segments`] makes at set-up at most; a larger segment is shared
+/// page by page as the ranks touch it.
+const SETUP_SHARED_MAPPINGS: u64 = 1 << 22;
+
 /// The backoff word's page, set to "no backoff", and the ch3:shm segment, both shared by
 /// every rank. MPICH2 1.2 attaches one segment holding every queue to every process; the
 /// queues lie back to back in it, so one page may hold the end of one pair's queue and
 /// the start of another's.
+///
+/// The segment holds a queue per pair of ranks, so it grows with the square of the ranks
+/// (67 MB for 16 ranks, 17 GB for 256). Up to [`SETUP_SHARED_MAPPINGS`] page mappings
+/// (every page into every rank: up to 32 ranks) it is mapped at set-up; beyond, each rank
+/// maps a page at its first touch, and only the pages touched take frames.
 fn share_segments(
     os: &mut Os,
     mem: &mut impl PhysMem,
@@ -272,7 +285,12 @@ fn share_segments(
 ) -> Result<(), crate::os::OsError> {
     os.share(mem, procs, layout.flag_va, 4096)?;
     let shm_bytes = layout.shm_end() - layout::SHM_BASE;
-    os.share(mem, procs, layout::SHM_BASE, shm_bytes)?;
+    let pages = shm_bytes.div_ceil(crate::os::pagetable::PAGE_BYTES);
+    if pages.saturating_mul(procs.len() as u64) <= SETUP_SHARED_MAPPINGS {
+        os.share(mem, procs, layout::SHM_BASE, shm_bytes)?;
+    } else {
+        os.share_at_first_touch(procs, layout::SHM_BASE, shm_bytes);
+    }
     os.write_virtual(mem, procs[0], layout.flag_va, &NO_BACKOFF.to_le_bytes())
 }
 

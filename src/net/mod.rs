@@ -6,14 +6,20 @@
 //! Node ids `0..n_cores` are the cores' L2 controllers; ids
 //! `n_cores..n_cores + n_dirs` are the directory banks. Leaf switch `k`
 //! serves cores `k*cores_per_leaf .. (k+1)*cores_per_leaf` (the last leaf may
-//! be partial). One root switch connects every leaf switch and every
-//! directory bank. Paths:
+//! be partial). One root switch connects every directory bank and, when there
+//! are at most `cores_per_leaf` leaves (the paper's 16 cores on four leaves),
+//! every leaf switch. With more leaves, levels of switches `sw2.k`, `sw3.k`, ...
+//! are added, each switch over at most `cores_per_leaf` (at least 2) switches
+//! of the level below, until the top level has at most that many. Paths go up
+//! to the lowest switch two nodes share (the root for a directory) and down:
 //!
 //! * core -> core, same leaf: `core->leaf->core` (2 links);
-//! * core -> core, different leaves: `core->leaf->root->leaf->core` (4 links);
+//! * core -> core, different leaves under the root: `core->leaf->root->leaf->core` (4 links);
 //! * core <-> directory: `core->leaf->root->dir` and back (3 links);
 //! * directory -> directory: `dir->root->dir` (2 links);
-//! * a node to itself: no links, arrival 1 core cycle later.
+//! * a node to itself: no links, arrival 1 core cycle later;
+//!
+//! each added level adds two links to a path through it (one to a directory).
 //!
 //! Every link is unidirectional and has its own `busy_until`.
 //!
@@ -59,7 +65,8 @@ struct LinkState {
 /// leaves, has four links).
 #[derive(Clone, Copy, Debug, Default)]
 struct Path {
-    links: [u16; 4],
+    /// The path's links are `path_links[start..start + len]`.
+    start: u32,
     len: u16,
     messages: u64,
     bytes: u64,
@@ -95,6 +102,87 @@ pub struct MsgClass {
     ser: Cycle,
 }
 
+/// The switches above the cores: leaves of `cores_per_leaf` cores, then as many levels of
+/// switches as it takes, each over at most `cores_per_leaf` (at least 2) switches of the
+/// level below, until one root switch sits over the top level and the directory banks.
+/// Sixteen cores on four-core leaves give the paper's two levels: four leaves under the
+/// root.
+struct Tree {
+    /// Switches per level, leaves first; the root is above the last level.
+    levels: Vec<usize>,
+    cores_per_leaf: usize,
+    fan_in: usize,
+}
+
+impl Tree {
+    fn new(n_cores: usize, cores_per_leaf: usize) -> Tree {
+        let fan_in = cores_per_leaf.max(2);
+        let mut levels = vec![n_cores.div_ceil(cores_per_leaf)];
+        while *levels.last().expect("a level") > fan_in {
+            let below = *levels.last().expect("a level");
+            levels.push(below.div_ceil(fan_in));
+        }
+        Tree {
+            levels,
+            cores_per_leaf,
+            fan_in,
+        }
+    }
+
+    /// Switches below the root.
+    fn switches(&self) -> usize {
+        self.levels.iter().sum()
+    }
+
+    /// Level and index within it of switch `g`.
+    fn locate(&self, mut g: usize) -> (usize, usize) {
+        for (l, &n) in self.levels.iter().enumerate() {
+            if g < n {
+                return (l, g);
+            }
+            g -= n;
+        }
+        unreachable!("switch {g} beyond the tree")
+    }
+
+    fn id(&self, level: usize, k: usize) -> usize {
+        self.levels[..level].iter().sum::<usize>() + k
+    }
+
+    fn leaf_of(&self, core: usize) -> usize {
+        core / self.cores_per_leaf
+    }
+
+    /// Switch `g` and its ancestors below the root, lowest first.
+    fn chain(&self, g: usize) -> Vec<usize> {
+        let (mut l, mut k) = self.locate(g);
+        let mut out = vec![g];
+        while l + 1 < self.levels.len() {
+            l += 1;
+            k /= self.fan_in;
+            out.push(self.id(l, k));
+        }
+        out
+    }
+
+    /// `leaf3` for leaves, `sw2.1` for switch 1 of the second level.
+    fn name(&self, g: usize) -> String {
+        match self.locate(g) {
+            (0, k) => format!("leaf{k}"),
+            (l, k) => format!("sw{}.{k}", l + 1),
+        }
+    }
+
+    fn name_parent(&self, g: usize) -> String {
+        let (l, k) = self.locate(g);
+        if l + 1 == self.levels.len() {
+            "root".to_string()
+        } else {
+            self.name(self.id(l + 1, k / self.fan_in))
+        }
+    }
+}
+
 /// The hierarchical-switch network.
 pub struct Network {
     n_cores: usize,
@@ -111,6 +199,8 @@ pub struct Network {
     link_names: Vec<String>,
     /// `paths[src * n_nodes + dst]`.
     paths: Vec<Path>,
+    /// Every path's link ids, one after another.
+    path_links: Vec<u16>,
     msg_type_names: Vec<&'static str>,
     n_vnets: usize,
     msg_counts: Vec<u64>,
@@ -148,60 +238,78 @@ impl Network {
         let n_cores = cfg.n_cores;
         let n_dirs = cfg.n_dirs;
         let n_nodes = n_cores + n_dirs;
-        let n_leaves = n_cores.div_ceil(cfg.cores_per_leaf);
+        let tree = Tree::new(n_cores, cfg.cores_per_leaf);
+        let n_leaves = tree.levels[0];
 
         // Link ids:
         //   node i up   (core->leaf or dir->root): 2*i
         //   node i down (leaf->core or root->dir): 2*i + 1
-        //   leaf k up   (leaf->root):              2*n_nodes + 2*k
-        //   leaf k down (root->leaf):              2*n_nodes + 2*k + 1
-        let mut link_names = Vec::with_capacity(2 * (n_nodes + n_leaves));
+        //   switch g up   (to its parent):         2*n_nodes + 2*g
+        //   switch g down (from its parent):       2*n_nodes + 2*g + 1
+        // where switches are numbered leaves first, then each level above.
+        let mut link_names = Vec::with_capacity(2 * (n_nodes + tree.switches()));
         for i in 0..n_nodes {
             if i < n_cores {
-                let leaf = i / cfg.cores_per_leaf;
-                link_names.push(format!("core{i}->leaf{leaf}"));
-                link_names.push(format!("leaf{leaf}->core{i}"));
+                let leaf = tree.name(tree.leaf_of(i));
+                link_names.push(format!("core{i}->{leaf}"));
+                link_names.push(format!("{leaf}->core{i}"));
             } else {
                 let d = i - n_cores;
                 link_names.push(format!("dir{d}->root"));
                 link_names.push(format!("root->dir{d}"));
             }
         }
-        for k in 0..n_leaves {
-            link_names.push(format!("leaf{k}->root"));
-            link_names.push(format!("root->leaf{k}"));
+        for g in 0..tree.switches() {
+            let (me, parent) = (tree.name(g), tree.name_parent(g));
+            link_names.push(format!("{me}->{parent}"));
+            link_names.push(format!("{parent}->{me}"));
         }
-        let up = |i: usize| (2 * i) as u32;
-        let down = |i: usize| (2 * i + 1) as u32;
-        let leaf_up = |k: usize| (2 * n_nodes + 2 * k) as u32;
-        let leaf_down = |k: usize| (2 * n_nodes + 2 * k + 1) as u32;
-        let leaf_of = |i: usize| i / cfg.cores_per_leaf;
-
         assert!(
-            2 * (n_nodes + n_leaves) <= u16::MAX as usize,
-            "too many network nodes"
+            link_names.len() <= u16::MAX as usize,
+            "too many network links"
         );
+        let up = |i: usize| (2 * i) as u16;
+        let down = |i: usize| (2 * i + 1) as u16;
+        let sw_up = |g: usize| (2 * n_nodes + 2 * g) as u16;
+        let sw_down = |g: usize| (2 * n_nodes + 2 * g + 1) as u16;
+
         let mut paths = Vec::with_capacity(n_nodes * n_nodes);
+        let mut path_links = Vec::new();
+        let mut links: Vec<u16> = Vec::new();
         for s in 0..n_nodes {
             for d in 0..n_nodes {
-                let s_core = s < n_cores;
-                let d_core = d < n_cores;
-                let links: &[u32] = match (s_core, d_core) {
-                    _ if s == d => &[],
-                    (true, true) if leaf_of(s) == leaf_of(d) => &[up(s), down(d)],
-                    (true, true) => &[up(s), leaf_up(leaf_of(s)), leaf_down(leaf_of(d)), down(d)],
-                    (true, false) => &[up(s), leaf_up(leaf_of(s)), down(d)],
-                    (false, true) => &[up(s), leaf_down(leaf_of(d)), down(d)],
-                    (false, false) => &[up(s), down(d)],
-                };
-                let mut p = Path {
+                links.clear();
+                if s != d {
+                    // Up from the source to the switch below the lowest common one (the
+                    // root for a directory), then down to the destination.
+                    let from = (s < n_cores).then(|| tree.chain(tree.leaf_of(s)));
+                    let to = (d < n_cores).then(|| tree.chain(tree.leaf_of(d)));
+                    let common = match (&from, &to) {
+                        (Some(a), Some(b)) => a.iter().position(|g| b.contains(g)),
+                        _ => None,
+                    };
+                    links.push(up(s));
+                    if let Some(a) = &from {
+                        let n = common.unwrap_or(a.len());
+                        links.extend(a[..n].iter().map(|&g| sw_up(g)));
+                    }
+                    if let Some(b) = &to {
+                        let n = match (&from, common) {
+                            (Some(a), Some(k)) => {
+                                b.iter().position(|g| *g == a[k]).unwrap_or(b.len())
+                            }
+                            _ => b.len(),
+                        };
+                        links.extend(b[..n].iter().rev().map(|&g| sw_down(g)));
+                    }
+                    links.push(down(d));
+                }
+                paths.push(Path {
+                    start: path_links.len() as u32,
                     len: links.len() as u16,
                     ..Path::default()
-                };
-                for (k, &l) in links.iter().enumerate() {
-                    p.links[k] = l as u16;
-                }
-                paths.push(p);
+                });
+                path_links.extend_from_slice(&links);
             }
         }
 
@@ -218,6 +326,7 @@ impl Network {
             links: vec![LinkState::default(); link_names.len()],
             link_names,
             paths,
+            path_links,
             msg_type_names: msg_type_names.to_vec(),
             n_vnets,
             msg_counts: vec![0; n_types * n_vnets],
@@ -292,7 +401,7 @@ impl Network {
     fn path(&self, src: usize, dst: usize) -> &[u16] {
         debug_assert!(src < self.n_nodes && dst < self.n_nodes, "bad node id");
         let p = &self.paths[src * self.n_nodes + dst];
-        &p.links[..p.len as usize]
+        &self.path_links[p.start as usize..][..p.len as usize]
     }
 
     /// The class of messages of type `msg_type` (an index into the names given to
@@ -352,7 +461,7 @@ impl Network {
             p.messages += 1;
             p.bytes += class.bytes as u64;
             p.busy_cycles += ser;
-            for &l in &p.links[..p.len as usize] {
+            for &l in &self.path_links[p.start as usize..][..p.len as usize] {
                 let link = &mut self.links[l as usize];
                 let start = t.max(link.busy_until);
                 link.queue_cycles += start - t;
@@ -397,7 +506,7 @@ impl Network {
             })
             .collect();
         for p in &self.paths {
-            for &l in &p.links[..p.len as usize] {
+            for &l in &self.path_links[p.start as usize..][..p.len as usize] {
                 let s = &mut stats[l as usize];
                 s.messages += p.messages;
                 s.bytes += p.bytes;
@@ -561,6 +670,63 @@ mod tests {
             n.path_names(17, 9),
             vec!["dir1->root", "root->leaf2", "leaf2->core9"]
         );
+    }
+
+    #[test]
+    fn more_cores_than_one_root_holds_add_switch_levels() {
+        // 64 cores on 4-core leaves: 16 leaves, 4 second-level switches, the root.
+        let n = Network::new(
+            &NetConfig {
+                n_cores: 64,
+                ..cfg()
+            },
+            TYPES,
+            1,
+        );
+        assert_eq!(n.n_leaves(), 16);
+        assert_eq!(
+            n.path_names(0, 5),
+            vec![
+                "core0->leaf0",
+                "leaf0->sw2.0",
+                "sw2.0->leaf1",
+                "leaf1->core5"
+            ]
+        );
+        assert_eq!(
+            n.path_names(0, 63),
+            vec![
+                "core0->leaf0",
+                "leaf0->sw2.0",
+                "sw2.0->root",
+                "root->sw2.3",
+                "sw2.3->leaf15",
+                "leaf15->core63"
+            ]
+        );
+        assert_eq!(
+            n.path_names(n.dir_node(1), 20),
+            vec!["dir1->root", "root->sw2.1", "sw2.1->leaf5", "leaf5->core20"]
+        );
+        // 1,024 cores: leaves, then levels of 64, 16 and 4 switches; a core reaches a
+        // directory in six links, the farthest core in ten.
+        let n = Network::new(
+            &NetConfig {
+                n_cores: 1024,
+                ..cfg()
+            },
+            TYPES,
+            1,
+        );
+        assert_eq!(n.hops(0, n.dir_node(0)), 6);
+        assert_eq!(n.hops(0, 1023), 10);
+        assert_eq!(n.hops(0, 3), 2);
+        // Every path goes up then down, never through a link twice.
+        for (s, d) in [(7, 900), (1023, 0), (512, 1024 + 3), (1024, 1025)] {
+            let names = n.path_names(s, d);
+            let unique: std::collections::BTreeSet<_> = names.iter().collect();
+            assert_eq!(unique.len(), names.len(), "{names:?}");
+        }
     }
 
     #[test]

@@ -82,6 +82,17 @@ pub struct Os {
     pub procs: Vec<Process>,
     /// Pages mapped at a first touch or for a MOPED fault.
     pub demand_maps: u64,
+    /// Shared ranges whose pages each process maps at its first touch.
+    shared: Vec<Shared>,
+}
+
+/// A range shared by processes page by page as they touch it ([`Os::share_at_first_touch`]).
+#[derive(Clone, Debug)]
+struct Shared {
+    va: Range<u64>,
+    procs: Vec<ProcId>,
+    /// The frame of each page some process has touched.
+    frames: rustc_hash::FxHashMap<u64, u64>,
 }
 
 impl Os {
@@ -98,6 +109,7 @@ impl Os {
             format,
             procs: Vec::new(),
             demand_maps: 0,
+            shared: Vec::new(),
         }
     }
 
@@ -151,9 +163,24 @@ impl Os {
         if !p.space.contains(va) {
             return Err(OsError::Segfault { proc, va });
         }
-        p.space
-            .map_page(&mut self.frames, mem, va)
-            .map_err(|source| OsError::Xlate { proc, source })?;
+        let page = va & !(PAGE_BYTES - 1);
+        let shared = self
+            .shared
+            .iter_mut()
+            .find(|s| s.va.contains(&va) && s.procs.contains(&proc));
+        let x = |source| OsError::Xlate { proc, source };
+        match shared {
+            Some(s) => match s.frames.get(&page) {
+                Some(&frame) => p.space.map_shared(&mut self.frames, mem, page, frame),
+                None => {
+                    let pa = p.space.map_page(&mut self.frames, mem, page).map_err(x)?;
+                    s.frames.insert(page, pa & !(PAGE_BYTES - 1));
+                    Ok(pa)
+                }
+            },
+            None => p.space.map_page(&mut self.frames, mem, va),
+        }
+        .map_err(x)?;
         self.demand_maps += 1;
         Ok(())
     }
@@ -183,6 +210,19 @@ impl Os {
             page += PAGE_BYTES;
         }
         Ok(())
+    }
+
+    /// Shared memory mapped as it is touched: `[va, va + bytes)` of every process in `procs`
+    /// maps to the same frames, but a process maps a page only at its first touch of it
+    /// (the first toucher takes a fresh frame). For segments too large to map into every
+    /// process at set-up, as [`Os::share`] does. The range must lie in a lazy region of
+    /// each process.
+    pub fn share_at_first_touch(&mut self, procs: &[ProcId], va: u64, bytes: u64) {
+        self.shared.push(Shared {
+            va: va..va.saturating_add(bytes),
+            procs: procs.to_vec(),
+            frames: Default::default(),
+        });
     }
 
     /// Writes bytes at a process's virtual address straight into memory, mapping lazy

@@ -9,6 +9,7 @@ mod memory;
 mod mlp;
 pub(crate) mod moped_host;
 pub(crate) mod platform;
+pub use platform::EventKinds;
 mod stats;
 pub(crate) mod tlb;
 mod window;
@@ -170,6 +171,8 @@ pub enum SimError {
 #[derive(Clone, Debug, Default)]
 pub struct SimCounters {
     pub events: u64,
+    /// The events by kind.
+    pub kinds: platform::EventKinds,
     pub messages: u64,
     pub message_stalls: u64,
     /// Largest number of pending events seen.
@@ -418,6 +421,7 @@ impl Sim {
         let mut check_at = self.now().saturating_add(period);
         while let Some((now, ev)) = self.wire.q.pop() {
             self.counters.events += 1;
+            self.counters.kinds.count(&ev);
             if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
                 return Err(SimError::Interrupted);
             }
@@ -505,7 +509,7 @@ impl Sim {
         let d = &self.dirs[crate::coherence::home_bank(addr, self.dirs.len())];
         let e = d.entry(addr);
         parts.push(format!(
-            "{}={} owner={} sharers={:#x}",
+            "{}={} owner={} sharers={}",
             d.name(),
             d.table().state_name(e.state),
             if e.owner == crate::coherence::dir::NOBODY {

@@ -49,6 +49,44 @@ pub(crate) enum Ev {
     FaultDone(u16, u16, bool),
 }
 
+/// Events processed, by kind: where a run's events go (`sim.event_kinds.*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventKinds {
+    pub deliver: u64,
+    pub step: u64,
+    pub walk: u64,
+    pub retry_load: u64,
+    pub retry_store: u64,
+    pub load_hit: u64,
+    pub store_hit: u64,
+    pub window_hit: u64,
+    pub watchdog: u64,
+    pub dev_deliver: u64,
+    pub moped_tick: u64,
+    pub fault_done: u64,
+}
+
+impl EventKinds {
+    #[inline]
+    pub(crate) fn count(&mut self, ev: &Ev) {
+        let n = match ev {
+            Ev::Deliver(_) => &mut self.deliver,
+            Ev::Step(_) => &mut self.step,
+            Ev::Walk(_) => &mut self.walk,
+            Ev::RetryLoad(_) => &mut self.retry_load,
+            Ev::RetryStore(_) => &mut self.retry_store,
+            Ev::HitDone(_, true) => &mut self.load_hit,
+            Ev::HitDone(_, false) => &mut self.store_hit,
+            Ev::WindowHit(_) => &mut self.window_hit,
+            Ev::Watchdog => &mut self.watchdog,
+            Ev::DevDeliver(_) => &mut self.dev_deliver,
+            Ev::MopedTick(_) => &mut self.moped_tick,
+            Ev::FaultDone(..) => &mut self.fault_done,
+        };
+        *n += 1;
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CoreState {
     /// The blocking load in progress (issued or waiting to issue).

@@ -14,6 +14,7 @@ use super::Sim;
 struct RunCounts {
     cycles: u64,
     events: u64,
+    kinds: super::platform::EventKinds,
     messages: u64,
     max_queue: u64,
     message_stalls: u64,
@@ -31,6 +32,22 @@ struct CoreCounts {
 const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
     "sim.cycles" => cycles, "Cycle", "Cycles until the last core finished";
     "sim.events" => events, "Count", "Simulation events processed";
+    "sim.event_kinds.deliver" => kinds.deliver, "Count", "Coherence messages delivered";
+    "sim.event_kinds.step" => kinds.step, "Count", "Core steps: a core asked its driver what next";
+    "sim.event_kinds.walk" => kinds.walk, "Count", "Page-walk steps";
+    "sim.event_kinds.retry_load" => kinds.retry_load, "Count", "Blocked loads retried";
+    "sim.event_kinds.retry_store" => kinds.retry_store, "Count", "Store-buffer drains retried";
+    "sim.event_kinds.load_hit" => kinds.load_hit, "Count",
+        "Blocking loads completed after their hit latency (caches and MOPED ports)";
+    "sim.event_kinds.store_hit" => kinds.store_hit, "Count",
+        "Stores completed after their hit latency (caches and MOPED ports)";
+    "sim.event_kinds.window_hit" => kinds.window_hit, "Count",
+        "Hits of loads in an mlp core's window completed";
+    "sim.event_kinds.watchdog" => kinds.watchdog, "Count", "Watchdog events";
+    "sim.event_kinds.dev_deliver" => kinds.dev_deliver, "Count",
+        "MOPED-to-MOPED messages delivered";
+    "sim.event_kinds.moped_tick" => kinds.moped_tick, "Count", "MOPED ticks";
+    "sim.event_kinds.fault_done" => kinds.fault_done, "Count", "MOPED page faults served";
     "sim.messages" => messages, "Count", "Coherence messages sent";
     "sim.max_queue" => max_queue, "Count", "Largest number of pending events (whole run)", level;
     "sim.message_stalls" => message_stalls, "Count",
@@ -129,6 +146,7 @@ impl Sim {
         let run = RunCounts {
             cycles,
             events,
+            kinds: self.counters.kinds,
             messages: self.wire.net.total_msgs(),
             max_queue: self.counters.max_queue,
             message_stalls: self.counters.message_stalls,

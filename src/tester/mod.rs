@@ -49,13 +49,16 @@ pub struct TesterConfig {
 }
 
 impl TesterConfig {
+    /// The checks run side by side grow with the cores beyond 64 (32 false-sharing and 100
+    /// conflict checks per 64 cores), so that every core still finds idle checks to take.
     pub fn new(cores: usize, checks: u64, seed: u64) -> Self {
+        let per_64 = cores.div_ceil(64).max(1);
         TesterConfig {
             cores,
             checks,
             seed,
-            false_sharing_checks: 32,
-            conflict_checks: 100,
+            false_sharing_checks: 32 * per_64,
+            conflict_checks: 100 * per_64,
             random_delay_max: 16,
             design: Design::Baseline,
             moped_share: 0.4,

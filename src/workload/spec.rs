@@ -433,6 +433,14 @@ fn npb_bench(b: Bench) -> Option<NpbBenchmark> {
 }
 
 impl Spec {
+    /// The spec with `ranks` ranks instead of its own count (IMB and NPB benchmarks; a GOAL
+    /// schedule or a queue benchmark keeps its own).
+    pub fn set_ranks(&mut self, p: usize) {
+        if let SpecKind::Imb { ranks, .. } | SpecKind::Npb { ranks, .. } = &mut self.kind {
+            *ranks = p;
+        }
+    }
+
     fn error(&self, at: (u32, u32), msg: String) -> SpecError {
         SpecError::new(self.path.display().to_string(), at, msg)
     }

@@ -146,7 +146,7 @@ impl CmpModel<'_> {
             .collect();
         let view = DirView {
             owner: e.owner,
-            sharers: e.sharers,
+            sharers: &e.sharers,
             holders: &holders,
             caches: st.caches.len(),
         };
@@ -226,14 +226,14 @@ impl CmpModel<'_> {
 
     /// Core `i`, holding the line in state `s`, is a sharer the directory knows of.
     fn shares(&self, v: &DirView, i: usize, s: u16) -> bool {
-        Some(s) == self.cache_s && v.sharers & (1u64 << i) != 0
+        Some(s) == self.cache_s && v.sharers.contains(i as NodeId)
     }
 }
 
 /// The directory's entry for a line beside the caches that hold it (state not I).
 struct DirView<'a> {
     owner: NodeId,
-    sharers: u64,
+    sharers: &'a crate::coherence::CoreSet,
     holders: &'a [(usize, u16)],
     caches: usize,
 }

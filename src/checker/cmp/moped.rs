@@ -18,7 +18,7 @@ pub(super) enum CopySnapshot {
         Option<(crate::mem::LineData, bool)>,
         crate::coherence::Placement,
     ),
-    Dir(NodeId, u64),
+    Dir(NodeId, crate::coherence::CoreSet),
 }
 
 impl CmpModel<'_> {
@@ -121,13 +121,13 @@ impl CmpModel<'_> {
             }
             MsgType::GetCopy if dst == self.cfg.caches => {
                 let e = s.dir.entry(m.addr);
-                Some(CopySnapshot::Dir(e.owner, e.sharers))
+                Some(CopySnapshot::Dir(e.owner, e.sharers.clone()))
             }
             MsgType::Unblock if dst == self.cfg.caches => {
                 let e = s.dir.entry(m.addr);
                 self.dir_copy_states
                     .contains(&e.state)
-                    .then_some(CopySnapshot::Dir(e.owner, e.sharers))
+                    .then(|| CopySnapshot::Dir(e.owner, e.sharers.clone()))
             }
             _ => None,
         }

@@ -141,10 +141,7 @@ impl CmpModel<'_> {
                 n.to_string()
             }
         };
-        let sharers: Vec<String> = (0..st.caches.len())
-            .filter(|i| e.sharers & (1 << i) != 0)
-            .map(|i| i.to_string())
-            .collect();
+        let sharers: Vec<String> = e.sharers.iter().map(|i| i.to_string()).collect();
         format!(
             "{addr:#x}: caches [{}], dir {} owner {} sharers {{{}}} requestor {}, memory {}, last written {}",
             caches.join(", "),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::mem::{bank_stride, BackingStore, LineAddr, PagedMap};
 use crate::protocol::{Cell, EventId, Machine, ProtocolError, StateId, TransitionCounts};
 
+use super::coreset::CoreSet;
 use super::msg::{Msg, MsgType, NodeId, Outbox};
 use super::{Delivery, Violation};
 
@@ -19,13 +20,13 @@ use actions::ACTIONS;
 pub const NOBODY: NodeId = NodeId::MAX;
 
 /// Directory state of one line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DirEntry {
     pub state: StateId,
     /// The core holding the line in M or O.
     pub owner: NodeId,
     /// Cores that may hold the line in S (a superset: S evictions are silent).
-    pub sharers: u64,
+    pub sharers: CoreSet,
     /// The core whose request is in progress (the directory TBE).
     pub requestor: NodeId,
 }
@@ -36,7 +37,7 @@ impl DirEntry {
         DirEntry {
             state: invalid,
             owner: NOBODY,
-            sharers: 0,
+            sharers: CoreSet::EMPTY,
             requestor: NOBODY,
         }
     }
@@ -175,7 +176,7 @@ impl DirCtrl {
     pub fn entry(&self, addr: LineAddr) -> DirEntry {
         self.entries
             .get(addr)
-            .copied()
+            .cloned()
             .unwrap_or(DirEntry::untracked(self.ids.i))
     }
 
@@ -195,14 +196,10 @@ impl DirCtrl {
             let r = |n: NodeId| if n == NOBODY { NOBODY } else { rename(n) };
             out.extend_from_slice(&r(e.owner).to_le_bytes());
             out.extend_from_slice(&r(e.requestor).to_le_bytes());
-            let mut sharers = 0u64;
-            let mut s = e.sharers;
-            while s != 0 {
-                let c = s.trailing_zeros() as NodeId;
-                s &= s - 1;
-                sharers |= 1u64 << rename(c);
+            for c in e.sharers.renamed(rename).iter() {
+                out.extend_from_slice(&c.to_le_bytes());
             }
-            out.extend_from_slice(&sharers.to_le_bytes());
+            out.extend_from_slice(&NOBODY.to_le_bytes());
         }
         let lines = self.mem.sorted_lines();
         out.push(lines.len() as u8);
@@ -218,14 +215,7 @@ impl DirCtrl {
             let r = |n: NodeId| if n == NOBODY { NOBODY } else { rename(n) };
             e.owner = r(e.owner);
             e.requestor = r(e.requestor);
-            let mut sharers = 0u64;
-            let mut s = e.sharers;
-            while s != 0 {
-                let c = s.trailing_zeros() as NodeId;
-                s &= s - 1;
-                sharers |= 1u64 << rename(c);
-            }
-            e.sharers = sharers;
+            e.sharers = e.sharers.renamed(rename);
         }
     }
 
@@ -277,7 +267,7 @@ impl DirCtrl {
         let entry = self
             .entries
             .get_at(place)
-            .copied()
+            .cloned()
             .unwrap_or(DirEntry::untracked(self.ids.i));
         let state = entry.state;
         let Some(event) = self.event_for(msg, entry.owner) else {
@@ -307,7 +297,7 @@ impl DirCtrl {
                 }
                 let mut e = ctx.e;
                 e.state = next;
-                if next == self.ids.i && e.sharers == 0 && e.owner == NOBODY {
+                if next == self.ids.i && e.sharers.is_empty() && e.owner == NOBODY {
                     self.entries.remove_at(place);
                 } else {
                     self.entries.set_at(place, e);

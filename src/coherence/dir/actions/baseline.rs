@@ -10,7 +10,8 @@
 use crate::coherence::dir::{Ctx, DirCtrl, NOBODY};
 use crate::coherence::msg::MsgType;
 
-use super::{bit, Action};
+use super::Action;
+use crate::coherence::CoreSet;
 
 pub(super) const ACTIONS: &[(&str, Action)] = &[
     ("v_allocateTBE", DirCtrl::v_allocate_tbe),
@@ -46,7 +47,7 @@ impl DirCtrl {
         self.stats.memory_reads += 1;
         // MOESI serves a shared line from memory, not from a sharer: counted, because a
         // line on chip read from memory is a global miss the caches could have served.
-        if ctx.e.sharers & !bit(ctx.msg.src) != 0 {
+        if !ctx.e.sharers.without(ctx.msg.src).is_empty() {
             self.stats.memory_reads_shared += 1;
         }
         let data = self.mem.read(ctx.msg.addr);
@@ -61,7 +62,7 @@ impl DirCtrl {
         self.stats.memory_reads += 1;
         let data = self.mem.read(ctx.msg.addr);
         let r = ctx.msg.src;
-        let acks = (ctx.e.sharers & !bit(r)).count_ones() as i16;
+        let acks = ctx.e.sharers.without(r).count() as i16;
         let delay = self.memory_access(ctx) + self.params.mem_latency;
         let mut m = self.message(ctx, MsgType::DataExclusive, r, r);
         m.data = data;
@@ -71,28 +72,24 @@ impl DirCtrl {
 
     fn f_forward_to_owner(&mut self, ctx: &mut Ctx) {
         self.stats.forwards += 1;
-        let e = ctx.e;
         let r = ctx.msg.src;
+        let owner = ctx.e.owner;
         let (ty, acks) = match ctx.msg.ty {
             MsgType::Gets => (MsgType::FwdGets, 0),
             _ => (
                 MsgType::FwdGetx,
-                (e.sharers & !bit(r) & !bit(e.owner)).count_ones() as i16,
+                ctx.e.sharers.without(r).without(owner).count() as i16,
             ),
         };
-        let mut m = self.message(ctx, ty, e.owner, r);
+        let mut m = self.message(ctx, ty, owner, r);
         m.acks = acks;
         ctx.out.send(m, self.params.latency);
     }
 
     fn i_send_inv_to_sharers(&mut self, ctx: &mut Ctx) {
-        let e = ctx.e;
         let r = ctx.msg.src;
-        let mut targets = e.sharers & !bit(r);
-        if e.owner != NOBODY {
-            targets &= !bit(e.owner);
-        }
-        self.send_invs(ctx, targets, r);
+        let targets = ctx.e.sharers.without(r).without(ctx.e.owner);
+        self.send_invs(ctx, &targets, r);
     }
 
     fn a_send_writeback_ack(&mut self, ctx: &mut Ctx) {
@@ -132,12 +129,12 @@ impl DirCtrl {
 
     fn s_add_requestor_to_sharers(&mut self, ctx: &mut Ctx) {
         let e = &mut ctx.e;
-        e.sharers |= bit(e.requestor);
+        e.sharers.insert(e.requestor);
     }
 
     fn ss_set_owner_to_requestor(&mut self, ctx: &mut Ctx) {
         let e = &mut ctx.e;
         e.owner = e.requestor;
-        e.sharers = 0;
+        e.sharers = CoreSet::EMPTY;
     }
 }

@@ -14,6 +14,7 @@ mod optcache;
 mod optcopy;
 
 use crate::coherence::msg::{Msg, MsgType, NodeId};
+use crate::coherence::CoreSet;
 use crate::coherence::{concat_layers, layers_len};
 
 use super::{Ctx, DirCtrl};
@@ -33,12 +34,6 @@ pub fn action_names() -> Vec<&'static str> {
     ACTIONS.iter().map(|(n, _)| *n).collect()
 }
 
-/// A core's bit in a sharer set.
-#[inline]
-fn bit(n: NodeId) -> u64 {
-    1u64 << n
-}
-
 // ---- Helpers the actions of every layer share ----
 
 impl DirCtrl {
@@ -53,10 +48,8 @@ impl DirCtrl {
     }
 
     /// Sends an invalidation on behalf of the requestor `r` to every core in `targets`.
-    fn send_invs(&mut self, ctx: &mut Ctx, mut targets: u64, r: NodeId) {
-        while targets != 0 {
-            let core = targets.trailing_zeros() as NodeId;
-            targets &= targets - 1;
+    fn send_invs(&mut self, ctx: &mut Ctx, targets: &CoreSet, r: NodeId) {
+        for core in targets.iter() {
             self.stats.invalidations_sent += 1;
             self.send(ctx, MsgType::Inv, core, r, self.params.latency);
         }

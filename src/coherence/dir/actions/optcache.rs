@@ -4,8 +4,9 @@
 
 use crate::coherence::dir::{Ctx, DirCtrl, DirEntry, NOBODY};
 use crate::coherence::msg::{MsgType, NodeId};
+use crate::coherence::CoreSet;
 
-use super::{bit, Action};
+use super::Action;
 
 pub(super) const ACTIONS: &[(&str, Action)] = &[
     ("gf_sendFillGrant", DirCtrl::gf_send_fill_grant),
@@ -16,15 +17,18 @@ pub(super) const ACTIONS: &[(&str, Action)] = &[
 ];
 
 /// Every valid copy but the requestor's: the sharers and the owner.
-fn others(e: &DirEntry, r: NodeId) -> u64 {
-    let owner = if e.owner == NOBODY { 0 } else { bit(e.owner) };
-    (e.sharers | owner) & !bit(r)
+fn others(e: &DirEntry, r: NodeId) -> CoreSet {
+    let mut s = e.sharers.clone();
+    if e.owner != NOBODY {
+        s.insert(e.owner);
+    }
+    s.without(r)
 }
 
 impl DirCtrl {
     fn gf_send_fill_grant(&mut self, ctx: &mut Ctx) {
         let r = ctx.msg.src;
-        let acks = others(&ctx.e, r).count_ones() as i16;
+        let acks = others(&ctx.e, r).count() as i16;
         let mut m = self.message(ctx, MsgType::FillGrant, r, r);
         m.acks = acks;
         ctx.out.send(m, self.params.latency);
@@ -33,6 +37,6 @@ impl DirCtrl {
     fn io_send_inv_to_sharers_and_owner(&mut self, ctx: &mut Ctx) {
         let r = ctx.msg.src;
         let targets = others(&ctx.e, r);
-        self.send_invs(ctx, targets, r);
+        self.send_invs(ctx, &targets, r);
     }
 }
