@@ -292,6 +292,12 @@ impl Driver for RandomTester {
         if let Some(op) = self.granted_work(core) {
             return Ok(Next::Moped(op));
         }
+        if self.owns_pending(core) {
+            // The copy unit's write of an own waits for this core's next step, so the core
+            // takes nothing it could block on meanwhile: a blocked core whose MOPED holds a
+            // line others wait for would close a cycle of waits (seen at 512 cores).
+            return Ok(Next::Wait(self.think.sample(&mut self.rng)));
+        }
         if !self.in_flight[core].is_empty() && self.coin.sample(&mut self.rng) {
             return Ok(Next::WaitForCompletion);
         }

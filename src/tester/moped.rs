@@ -147,6 +147,11 @@ impl RandomTester {
 
     /// Work the MOPED beside `core` has on a line it was granted or lost: the write, or
     /// asking again. Done at a random later step, so other requests can race it.
+    /// Whether the MOPED beside `core` has an own or a fill in flight.
+    pub(super) fn owns_pending(&self, core: usize) -> bool {
+        self.owns.iter().any(|o| o.m == core)
+    }
+
     pub(super) fn granted_work(&mut self, core: usize) -> Option<LineOp> {
         let k = self
             .owns
