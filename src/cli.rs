@@ -399,7 +399,7 @@ struct BenchArgs {
     #[arg(long)]
     matching: bool,
     /// Instead: how host time grows with the cores (16, 64, 256, 1,024): the random tester
-    /// (20,000 checks) and IMB Alltoall (1 kB, one iteration, up to 256 ranks), once each;
+    /// (20,000 checks) and IMB Alltoall (64 B, one iteration, up to 256 ranks), once each;
     /// with `--out FILE`, also as CSV.
     #[arg(long, conflicts_with = "matching")]
     scaling: bool,
@@ -1078,7 +1078,7 @@ fn cmd_bench(scale: u32, repeat: u32, matching: bool) -> CmdResult {
 fn cmd_bench_scaling(out: Option<&Path>) -> CmdResult {
     let mut stdout = io::stdout().lock();
     let mut failed = Ok(());
-    let points = api::bench::scaling(&api::bench::SCALE_CORES, 20_000, 1024, 256, |p| {
+    let points = api::bench::scaling(&api::bench::SCALE_CORES, 20_000, 64, 256, |p| {
         if failed.is_ok() {
             failed = writeln!(stdout, "{:>5} cores  {}", p.cores, p.result)
                 .and_then(|()| stdout.flush());
