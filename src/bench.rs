@@ -242,6 +242,12 @@ pub fn scaling(
     Ok(out)
 }
 
+/// [`scaling`] as `moped bench --scaling` runs it: [`SCALE_CORES`], 20,000 tester checks,
+/// Alltoall of 64-byte blocks up to 256 ranks (Bruck's algorithm: P log P messages).
+pub fn scaling_default(each: impl FnMut(&ScalePoint)) -> Result<Vec<ScalePoint>, String> {
+    scaling(&SCALE_CORES, 20_000, 64, 256, each)
+}
+
 /// The points of [`scaling`] as CSV: benchmark, cores, events, coherence messages,
 /// simulated cycles, host seconds, ns per event.
 pub fn scaling_csv(points: &[ScalePoint]) -> String {

@@ -1078,7 +1078,7 @@ fn cmd_bench(scale: u32, repeat: u32, matching: bool) -> CmdResult {
 fn cmd_bench_scaling(out: Option<&Path>) -> CmdResult {
     let mut stdout = io::stdout().lock();
     let mut failed = Ok(());
-    let points = api::bench::scaling(&api::bench::SCALE_CORES, 20_000, 64, 256, |p| {
+    let points = api::bench::scaling_default(|p| {
         if failed.is_ok() {
             failed = writeln!(stdout, "{:>5} cores  {}", p.cores, p.result)
                 .and_then(|()| stdout.flush());
