@@ -2,6 +2,8 @@
 //! writing their buffers before a run, and reading what they would read, during a run or
 //! after it.
 
+use std::collections::HashMap;
+
 use crate::os::MemView;
 
 use super::{cores, Sim};
@@ -129,14 +131,27 @@ impl crate::os::phys::PhysMem for LiveMem<'_> {
     }
 }
 
-/// Memory as page walks see it at rest.
+/// Page tables as a walk sees them at any moment: only the OS writes them, straight to
+/// memory ([`LiveMem`]), so memory holds their current value and no cache or message
+/// holds them modified. Reading memory alone spares a walk's every level a look into
+/// every cache (O(cores) per line).
 struct ReadView<'a> {
     sim: &'a Sim,
 }
 
 impl crate::os::phys::PhysMem for ReadView<'_> {
     fn read_line(&self, line: crate::mem::LineAddr) -> crate::mem::LineData {
-        self.sim.read_line_coherent(line)
+        let dirs = &self.sim.dirs;
+        debug_assert!(
+            self.sim
+                .caches
+                .iter()
+                .all(|c| c.line_copy(line).map_or(true, |l| !l.dirty)),
+            "page-table line {line:#x} modified in a cache"
+        );
+        dirs[crate::coherence::home_bank(line, dirs.len())]
+            .mem
+            .read(line)
     }
 
     fn write_line(&mut self, _line: crate::mem::LineAddr, _data: &crate::mem::LineData) {
@@ -144,11 +159,41 @@ impl crate::os::phys::PhysMem for ReadView<'_> {
     }
 }
 
+/// The modified data in flight at one moment of a run, by line: the first dirty TBE of a
+/// writeback in progress (caches in order), else the first dirty data message in flight
+/// (slab order). Gathered once per read, so a line costs a lookup, not a scan of every
+/// TBE and every message slot (thousands at 256 cores).
+struct Writebacks {
+    tbes: HashMap<crate::mem::LineAddr, crate::mem::LineData>,
+    msgs: HashMap<crate::mem::LineAddr, crate::mem::LineData>,
+}
+
+impl Writebacks {
+    fn of(sim: &Sim) -> Self {
+        let mut tbes = HashMap::new();
+        for t in sim.caches.iter().flat_map(|c| c.tbes()) {
+            if t.state.is_some() && t.dirty {
+                tbes.entry(t.addr).or_insert(t.data);
+            }
+        }
+        let mut msgs = HashMap::new();
+        for (m, live) in sim.wire_slab().iter().zip(sim.wire_live()) {
+            if live && m.dirty {
+                msgs.entry(m.addr).or_insert(m.data);
+            }
+        }
+        Writebacks { tbes, msgs }
+    }
+}
+
 impl Sim {
     /// A line's current value at any moment of a run: a cache's modified copy, else a
     /// writeback in progress (its TBE, then its data message in flight), else memory.
-    /// `live` marks the message slots in flight.
-    fn read_line_current(&self, line: crate::mem::LineAddr, live: &[bool]) -> crate::mem::LineData {
+    fn read_line_current(
+        &self,
+        line: crate::mem::LineAddr,
+        wb: &Writebacks,
+    ) -> crate::mem::LineData {
         for c in &self.caches {
             if let Some(l) = c.line_copy(line) {
                 if l.dirty {
@@ -156,22 +201,8 @@ impl Sim {
                 }
             }
         }
-        for c in &self.caches {
-            if let Some(t) = c
-                .tbes()
-                .iter()
-                .find(|t| t.addr == line && t.state.is_some() && t.dirty)
-            {
-                return t.data;
-            }
-        }
-        if let Some(m) = self
-            .wire_slab()
-            .iter()
-            .zip(live)
-            .find(|(m, &l)| l && m.addr == line && m.dirty)
-        {
-            return m.0.data;
+        if let Some(d) = wb.tbes.get(&line).or_else(|| wb.msgs.get(&line)) {
+            return *d;
         }
         self.dirs[crate::coherence::home_bank(line, self.dirs.len())]
             .mem
@@ -184,12 +215,12 @@ impl super::VirtualMemory for Sim {
         let Some(p) = self.os.procs.get(proc) else {
             return vec![0; len];
         };
-        let live = self.wire_live();
+        let wb = Writebacks::of(self);
         let stores: Vec<_> = cores::buffered_stores(&self.cores, proc).collect();
         cores::read_process(
             &p.space,
             &ReadView { sim: self },
-            |pa| self.read_line_current(pa, &live),
+            |pa| self.read_line_current(pa, &wb),
             &stores,
             va,
             len,
