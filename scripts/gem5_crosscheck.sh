@@ -3,7 +3,8 @@
 #   1. gem5's RubyTester over MOPED_CMP_directory under each design (CHECKS checks, 16 cores);
 #   2. IMB PingPong, IMB Alltoall and NPB CG at 16 kB under each design in gem5 and in the
 #      embedded simulator, every message's bytes checked in both;
-#   3. `moped compare` on each pair, and the host time of both.
+#   3. `moped compare` on each pair, the host time of both, and the speed ratio to gem5
+#      per workload and design (`moped.speed_ratio`).
 #
 #   GEM5=/path/to/gem5/build/MOPED/gem5.opt bash scripts/gem5_crosscheck.sh [OUT]
 #
@@ -99,6 +100,7 @@ fi
     echo "## Payloads verified and host speed"
     echo
     "$PY" - "$OUT" "$WORKLOADS" "$DESIGNS" <<'PYEOF'
+import math
 import sys
 from pathlib import Path
 
@@ -123,6 +125,26 @@ for w in workloads:
                   f"{s['cycles_per_second']:,.0f} | {s['messages_per_second']:,.0f} | "
                   f"{s['events_per_second']:,.0f} | "
                   f"{wall.read_text().strip() if wall.exists() else ''} |")
+
+# The speed-up for the same traffic: gem5's host seconds over the embedded run's, per
+# design, and per workload their geometric mean.
+print()
+print("## Speed ratio to gem5 (gem5 host s / embedded host s, same messages verified)")
+print()
+print("| workload | " + " | ".join(designs) + " | geometric mean |")
+print("|---|" + "---:|" * (len(designs) + 1))
+for w in workloads:
+    cells, ratios = [], []
+    for d in designs:
+        try:
+            r = moped.speed_ratio(out / f"gem5-{w}-{d}", out / f"emb-{w}-{d}")
+        except moped.StatsError as e:
+            cells.append(f"({e})")
+            continue
+        ratios.append(r["host_seconds"])
+        cells.append(f"{r['host_seconds']:.1f}x")
+    gm = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+    print(f"| {w} | " + " | ".join(cells) + f" | {gm:.1f}x |")
 PYEOF
 } >"$OUT/report.md"
 echo "report: $OUT/report.md"

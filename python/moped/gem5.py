@@ -21,7 +21,7 @@ from moped.results import parse_stats, read_stats_txt, read_text
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["STATS_COLUMNS", "compare", "host_speed", "parse_stats", "read_stats"]
+__all__ = ["STATS_COLUMNS", "compare", "host_speed", "parse_stats", "read_stats", "speed_ratio"]
 
 #: Columns of :func:`read_stats`' frame.
 STATS_COLUMNS = ["dump", "name", "value", "pdf", "cdf", "unit", "description", "line"]
@@ -148,3 +148,37 @@ def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
     for k in ("cycles", "messages", "events"):
         r[f"{k}_per_second"] = r[k] / secs if secs > 0 else float("nan")
     return r
+
+
+def speed_ratio(gem5_dir: str | PathLike[str], embedded_dir: str | PathLike[str]) -> dict[str, Any]:
+    """How many times faster the embedded simulator ran the same traffic as gem5: the two
+    runs' :func:`host_speed` and their ratios.
+
+    Keys: ``gem5`` and ``embedded`` (each run's :func:`host_speed`), ``host_seconds``
+    (gem5's host seconds over the embedded run's: the speed-up for the same messages, the
+    number to quote) and ``cycles_per_second`` (the embedded run's simulated cycles per
+    host second over gem5's; it differs from ``host_seconds`` by how far the two hosts'
+    cycle counts differ). Both runs must have verified the same messages and bytes,
+    else they did not carry the same traffic and :class:`moped.StatsError` says so.
+    """
+    g, e = host_speed(gem5_dir), host_speed(embedded_dir)
+    if g["host"] != "gem5" or e["host"] != "embedded":
+        raise StatsError(
+            f"{gem5_dir} and {embedded_dir}: expected a gem5 run, then an embedded run"
+        )
+    (gm, gb), (em, eb) = [(r["messages_verified"], r["bytes_verified"]) for r in (g, e)]
+    if (gm, gb) != (em, eb):
+        raise StatsError(
+            f"{gem5_dir} verified {gm:,.0f} messages ({gb:,.0f} bytes), "
+            f"{embedded_dir} {em:,.0f} ({eb:,.0f} bytes): not the same traffic"
+        )
+
+    def ratio(a: float, b: float) -> float:
+        return a / b if b > 0 else float("nan")
+
+    return {
+        "gem5": g,
+        "embedded": e,
+        "host_seconds": ratio(g["host_seconds"], e["host_seconds"]),
+        "cycles_per_second": ratio(e["cycles_per_second"], g["cycles_per_second"]),
+    }

@@ -170,6 +170,29 @@ def test_host_speed_of_a_gem5_run_and_an_embedded_run(tmp_path: Path) -> None:
     assert e["messages_per_second"] == pytest.approx(e["messages"] / e["host_seconds"])
 
 
+def test_speed_ratio_of_gem5_to_the_embedded_simulator(tmp_path: Path) -> None:
+    emb = tmp_path / "embedded"
+    emb.mkdir()
+    shutil.copy(EMBEDDED, emb / "stats.txt")
+    r = moped.speed_ratio(GEM5_RUN, emb)
+    g, e = moped.host_speed(GEM5_RUN), moped.host_speed(emb)
+    assert r["gem5"] == g and r["embedded"] == e
+    assert r["host_seconds"] == pytest.approx(g["host_seconds"] / e["host_seconds"])
+    assert r["cycles_per_second"] == pytest.approx(e["cycles_per_second"] / g["cycles_per_second"])
+    # Two embedded runs, or runs of different traffic, have no ratio to quote.
+    with pytest.raises(moped.StatsError, match="expected a gem5 run, then an embedded run"):
+        moped.speed_ratio(emb, emb)
+    other = tmp_path / "other"
+    other.mkdir()
+    text = (emb / "stats.txt").read_text()
+    name = "mpi.messages_verified"
+    line = next(x for x in text.splitlines() if x.startswith(name + " "))
+    value = line.split()[1]
+    (other / "stats.txt").write_text(text.replace(line, line.replace(value, "147", 1)))
+    with pytest.raises(moped.StatsError, match="not the same traffic"):
+        moped.speed_ratio(GEM5_RUN, other)
+
+
 def test_host_speed_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(moped.StatsError, match="stats.txt: cannot read"):
         moped.host_speed(tmp_path)
