@@ -248,19 +248,21 @@ pub fn scaling_default(each: impl FnMut(&ScalePoint)) -> Result<Vec<ScalePoint>,
     scaling(&SCALE_CORES, 20_000, 64, 256, each)
 }
 
+/// The columns of [`scaling_csv`] (Python's `moped.plot_scaling.SCALING_COLUMNS`).
+pub const SCALING_CSV_HEADER: [&str; 7] = [
+    "bench",
+    "cores",
+    "events",
+    "messages",
+    "cycles",
+    "host_seconds",
+    "ns_per_event",
+];
+
 /// The points of [`scaling`] as CSV: benchmark, cores, events, coherence messages,
 /// simulated cycles, host seconds, ns per event.
 pub fn scaling_csv(points: &[ScalePoint]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "bench",
-        "cores",
-        "events",
-        "messages",
-        "cycles",
-        "host_seconds",
-        "ns_per_event",
-    ];
     let rows = points.iter().map(|p| {
         let r = &p.result;
         [
@@ -273,7 +275,7 @@ pub fn scaling_csv(points: &[ScalePoint]) -> String {
             format!("{:.1}", r.ns_per_event()),
         ]
     });
-    std::iter::once(header.map(String::from))
+    std::iter::once(SCALING_CSV_HEADER.map(String::from))
         .chain(rows)
         .try_for_each(|row| w.write_record(&row))
         .expect("writing CSV to memory");

@@ -993,6 +993,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MATCHING_ENGINES", matcher_names())?;
     m.add_function(wrap_pyfunction!(matching, m)?)?;
     m.add("ENGINES_CSV_HEADER", api::engines::CSV_HEADER.to_vec())?;
+    m.add(
+        "SCALING_CSV_HEADER",
+        api::bench::SCALING_CSV_HEADER.to_vec(),
+    )?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     Ok(())
 }

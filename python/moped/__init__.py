@@ -27,7 +27,12 @@ MOPED with one and two engines in each scheme of the multi-CPU NIC paper;
 :func:`read_engines` reads ``engines.csv`` back, :func:`moped.plot.engines` draws it.
 
 gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
-:func:`compare` sets a gem5 run beside an embedded run of the same workload.
+:func:`compare` sets a gem5 run beside an embedded run of the same workload;
+:func:`host_speed` gives a run's host speed and :func:`speed_ratio` how many times faster
+the embedded simulator ran the same traffic.
+
+Host speed: :func:`read_scaling` reads ``moped bench --scaling``'s CSV, and
+:func:`moped.plot.scaling` draws how host time grows with the cores.
 """
 
 from __future__ import annotations
@@ -51,8 +56,9 @@ from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
 from moped.engines_results import read_engines
-from moped.gem5 import compare, host_speed, read_stats
+from moped.gem5 import compare, host_speed, read_stats, speed_ratio
 from moped.matching_results import read_lhs, read_matching, read_stream64
+from moped.plot_scaling import read_scaling
 from moped.results import Result, Stat, read_stats_txt
 
 __version__: str = _core.__version__
@@ -85,10 +91,12 @@ __all__ = [
     "read_engines",
     "read_lhs",
     "read_matching",
+    "read_scaling",
     "read_stats",
     "read_stats_txt",
     "read_stream64",
     "run",
+    "speed_ratio",
     "sweep",
 ]
 

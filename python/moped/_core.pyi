@@ -116,6 +116,8 @@ def matching(
 # The engines experiment (src/api/engines): IMB Uniband, Biband and PingPong under each
 # scheme with one and two engines; writes engines.csv and report.md into `out`.
 ENGINES_CSV_HEADER: list[str]
+# The columns of `moped bench --scaling --out FILE` (src/bench.rs).
+SCALING_CSV_HEADER: list[str]
 
 def engines(
     out: str,

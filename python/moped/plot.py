@@ -11,7 +11,8 @@ Agg canvas (no display, no global backend change)::
 
 or from a folder holding ``reductions.json``: ``python -m moped.plot DIR``.
 
-:func:`matching` (from :mod:`moped.plot_matching`) draws the matching experiment's plots;
+:func:`matching` (from :mod:`moped.plot_matching`) draws the matching experiment's plots,
+:func:`scaling` (from :mod:`moped.plot_scaling`) how host time grows with the cores;
 ``python -m moped.plot DIR`` draws them too when DIR holds ``matching.csv``.
 """
 
@@ -30,8 +31,9 @@ from moped._core import InputError
 from moped.designs import LABELS, MOPED_DESIGNS
 from moped.plot_engines import engines
 from moped.plot_matching import matching
+from moped.plot_scaling import scaling
 
-__all__ = ["engines", "figure10", "main", "matching"]
+__all__ = ["engines", "figure10", "main", "matching", "scaling"]
 
 #: The panels, in the paper's order, with their titles.
 PANELS = (
@@ -208,12 +210,13 @@ USAGE = """usage: python -m moped.plot DIR
 
 Draws the plots of a results folder into it: figure10.png and .svg from DIR/reductions.json
 (moped figure10), matching-*.png and .svg from DIR/matching.csv (moped matching),
-engines-*.png and .svg from DIR/engines.csv (moped engines); every one it holds."""
+engines-*.png and .svg from DIR/engines.csv (moped engines), scaling.png and .svg from
+DIR/scaling.csv (moped bench --scaling --out DIR/scaling.csv); every one it holds."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/matching.csv and
-    DIR/engines.csv, whichever DIR holds, into DIR."""
+    """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/matching.csv,
+    DIR/engines.csv and DIR/scaling.csv, whichever DIR holds, into DIR."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
@@ -223,12 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = Path(args[0])
     reductions, rows = folder / "reductions.json", folder / "matching.csv"
-    engine_rows = folder / "engines.csv"
-    if not reductions.is_file() and not rows.is_file() and not engine_rows.is_file():
+    engine_rows, scale_rows = folder / "engines.csv", folder / "scaling.csv"
+    if not any(f.is_file() for f in (reductions, rows, engine_rows, scale_rows)):
         print(
             f"{folder}: holds neither reductions.json (write it with "
-            "moped.analysis.write_tables), matching.csv (moped matching) nor engines.csv "
-            "(moped engines)",
+            "moped.analysis.write_tables), matching.csv (moped matching), engines.csv "
+            "(moped engines) nor scaling.csv (moped bench --scaling)",
             file=sys.stderr,
         )
         return 1
@@ -239,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         paths += matching(rows, folder)
     if engine_rows.is_file():
         paths += engines(engine_rows, folder)
+    if scale_rows.is_file():
+        paths += scaling(scale_rows, folder)
     for path in paths:
         print(path)
     return 0
