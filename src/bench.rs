@@ -163,7 +163,7 @@ pub fn bench_mpi(
     let mut spec = parse_spec(spec_text, Path::new(name)).map_err(|e| e.to_string())?;
     let mut cfg = SystemConfig::default();
     if let Some(p) = ranks {
-        spec.set_ranks(p);
+        spec.set_ranks(p)?;
         cfg = scaled_system(p)?;
     }
     let w = build(&spec, iterations, warmup).map_err(|e| e.to_string())?;
@@ -182,11 +182,7 @@ pub fn bench_mpi(
 /// their messages use.
 pub fn scaled_system(cores: usize) -> Result<SystemConfig, String> {
     let mut cfg = SystemConfig::default();
-    cfg.system.cores = cores;
-    if cores > 16 {
-        cfg.os.page_table = crate::os::pagetable::PageTableFormat::X86_64;
-        cfg.memory.size_bytes = 16 << 30;
-    }
+    cfg.fit_ranks(cores);
     cfg.validate().map_err(|e| e.to_string())?;
     Ok(cfg)
 }

@@ -31,3 +31,68 @@ fn alltoall_on_64_ranks_verifies_every_message() {
     assert!(run.messages_verified > 64 * 63, "{}", run.messages_verified);
     assert!(scaled_system(1025).is_err());
 }
+
+/// `moped mpi --ranks P` through the library's front door: an IMB spec on 32 ranks on a
+/// system fitted to them, every message verified; counts a benchmark or a schedule cannot
+/// run on are refused with the reason.
+#[test]
+fn a_spec_runs_on_the_ranks_asked_for() {
+    use moped::api::mpi::mpi;
+    use moped::config::SystemConfig;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    let mut cfg = SystemConfig::default();
+    cfg.workload.warmup = false;
+    let bcast = root.join("imb/bcast-16k.toml");
+    let r = mpi(
+        &cfg,
+        &bcast,
+        Design::Baseline,
+        1,
+        (Some(0.1), Some(32)),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.workload.ranks.len(), 32);
+    assert!(r
+        .workload
+        .notes
+        .iter()
+        .any(|n| n == "ranks set to 32 (the spec has 16)"));
+    // One timed broadcast of 16 kB reaches the 31 other ranks.
+    assert!(
+        r.run.bytes_verified >= 31 * 16384,
+        "{}",
+        r.run.bytes_verified
+    );
+    let core31 = r.run.stats.get("system.cpu31.accesses");
+    assert!(
+        core31.is_some_and(|s| s.value.as_f64() > 0.0),
+        "core 31 ran rank 31"
+    );
+
+    let err = |path: &str, p: usize| {
+        mpi(
+            &cfg,
+            &root.join(path),
+            Design::Baseline,
+            1,
+            (Some(0.1), Some(p)),
+            None,
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{path} on {p} ranks ran"))
+        .to_string()
+    };
+    let sp = err("npb/sp-S.toml", 8);
+    assert!(
+        sp.contains("8 ranks asked") && sp.contains("square"),
+        "{sp}"
+    );
+    let goal = err("goal/any_source.goal", 8);
+    assert!(goal.contains("a GOAL schedule runs on its own"), "{goal}");
+    let too_many = err("imb/bcast-16k.toml", 1025);
+    assert!(
+        too_many.contains("1024") || too_many.contains("cores"),
+        "{too_many}"
+    );
+}

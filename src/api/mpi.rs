@@ -9,7 +9,7 @@ use crate::design::Design;
 use crate::envelope::Peer;
 use crate::error::MopedError;
 use crate::mpi::{run_workload, MpiRun};
-use crate::workload::{load_workload, Call, Workload};
+use crate::workload::{load_workload, load_workload_on, Call, Workload};
 
 use super::experiments::metrics;
 use super::figure10::check_scale;
@@ -26,18 +26,25 @@ pub struct MpiOutcome {
 
 /// Simulates the workload at `path` under `design`; with `out`, writes its statistics
 /// (stats.txt, stats.json, stats.csv, with `config.toml` and `run.json`) there, or marks
-/// it FAILED.
+/// it FAILED. With `ranks`, an IMB or NPB spec runs on that many ranks, on a system
+/// [fitted](SystemConfig::fit_ranks) to them (the config written is the one run).
 pub fn mpi(
     cfg: &SystemConfig,
     path: &Path,
     design: Design,
     seed: u64,
-    iterations: Option<f64>,
+    (iterations, ranks): (Option<f64>, Option<usize>),
     out: Option<OutDir>,
 ) -> Result<MpiOutcome, MopedError> {
+    let mut cfg = cfg.clone();
+    if let Some(p) = ranks {
+        cfg.fit_ranks(p);
+    }
+    let cfg = &cfg;
     let outcome = check_scale(iterations).and_then(|()| {
-        let (workload, _) =
-            load_workload(path, iterations, cfg.workload.warmup).map_err(MopedError::Io)?;
+        cfg.validate()?;
+        let (workload, _) = load_workload_on(path, ranks, iterations, cfg.workload.warmup)
+            .map_err(MopedError::Io)?;
         let run = run_workload(cfg, &workload, design, seed, (&cfg.mpi).into())?;
         let metrics = metrics(&run);
         Ok(MpiOutcome {

@@ -898,6 +898,23 @@ fn is_pow2(x: u64) -> bool {
 }
 
 impl SystemConfig {
+    /// Fits the system to an MPI run of `ranks` ranks, one per core: at least as many
+    /// cores, and past the paper's 16 the x86-64 page tables and 16 GiB of memory that the
+    /// ch3:shm segment of `ranks`² queues needs (its pages take frames as they are
+    /// touched). Fields the user changed from the Table-1 defaults are kept: more cores,
+    /// another memory size, x86-64 tables already.
+    pub fn fit_ranks(&mut self, ranks: usize) {
+        self.system.cores = self.system.cores.max(ranks);
+        if ranks > CoreSection::default().cores {
+            if self.os.page_table == OsSection::default().page_table {
+                self.os.page_table = crate::os::pagetable::PageTableFormat::X86_64;
+            }
+            if self.memory.size_bytes == MemSection::default().size_bytes {
+                self.memory.size_bytes = 16 << 30;
+            }
+        }
+    }
+
     /// Parse and validate a configuration. `file` is used only in errors.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Self, ConfigError> {
         if let Err(mut e) = sections_are_tables(text) {

@@ -212,11 +212,45 @@ pub fn load_workload(
     iteration_scale: Option<f64>,
     warmup: bool,
 ) -> Result<(Workload, String), String> {
+    load_workload_on(path, None, iteration_scale, warmup)
+}
+
+/// [`load_workload`] on `ranks` ranks instead of the spec's own count (IMB and NPB specs;
+/// the workload's notes say so). A GOAL schedule or queue benchmark has its ranks fixed:
+/// asking for another count is an error.
+pub fn load_workload_on(
+    path: &std::path::Path,
+    ranks: Option<usize>,
+    iteration_scale: Option<f64>,
+    warmup: bool,
+) -> Result<(Workload, String), String> {
     if path.extension().is_some_and(|e| e == "goal") {
         let w = goal::load_goal(path).map_err(|e| e.to_string())?;
+        if let Some(p) = ranks.filter(|&p| p != w.ranks.len()) {
+            return Err(format!(
+                "{}: {p} ranks asked, but a GOAL schedule runs on its own {} ranks",
+                path.display(),
+                w.ranks.len()
+            ));
+        }
         return Ok((w, "goal".into()));
     }
-    let s = spec::load_spec(path).map_err(|e| e.to_string())?;
-    let w = spec::build(&s, iteration_scale, warmup).map_err(|e| e.to_string())?;
+    let mut s = spec::load_spec(path).map_err(|e| e.to_string())?;
+    let own = s.ranks();
+    if let Some(p) = ranks {
+        s.set_ranks(p)?;
+    }
+    let mut w = spec::build(&s, iteration_scale, warmup).map_err(|e| match ranks {
+        // The spec's `ranks` line is where a count is checked, but the count came from the
+        // caller.
+        Some(p) => format!("{p} ranks asked: {e}"),
+        None => e.to_string(),
+    })?;
+    if let (Some(p), Some(own)) = (ranks, own) {
+        if p != own {
+            w.notes
+                .push(format!("ranks set to {p} (the spec has {own})"));
+        }
+    }
     Ok((w, group_of(&s)))
 }

@@ -433,11 +433,33 @@ fn npb_bench(b: Bench) -> Option<NpbBenchmark> {
 }
 
 impl Spec {
-    /// The spec with `ranks` ranks instead of its own count (IMB and NPB benchmarks; a GOAL
-    /// schedule or a queue benchmark keeps its own).
-    pub fn set_ranks(&mut self, p: usize) {
-        if let SpecKind::Imb { ranks, .. } | SpecKind::Npb { ranks, .. } = &mut self.kind {
-            *ranks = p;
+    /// The spec with `p` ranks instead of its own count. Only IMB and NPB benchmarks run
+    /// on any count (each checks its own when built); a GOAL schedule or a queue benchmark
+    /// has its ranks fixed, and the error says so.
+    pub fn set_ranks(&mut self, p: usize) -> Result<(), String> {
+        match &mut self.kind {
+            SpecKind::Imb { ranks, .. } | SpecKind::Npb { ranks, .. } => {
+                *ranks = p;
+                Ok(())
+            }
+            SpecKind::Goal { .. } | SpecKind::Queue(_) => Err(format!(
+                "{}: {p} ranks asked, but only IMB and NPB specs run on any number of ranks; \
+                 a {} spec has its own",
+                self.path.display(),
+                if matches!(self.kind, SpecKind::Goal { .. }) {
+                    "GOAL"
+                } else {
+                    "queue"
+                }
+            )),
+        }
+    }
+
+    /// The spec's rank count, for IMB and NPB benchmarks.
+    pub fn ranks(&self) -> Option<usize> {
+        match self.kind {
+            SpecKind::Imb { ranks, .. } | SpecKind::Npb { ranks, .. } => Some(ranks),
+            SpecKind::Goal { .. } | SpecKind::Queue(_) => None,
         }
     }
 
