@@ -19,6 +19,23 @@ fn the_random_tester_passes_on_256_and_1024_cores() {
     }
 }
 
+/// Under the MOPED designs a request waits its turn behind more copy units as the cores
+/// grow: at 320 cores BASEMOPED's tester once tripped the watchdog with 15 waiters queued on
+/// one line, none stuck, before the watchdog's patience grew with the cores.
+#[test]
+fn the_moped_designs_tester_passes_beyond_300_cores() {
+    for (design, cores) in [(Design::BaseMoped, 320), (Design::OptCopy, 512)] {
+        let mut cfg = TesterConfig::new(cores, 30_000, 1);
+        cfg.design = design;
+        let r = tester::run(&cfg).unwrap_or_else(|e| panic!("{design} on {cores}: {e}"));
+        assert_eq!(
+            (r.mismatches, r.watchdog_trips),
+            (0, 0),
+            "{design} on {cores}"
+        );
+    }
+}
+
 #[test]
 fn alltoall_on_64_ranks_verifies_every_message() {
     let text = "name = \"AA\"\nsuite = \"imb\"\nbenchmark = \"alltoall\"\nbytes = 1024\niterations = 1\nranks = 64\n";

@@ -96,6 +96,13 @@ impl TesterConfig {
         cfg.network.random_delay_max = self.random_delay_max;
         cfg.network.cores_per_leaf = 4;
         cfg.l1.prefetch = Some(self.prefetch);
+        // Every core hammers the same few lines, so a request may wait behind each other
+        // core's turn with the line (a network round trip and, under the MOPED designs, the
+        // copy unit's own): the watchdog's patience grows with the cores. The default
+        // 50,000 cycles starved BASEMOPED's requests from about 300 cores on (a queue of
+        // 15 waiters, none stuck); the baseline passed at 1,024.
+        cfg.watchdog.progress_cycles = cfg.watchdog.progress_cycles.max(200 * self.cores as u64);
+        cfg.watchdog.request_cycles = cfg.watchdog.request_cycles.max(2_000 * self.cores as u64);
         cfg
     }
 }
