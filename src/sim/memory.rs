@@ -2,7 +2,7 @@
 //! writing their buffers before a run, and reading what they would read, during a run or
 //! after it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::os::MemView;
 
@@ -164,19 +164,19 @@ impl crate::os::phys::PhysMem for ReadView<'_> {
 /// (slab order). Gathered once per read, so a line costs a lookup, not a scan of every
 /// TBE and every message slot (thousands at 256 cores).
 struct Writebacks {
-    tbes: HashMap<crate::mem::LineAddr, crate::mem::LineData>,
-    msgs: HashMap<crate::mem::LineAddr, crate::mem::LineData>,
+    tbes: FxHashMap<crate::mem::LineAddr, crate::mem::LineData>,
+    msgs: FxHashMap<crate::mem::LineAddr, crate::mem::LineData>,
 }
 
 impl Writebacks {
     fn of(sim: &Sim) -> Self {
-        let mut tbes = HashMap::new();
+        let mut tbes = FxHashMap::default();
         for t in sim.caches.iter().flat_map(|c| c.tbes()) {
             if t.state.is_some() && t.dirty {
                 tbes.entry(t.addr).or_insert(t.data);
             }
         }
-        let mut msgs = HashMap::new();
+        let mut msgs = FxHashMap::default();
         for (m, live) in sim.wire_slab().iter().zip(sim.wire_live()) {
             if live && m.dirty {
                 msgs.entry(m.addr).or_insert(m.data);
