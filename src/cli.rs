@@ -410,6 +410,16 @@ struct BenchArgs {
     /// With `--scaling`: the CSV file to write.
     #[arg(long, requires = "scaling")]
     out: Option<PathBuf>,
+    /// Instead: `moped figure10`'s 44 runs with fast-forward of polling on and then off, and
+    /// the ratio of their wall times and events per second.
+    #[arg(long, conflicts_with_all = ["matching", "scaling"])]
+    figure10: bool,
+    /// With `--figure10`: scale every workload's iteration count by F (0 < F <= 1).
+    #[arg(long, requires = "figure10", value_name = "F")]
+    iterations: Option<f64>,
+    /// With `--figure10`: host threads running simulations (default: every host core).
+    #[arg(long, requires = "figure10", value_name = "N")]
+    jobs: Option<usize>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -539,6 +549,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
             command: ProtocolCommand::Lint { files },
         } => cmd_protocol_lint(&files),
         Command::Bench(a) if a.scaling => cmd_bench_scaling(a.out.as_deref()),
+        Command::Bench(a) if a.figure10 => cmd_bench_figure10(a.iterations, a.jobs),
         Command::Bench(a) => cmd_bench(a.scale, a.repeat, a.matching),
         Command::Mpi(a) => cmd_mpi(a, command),
         Command::Figure10(a) => cmd_figure10(a, command),
@@ -1072,6 +1083,40 @@ fn cmd_bench(scale: u32, repeat: u32, matching: bool) -> CmdResult {
     for r in &results {
         writeln!(out, "{r}")?;
     }
+    Ok(())
+}
+
+fn cmd_bench_figure10(iterations: Option<f64>, jobs: Option<usize>) -> CmdResult {
+    let opts = api::figure10::Figure10Options {
+        out: PathBuf::new(),
+        // As `moped figure10`'s default: run from the repository.
+        workloads: PathBuf::from("workloads"),
+        large: false,
+        seeds: vec![1],
+        iterations,
+        config: crate::config::SystemConfig::default(),
+        jobs: jobs.unwrap_or_else(api::figure10::default_jobs).max(1),
+        sensitivity: false,
+    };
+    let [on, off] = api::figure10::bench_fast_forward(&opts, &|_, _, _| {})?;
+    let mut out = io::stdout().lock();
+    for (name, t) in [("fast-forward on", &on), ("fast-forward off", &off)] {
+        writeln!(
+            out,
+            "{name:<17} {:>3} runs  {:>8.1} s wall  {:>14} events  {:>6.2} M events/s",
+            t.runs,
+            t.wall_seconds,
+            t.events,
+            t.events_per_second() / 1e6
+        )?;
+    }
+    writeln!(
+        out,
+        "ratio (off / on)  wall time {:.2}x  events {:.2}x  events per second {:.2}x",
+        off.wall_seconds / on.wall_seconds.max(1e-9),
+        off.events as f64 / (on.events as f64).max(1.0),
+        off.events_per_second() / on.events_per_second().max(1e-9)
+    )?;
     Ok(())
 }
 

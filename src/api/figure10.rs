@@ -182,6 +182,40 @@ fn run_and_analyse(
     Ok(f)
 }
 
+/// Figure 10's runs twice in one invocation, with fast-forward of polling on and then off
+/// (`moped bench --figure10`): the host time and events of each. The two give the same
+/// results by construction; each run's Figure-10 metrics are compared all the same, and a
+/// difference is an error naming the run.
+pub fn bench_fast_forward(
+    opts: &Figure10Options,
+    progress: Progress,
+) -> Result<[Throughput; 2], MopedError> {
+    check_scale(opts.iterations)?;
+    let tasks = plan(&opts.workloads, opts.large, &opts.seeds)?;
+    let run = |fast_forward| {
+        let mut cfg = opts.config.clone();
+        cfg.sim.fast_forward = fast_forward;
+        let started = Instant::now();
+        let outcomes = run_all(&cfg, &tasks, opts.jobs, opts.iterations, None, progress)?;
+        Ok::<_, MopedError>((Throughput::of(&outcomes, started), outcomes))
+    };
+    let (on, with) = run(true)?;
+    let (off, without) = run(false)?;
+    for (a, b) in with.iter().zip(&without) {
+        if a.record != b.record {
+            return Err(MopedError::Io(format!(
+                "fast-forward changed {} under {} (seed {}): {:?} against {:?}",
+                a.record.benchmark,
+                a.record.design,
+                a.record.seed,
+                a.record.metrics,
+                b.record.metrics
+            )));
+        }
+    }
+    Ok([on, off])
+}
+
 /// Runs the experiment makes: Figure 10's, and with `sensitivity` as many again per
 /// alternative that changes the configuration.
 pub fn run_count(opts: &Figure10Options) -> Result<usize, MopedError> {

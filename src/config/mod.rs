@@ -24,6 +24,7 @@
 //!               # list_entries = 2048, unexpected_queue = "list", lhs_entry_bytes = 64,
 //!               # lhs_entries = 1024
 //! [workload]    # warmup = true, buffer_align = 16
+//! [sim]         # fast_forward = true
 //! ```
 //!
 //! All latencies are in core cycles except the network's `hop_latency`,
@@ -667,6 +668,23 @@ impl WorkloadSection {
     }
 }
 
+/// How the simulator runs the machine (not the machine itself: no setting here changes a
+/// statistic but the simulator's own event counts and host time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSection {
+    /// A core whose pass of its polling loop found nothing new, and whose next pass will
+    /// find the same, skips its passes until something reaches its caches, and they are
+    /// accounted as if run (`sim::fastforward`); false runs every pass event by event.
+    pub fast_forward: bool,
+}
+
+impl Default for SimSection {
+    fn default() -> Self {
+        SimSection { fast_forward: true }
+    }
+}
+
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -684,6 +702,7 @@ pub struct SystemConfig {
     pub os: OsSection,
     pub mpi: MpiSection,
     pub workload: WorkloadSection,
+    pub sim: SimSection,
 }
 
 impl Default for SystemConfig {
@@ -700,6 +719,7 @@ impl Default for SystemConfig {
             os: OsSection::default(),
             mpi: MpiSection::default(),
             workload: WorkloadSection::default(),
+            sim: SimSection::default(),
         }
     }
 }

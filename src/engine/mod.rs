@@ -1,19 +1,23 @@
 //! Discrete-event engine: a deterministic priority queue of timed events.
 //!
-//! Events are ordered by `(time, seq)`, where `seq` is a per-queue insertion
-//! counter. Two events scheduled for the same cycle therefore pop in the order
-//! they were scheduled, which makes every simulation run reproducible.
+//! Events are ordered by `(time, tie, seq)`: `tie` is the event's own rank among
+//! the events of its cycle ([`Tie`]), `seq` a per-queue insertion counter. Two
+//! events of one cycle and one tie therefore pop in the order they were
+//! scheduled, which makes every simulation run reproducible; events of different
+//! ties pop in tie order whenever they were scheduled, so an owner of a tie can
+//! schedule its events earlier or later (or skip some) without moving anyone
+//! else's.
 //!
-//! The queue is a timing wheel: one FIFO bucket per cycle of a window of
-//! [`WHEEL`] cycles starting at `now` (linked lists threaded through one node
-//! array, so a freed node is reused while still in the host's cache), and a
-//! binary heap for events beyond the window. Nearly every event of the simulator (cache, network and memory
+//! The queue is a timing wheel: one bucket per cycle of a window of [`WHEEL`]
+//! cycles starting at `now`, kept in `(tie, seq)` order (linked lists threaded
+//! through one node array, so a freed node is reused while still in the host's
+//! cache; nearly every event joins its bucket at the tail), and a binary heap
+//! for events beyond the window. Nearly every event of the simulator (cache, network and memory
 //! latencies) lands inside the window, so scheduling and popping are O(1).
-//! Order stays exactly `(time, seq)` because of one invariant: every pending
-//! event earlier than `now + WHEEL` sits in its bucket. Events move from the
-//! heap into the window, in `(time, seq)` order, as soon as `now` advances far
-//! enough, so they are queued before any later-scheduled event of the same
-//! cycle.
+//! Order stays exactly `(time, tie, seq)` because of one invariant: every
+//! pending event earlier than `now + WHEEL` sits in its bucket. Events move from
+//! the heap into the window as soon as `now` advances far enough, so they are
+//! queued before any later-scheduled event of the same cycle and tie.
 //!
 //! Time is measured in core cycles ([`Cycle`]); at 1 GHz one cycle is 1 ns.
 
@@ -31,7 +35,16 @@ const _: () = assert!(
     "the summary word has one bit per occupancy word"
 );
 
-/// One heap entry: a packed `(time << 64) | seq` key plus the payload.
+/// Where an event stands among the events of its cycle: lower ties pop first, equal ties
+/// in the order they were scheduled.
+pub trait Tie {
+    fn tie(&self) -> u16;
+}
+
+/// Bits of a far event's key below its tie: its insertion counter.
+const SEQ_BITS: u32 = 48;
+
+/// One heap entry: a packed `(time << 64) | (tie << 48) | seq` key plus the payload.
 struct Entry<E> {
     key: u128,
     ev: E,
@@ -80,10 +93,11 @@ struct Node<E> {
     next: u32,
 }
 
-/// A min-priority queue of events keyed on `(time, insertion order)`.
-pub struct EventQueue<E: Copy> {
+/// A min-priority queue of events keyed on `(time, tie, insertion order)`.
+pub struct EventQueue<E: Copy + Tie> {
     /// Bucket `t % WHEEL` lists, first to last, the events of cycle `t` for `t` in
-    /// `[now, now + WHEEL)`. A bucket's two ends share a host cache line.
+    /// `[now, now + WHEEL)`, in `(tie, seq)` order. A bucket's two ends share a host
+    /// cache line.
     buckets: Box<[Bucket; WHEEL]>,
     nodes: Vec<Node<E>>,
     free: u32,
@@ -103,13 +117,13 @@ pub struct EventQueue<E: Copy> {
     peak: usize,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + Tie> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy + Tie> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
         Self::with_capacity(0)
@@ -154,12 +168,35 @@ impl<E: Copy> EventQueue<E> {
         match self.buckets[b].tail {
             NIL => {
                 self.buckets[b].head = i;
+                self.buckets[b].tail = i;
                 self.occupied[b / 64] |= 1 << (b % 64);
                 self.summary |= 1 << (b / 64);
             }
-            t => self.nodes[t as usize].next = i,
+            t if self.nodes[t as usize].ev.tie() <= ev.tie() => {
+                self.nodes[t as usize].next = i;
+                self.buckets[b].tail = i;
+            }
+            _ => self.insert_before_greater_tie(b, i),
         }
-        self.buckets[b].tail = i;
+    }
+
+    /// Links node `i` into bucket `b` before the first event of a greater tie (the tail's
+    /// tie is greater, so there is one).
+    #[cold]
+    #[inline(never)]
+    fn insert_before_greater_tie(&mut self, b: usize, i: u32) {
+        let tie = self.nodes[i as usize].ev.tie();
+        let mut prev = NIL;
+        let mut cur = self.buckets[b].head;
+        while self.nodes[cur as usize].ev.tie() <= tie {
+            prev = cur;
+            cur = self.nodes[cur as usize].next;
+        }
+        self.nodes[i as usize].next = cur;
+        match prev {
+            NIL => self.buckets[b].head = i,
+            p => self.nodes[p as usize].next = i,
+        }
     }
 
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug
@@ -184,13 +221,15 @@ impl<E: Copy> EventQueue<E> {
     #[cold]
     #[inline(never)]
     fn push_far(&mut self, at: Cycle, ev: E) {
-        let key = ((at as u128) << 64) | self.seq as u128;
+        debug_assert!(self.seq < 1 << SEQ_BITS, "far-event counter overflow");
+        let key = ((at as u128) << 64) | ((ev.tie() as u128) << SEQ_BITS) | self.seq as u128;
         self.seq += 1;
         self.far.push(Entry { key, ev });
         self.far_min = self.far_min.min(at);
     }
 
-    /// Moves every far event earlier than `horizon` into its bucket, in `(time, seq)` order.
+    /// Moves every far event earlier than `horizon` into its bucket, in `(time, tie, seq)`
+    /// order.
     #[cold]
     #[inline(never)]
     fn pull_far(&mut self, horizon: Cycle) {
@@ -286,6 +325,62 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Time and tie of the earliest pending event.
+    pub fn peek_key(&self) -> Option<(Cycle, u16)> {
+        let t = self.peek_time()?;
+        if t - self.now >= WHEEL as Cycle {
+            return self.far.peek().map(|e| (t, e.ev.tie()));
+        }
+        let head = self.buckets[t as usize & (WHEEL - 1)].head;
+        Some((t, self.nodes[head as usize].ev.tie()))
+    }
+
+    /// Takes every pending event of tie `tie` out of the window (events beyond it stay),
+    /// in `(time, seq)` order.
+    pub fn take_tie(&mut self, tie: u16) -> Vec<(Cycle, E)> {
+        let mut out = Vec::new();
+        for d in 0..WHEEL as Cycle {
+            let at = self.now + d;
+            let b = at as usize & (WHEEL - 1);
+            if self.occupied[b / 64] & (1 << (b % 64)) == 0 {
+                continue;
+            }
+            let (mut prev, mut cur) = (NIL, self.buckets[b].head);
+            while cur != NIL {
+                let Node { ev, next } = self.nodes[cur as usize];
+                if ev.tie() == tie {
+                    out.push((at, ev));
+                    match prev {
+                        NIL => self.buckets[b].head = next,
+                        p => self.nodes[p as usize].next = next,
+                    }
+                    if self.buckets[b].tail == cur {
+                        self.buckets[b].tail = prev;
+                    }
+                    self.nodes[cur as usize].next = self.free;
+                    self.free = cur;
+                    self.len -= 1;
+                } else {
+                    prev = cur;
+                }
+                cur = next;
+            }
+            if self.buckets[b].head == NIL {
+                self.occupied[b / 64] &= !(1 << (b % 64));
+                if self.occupied[b / 64] == 0 {
+                    self.summary &= !(1 << (b / 64));
+                }
+            }
+        }
+        out
+    }
+
+    /// Sets the time of an empty queue to `at`, earlier or later.
+    pub fn restart_at(&mut self, at: Cycle) {
+        assert!(self.is_empty(), "restart_at on a queue with events pending");
+        self.now = at;
+    }
+
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
@@ -308,6 +403,73 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plain payloads all share tie 0: insertion order alone breaks ties.
+    macro_rules! untied {
+        ($($t:ty),*) => {$(impl Tie for $t { fn tie(&self) -> u16 { 0 } })*};
+    }
+    untied!(u64, u32, char, ());
+
+    /// A payload with a tie of its own: `(tie, id)`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    struct Tied(u16, u64);
+
+    impl Tie for Tied {
+        fn tie(&self) -> u16 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn take_tie_removes_one_ties_events_and_keeps_the_rest_in_order() {
+        let mut q = EventQueue::new();
+        let evs = [(3, 1), (3, 2), (5, 1), (5, 0), (9, 2), (9, 1), (3, 1)];
+        for (i, &(t, tie)) in evs.iter().enumerate() {
+            q.schedule(t, Tied(tie, i as u64));
+        }
+        q.schedule(WHEEL as Cycle + 40, Tied(1, 99));
+        let taken = q.take_tie(1);
+        let ids: Vec<u64> = taken.iter().map(|(_, e)| e.1).collect();
+        assert_eq!(ids, vec![0, 6, 2, 5]);
+        assert_eq!(taken[2].0, 5);
+        assert_eq!(q.len(), 4);
+        for &(t, ev) in &taken {
+            q.schedule(t, ev);
+        }
+        let order: Vec<(Cycle, u64)> =
+            std::iter::from_fn(|| q.pop().map(|(t, e)| (t, e.1))).collect();
+        assert_eq!(
+            order,
+            vec![
+                (3, 0),
+                (3, 6),
+                (3, 1),
+                (5, 3),
+                (5, 2),
+                (9, 5),
+                (9, 4),
+                (WHEEL as Cycle + 40, 99)
+            ]
+        );
+        q.restart_at(2);
+        q.schedule(2, Tied(0, 7));
+        assert_eq!(q.pop(), Some((2, Tied(0, 7))));
+    }
+
+    #[test]
+    fn ties_pop_in_tie_order_whenever_scheduled() {
+        let mut q = EventQueue::new();
+        for (i, &tie) in [3u16, 0, 2, 0, 3, 1, 0].iter().enumerate() {
+            q.schedule(4, Tied(tie, i as u64));
+        }
+        // Beyond the window too, and pulled into it later.
+        for (i, &tie) in [2u16, 0, 2].iter().enumerate() {
+            q.schedule(WHEEL as Cycle + 9, Tied(tie, 10 + i as u64));
+        }
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let ids: Vec<u64> = order.iter().map(|e| e.1).collect();
+        assert_eq!(ids, vec![1, 3, 6, 5, 2, 0, 4, 11, 10, 12]);
+    }
 
     #[test]
     fn pops_in_time_order() {
@@ -389,12 +551,12 @@ mod tests {
         q.schedule(9, ());
     }
 
-    /// The wheel against a reference `(time, seq)` sort, with delays that straddle the
-    /// window and ties at every distance.
+    /// The wheel against a reference `(time, tie, seq)` sort, with delays that straddle
+    /// the window and ties at every distance.
     #[test]
     fn matches_a_reference_order_across_the_window() {
         let mut q = EventQueue::new();
-        let mut reference: Vec<(Cycle, u64)> = Vec::new();
+        let mut reference: Vec<(Cycle, Tied)> = Vec::new();
         let mut x: u64 = 99;
         let mut next = 0u64;
         let mut rand = |m: u64| {
@@ -415,12 +577,13 @@ mod tests {
                     3 => WHEEL as u64 - 1 + rand(3),
                     _ => rand(200),
                 };
-                q.schedule_in(d, next);
-                reference.push((q.now() + d, next));
+                let ev = Tied(rand(4) as u16, next);
+                q.schedule_in(d, ev);
+                reference.push((q.now() + d, ev));
                 next += 1;
             }
             if round % 3 != 0 {
-                // Reference: smallest (time, seq); seq equals the payload here.
+                // Reference: smallest (time, tie, seq); seq is the payload's id here.
                 if let Some(i) = (0..reference.len()).min_by_key(|&i| reference[i]) {
                     expected.push(reference.swap_remove(i));
                 }

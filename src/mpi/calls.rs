@@ -180,6 +180,7 @@ impl Rank {
             }),
             Path::Shm => {
                 self.stats.progress_passes += 1;
+                self.pass.started = true;
                 self.stack.push(Task::Progress { i: 0 })
             }
             Path::New => return Err(format!("rank {me}: request {r} was never posted")),

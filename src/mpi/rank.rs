@@ -92,7 +92,7 @@ pub(super) struct Stream {
 }
 
 /// A decision in progress.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Task {
     /// Take the next call of the program.
     NextCall,
@@ -196,24 +196,42 @@ impl Default for RankStats {
     }
 }
 
+/// Every plain counter of [`RankStats`] (all but the distributions), listed once: `$m!(s;
+/// field, ...)`.
+macro_rules! rank_counters {
+    ($m:ident, $s:expr) => {
+        $m!($s; instructions, sends, send_bytes, moped_sends, moped_recvs, eager, rendezvous,
+            self_sends, polls, progress_passes, refused, revoked, list_searched, lhs_heads,
+            lhs_overflows)
+    };
+}
+
+/// Number of [`RankStats`] plain counters.
+pub(super) const RANK_COUNTERS: usize = 15;
+
 impl RankStats {
+    /// The plain counters, in declaration order.
+    pub(super) fn counters(&self) -> [u64; RANK_COUNTERS] {
+        macro_rules! get {
+            ($s:expr; $($f:ident),*) => { [$($s.$f),*] };
+        }
+        rank_counters!(get, self)
+    }
+
+    /// Adds `times` times `d` (counters in declaration order) to the plain counters.
+    pub(super) fn add_counters(&mut self, d: &[u64; RANK_COUNTERS], times: u64) {
+        macro_rules! put {
+            ($s:expr; $($f:ident),*) => {{
+                let mut d = d.iter();
+                $($s.$f += d.next().expect("one per counter") * times;)*
+            }};
+        }
+        rank_counters!(put, self)
+    }
+
     /// Adds another rank's counters to these.
     pub fn add(&mut self, s: &RankStats) {
-        self.instructions += s.instructions;
-        self.sends += s.sends;
-        self.send_bytes += s.send_bytes;
-        self.moped_sends += s.moped_sends;
-        self.moped_recvs += s.moped_recvs;
-        self.eager += s.eager;
-        self.rendezvous += s.rendezvous;
-        self.self_sends += s.self_sends;
-        self.polls += s.polls;
-        self.progress_passes += s.progress_passes;
-        self.refused += s.refused;
-        self.revoked += s.revoked;
-        self.list_searched += s.list_searched;
-        self.lhs_heads += s.lhs_heads;
-        self.lhs_overflows += s.lhs_overflows;
+        self.add_counters(&s.counters(), 1);
         for (mine, theirs) in self.depths.iter_mut().zip(&s.depths) {
             // Both come from `Distribution::queue_depths`, so their buckets agree.
             mine.merge(theirs).ok();
@@ -257,6 +275,47 @@ pub(super) struct Rank {
     pub stamp: u64,
     pub finished: bool,
     pub stats: RankStats,
+    /// Whether the rank's progress-engine passes repeat (see [`PassWatch`]).
+    pub pass: PassWatch,
+}
+
+/// What the simulator's fast-forward of polling needs to know of a rank
+/// (`sim::fastforward`): whether a pass of the progress engine just began, and whether the
+/// pass before it only polled and left the rank where it stood when that pass began, so
+/// that, as long as the memory it polls does not change, every pass after it is the same.
+#[derive(Debug, Default)]
+pub(super) struct PassWatch {
+    /// A pass began in the step being run.
+    pub started: bool,
+    /// Since the last pass began, the rank did something other than poll empty queues.
+    pub dirty: bool,
+    /// The task stack and the counters when the last pass began (after its first step).
+    pub stack: Vec<Task>,
+    pub counters: [u64; RANK_COUNTERS],
+    /// The counters one idle pass adds.
+    pub delta: [u64; RANK_COUNTERS],
+}
+
+impl PassWatch {
+    /// At a pass's start (after its first step): whether the pass before it was idle. The
+    /// task stack and counters are kept for the next pass's start to compare with.
+    pub fn begin(&mut self, stack: &[Task], counters: [u64; RANK_COUNTERS]) -> bool {
+        let idle = !self.dirty && self.stack == stack;
+        if idle {
+            for (d, (now, then)) in self
+                .delta
+                .iter_mut()
+                .zip(counters.iter().zip(&self.counters))
+            {
+                *d = now - then;
+            }
+        }
+        self.stack.clear();
+        self.stack.extend_from_slice(stack);
+        self.counters = counters;
+        self.dirty = false;
+        idle
+    }
 }
 
 impl Rank {
@@ -299,6 +358,7 @@ impl Rank {
             stamp: 0,
             finished: false,
             stats: RankStats::default(),
+            pass: PassWatch::default(),
         }
     }
 }

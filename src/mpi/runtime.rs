@@ -193,6 +193,22 @@ impl Driver for MpiDriver {
         Ok(())
     }
 
+    fn take_pass_start(&mut self, core: usize) -> Option<bool> {
+        let Rank {
+            pass, stack, stats, ..
+        } = self.ranks.get_mut(core)?;
+        if !std::mem::take(&mut pass.started) {
+            return None;
+        }
+        Some(pass.begin(stack, stats.counters()))
+    }
+
+    fn skip_passes(&mut self, core: usize, passes: u64) {
+        let r = &mut self.ranks[core];
+        r.stats.add_counters(&r.pass.delta, passes);
+        r.pass.counters = r.stats.counters();
+    }
+
     fn independent_issued(&mut self, core: usize, id: u64) {
         if let Some(o) = self.ranks.get_mut(core).and_then(|r| r.overlap.as_mut()) {
             o.issued(id);
@@ -261,6 +277,7 @@ impl MpiDriver {
             let value = self.ranks[c].loaded.take();
             let rank = &mut self.ranks[c];
             if let Some(o) = rank.overlap.as_mut() {
+                rank.pass.dirty = true;
                 match o.next() {
                     Some(n) => {
                         if matches!(n, Next::Access(_) | Next::Independent(_)) {
@@ -275,6 +292,7 @@ impl MpiDriver {
                 }
             }
             if let Some(l) = rank.looping.as_mut() {
+                rank.pass.dirty = true;
                 match l.next(value) {
                     Some(n) => {
                         rank.waiting = l.wants_value();
@@ -288,6 +306,7 @@ impl MpiDriver {
                 }
             }
             if let Some(m) = rank.ops.pop_front() {
+                rank.pass.dirty = true;
                 match self.run_micro(c, m)? {
                     Some(n) => return Ok(n),
                     None => continue,
@@ -397,6 +416,15 @@ impl MpiDriver {
     /// Runs one step of task `task` of rank `c`; `value` is the value of the load the task
     /// issued last (if it did).
     fn step(&mut self, c: usize, task: Task, value: Option<u64>) -> Result<Step, String> {
+        // Only these, with the slot found empty (a filled one goes on to step 3), make up
+        // an idle pass of the progress engine.
+        let polling = matches!(
+            task,
+            Task::Wait { .. } | Task::Progress { .. } | Task::Poll { step: 0..=2, .. }
+        );
+        if !polling {
+            self.ranks[c].pass.dirty = true;
+        }
         let layout = &self.layout;
         let cx = CallCtx {
             layout,

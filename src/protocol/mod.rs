@@ -354,6 +354,18 @@ impl TransitionCounts {
         self.high[k] += 1;
     }
 
+    /// Counts `n` more runs of the transition with counter `k`.
+    pub fn add(&mut self, k: usize, n: u64) {
+        let total = self.get(k) + n;
+        self.low[k] = total as u16;
+        if total >> 16 != 0 || !self.high.is_empty() {
+            if self.high.is_empty() {
+                self.high = vec![0; self.low.len()];
+            }
+            self.high[k] = total >> 16;
+        }
+    }
+
     /// Runs counted by counter `k`.
     pub fn get(&self, k: usize) -> u64 {
         let high = self.high.get(k).copied().unwrap_or(0);

@@ -647,3 +647,25 @@ fn transition_counts_carry_past_sixteen_bits() {
     assert_eq!(c.len(), 3);
     assert!(TransitionCounts::default().is_empty());
 }
+
+#[test]
+fn transition_counts_add_many_runs_as_bumps_would() {
+    let (mut added, mut bumped) = (TransitionCounts::new(3), TransitionCounts::new(3));
+    for (k, n) in [
+        (0usize, 7u64),
+        (1, 65_530),
+        (1, 9),
+        (2, 1 << 20),
+        (0, 65_536),
+    ] {
+        added.add(k, n);
+        for _ in 0..n {
+            bumped.bump(k);
+        }
+    }
+    assert_eq!(
+        added.iter().collect::<Vec<_>>(),
+        bumped.iter().collect::<Vec<_>>()
+    );
+    assert_eq!(added.get(1), 65_539);
+}

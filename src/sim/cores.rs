@@ -159,6 +159,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
     let mut next = driver
         .next(c, now)
         .map_err(|detail| SimError::Check { cycle: now, detail })?;
+    let pass = driver.take_pass_start(c);
     let mut independent = false;
     if let Next::Independent(req) = next {
         // A blocking core, and any core for a port (whose loads the MOPED may answer
@@ -214,6 +215,9 @@ fn step<P: Platform, D: Driver + ?Sized>(
         // Only an mlp core's loads (not to a port) are still independent here.
         Next::Independent(req) => access(p, c, req, true, now, driver)?,
         Next::Access(req) => access(p, c, req, independent, now, driver)?,
+    }
+    if let Some(idle) = pass {
+        p.pass_started(c, now, idle);
     }
     Ok(())
 }

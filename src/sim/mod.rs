@@ -2,8 +2,10 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
-// Sibling modules form a DAG: platform <- moped_host <- cores <- memory; stats uses none.
+// Sibling modules form a DAG: platform <- moped_host <- cores <- memory, fastforward; stats
+// uses none.
 pub(crate) mod cores;
+mod fastforward;
 pub mod interrupt;
 mod memory;
 mod mlp;
@@ -23,7 +25,7 @@ use crate::coherence::{
     DirParams, MopedDone, MopedReq, Msg, MsgType, NodeId, Outbox, Protocol, Violation,
 };
 use crate::config::{SystemConfig, WatchdogSection};
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Tie};
 use crate::mem::{line_of, LineAddr, LineData};
 use crate::moped::device::Moped;
 use crate::net::{MsgClass, Network};
@@ -105,6 +107,17 @@ pub trait Driver {
     fn next(&mut self, core: usize, now: u64) -> Result<Next, String>;
     /// A completed access; an error fails the run.
     fn completed(&mut self, core: usize, c: &Completed, now: u64) -> Result<(), String>;
+    /// Fast-forward of polling (`fastforward`): asked after each [`Driver::next`] of
+    /// `core`, `Some(idle)` when that step began a pass of a polling loop. `idle`: the pass
+    /// before it only polled memory, with loads, and left the driver's state for the core
+    /// as it was when that pass began (counters aside), so that the next pass, reading the
+    /// same memory, does the same.
+    fn take_pass_start(&mut self, _core: usize) -> Option<bool> {
+        None
+    }
+    /// Counts `passes` more idle passes of `core`'s polling loop, as if run: its counters
+    /// grow by what its last idle pass added to them.
+    fn skip_passes(&mut self, _core: usize, _passes: u64) {}
     /// The request id the core gave the [`Next::Independent`] load it just took: its
     /// completion, whenever it comes, carries this id (a blocking core's too).
     fn independent_issued(&mut self, _core: usize, _id: u64) {}
@@ -259,6 +272,8 @@ pub struct Sim {
     tlb: Tlb,
     /// The cores' first steps are queued (a run resumed after a pause queues none).
     started: bool,
+    /// Polling passes skipped (`sim.fast_forward`).
+    ff: fastforward::FastForward,
 }
 
 /// Where [`Sim::run_to_mark`] stopped.
@@ -361,6 +376,7 @@ impl Sim {
             ),
             moped_host,
             tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
+            ff: fastforward::FastForward::new(cfg.sim.fast_forward, n),
         })
     }
 
@@ -419,25 +435,37 @@ impl Sim {
         // period, and a request stuck behind such a wait is seen at the wait's end.
         let period = self.watchdog_period();
         let mut check_at = self.now().saturating_add(period);
-        while let Some((now, ev)) = self.wire.q.pop() {
-            self.counters.events += 1;
-            self.counters.kinds.count(&ev);
-            if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
-                return Err(SimError::Interrupted);
-            }
-            if now >= check_at {
-                self.check_watchdog(now)?;
-                if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
-                    return Err(SimError::Watchdog { cycle: now, detail });
+        loop {
+            while let Some((now, ev)) = self.wire.q.pop() {
+                self.counters.events += 1;
+                self.counters.kinds.count(&ev);
+                if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
+                    return Err(SimError::Interrupted);
                 }
-                check_at = now.saturating_add(period);
+                if now >= check_at {
+                    self.check_watchdog(now)?;
+                    if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
+                        return Err(SimError::Watchdog { cycle: now, detail });
+                    }
+                    check_at = now.saturating_add(period);
+                }
+                if self.ff.on() {
+                    self.ff_observe(now, &ev, driver)?;
+                }
+                // Sleeping cores whose events come before the pause's are woken to it.
+                let after = (now, ev.tie() + 1);
+                cores::handle(self, now, ev, driver)?;
+                if driver.take_region_start() {
+                    self.ff_wake_all(after, driver)?;
+                    return Ok(Pause::RegionStart(now));
+                }
+                if driver.take_region_end() {
+                    self.ff_wake_all(after, driver)?;
+                    return Ok(Pause::RegionEnd(now));
+                }
             }
-            cores::handle(self, now, ev, driver)?;
-            if driver.take_region_start() {
-                return Ok(Pause::RegionStart(now));
-            }
-            if driver.take_region_end() {
-                return Ok(Pause::RegionEnd(now));
+            if !self.ff_give_up(driver)? {
+                break;
             }
         }
         self.check_quiescent()?;
@@ -526,7 +554,8 @@ impl Sim {
         let wd = &self.cfg.watchdog;
         self.check_driver_lines(now, wd.request_cycles)?;
         for (i, c) in self.cores.iter().enumerate() {
-            if c.done {
+            // A sleeping core polls on, as far as it knows (`fastforward`).
+            if c.done || self.ff.asleep(i) {
                 continue;
             }
             if let Some((req, since)) = c.pending() {
@@ -840,6 +869,10 @@ impl Platform for Sim {
 
     fn lines_waiting(&self, m: usize) -> bool {
         self.moped_host.has_stalled(m)
+    }
+
+    fn pass_started(&mut self, c: usize, now: u64, idle: bool) {
+        self.ff_pass_started(c, now, idle)
     }
 }
 

@@ -49,6 +49,29 @@ pub(crate) enum Ev {
     FaultDone(u16, u16, bool),
 }
 
+/// Within a cycle, the events of the memory system, the network and the devices first, in
+/// the order they were scheduled, then each core's own events by core id: so a core's
+/// events can be scheduled at other moments, or skipped (fast-forward), without moving
+/// anyone else's among the events of their cycle.
+impl crate::engine::Tie for Ev {
+    #[inline]
+    fn tie(&self) -> u16 {
+        match *self {
+            Ev::Step(c)
+            | Ev::Walk(c)
+            | Ev::RetryLoad(c)
+            | Ev::RetryStore(c)
+            | Ev::HitDone(c, _)
+            | Ev::WindowHit(c) => 1 + c,
+            Ev::Deliver(_)
+            | Ev::Watchdog
+            | Ev::DevDeliver(_)
+            | Ev::MopedTick(_)
+            | Ev::FaultDone(..) => 0,
+        }
+    }
+}
+
 /// Events processed, by kind: where a run's events go (`sim.event_kinds.*`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventKinds {
@@ -215,6 +238,9 @@ pub(crate) trait Platform: VirtualMemory + Sized {
 
     /// Whether MOPED `m` has a line request its memory system has not answered.
     fn lines_waiting(&self, m: usize) -> bool;
+    /// Core `c`'s step at `now` began a pass of its driver's polling loop (`idle`: see
+    /// [`Driver::take_pass_start`]); a platform that fast-forwards polling watches it.
+    fn pass_started(&mut self, _c: usize, _now: u64, _idle: bool) {}
 }
 
 /// What any host keeps beside its MOPEDs: the port window, the messages between MOPEDs in

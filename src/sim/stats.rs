@@ -18,6 +18,7 @@ struct RunCounts {
     messages: u64,
     max_queue: u64,
     message_stalls: u64,
+    ff_passes: u64,
     host_seconds: f64,
 }
 
@@ -52,6 +53,8 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
     "sim.max_queue" => max_queue, "Count", "Largest number of pending events (whole run)", level;
     "sim.message_stalls" => message_stalls, "Count",
         "Message deliveries that stalled on a busy line";
+    "sim.fast_forward.passes" => ff_passes, "Count",
+        "Idle polling passes skipped by fast-forward and accounted as if run (sim.fast_forward)";
     "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
 });
 
@@ -150,6 +153,7 @@ impl Sim {
             messages: self.wire.net.total_msgs(),
             max_queue: self.counters.max_queue,
             message_stalls: self.counters.message_stalls,
+            ff_passes: self.ff.passes,
             host_seconds,
         };
         r.table("", RUN_STATS, &run);

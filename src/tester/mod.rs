@@ -46,6 +46,9 @@ pub struct TesterConfig {
     pub moped_share: f64,
     /// The L1 prefetcher (`l1.prefetch`, with its default degree and distance).
     pub prefetch: PrefetchKind,
+    /// `sim.fast_forward` (its driver has no polling loop, so it never engages: the same
+    /// run either way, which a test checks).
+    pub fast_forward: bool,
 }
 
 impl TesterConfig {
@@ -63,6 +66,7 @@ impl TesterConfig {
             design: Design::Baseline,
             moped_share: 0.4,
             prefetch: PrefetchKind::None,
+            fast_forward: true,
         }
     }
 
@@ -96,6 +100,7 @@ impl TesterConfig {
         cfg.network.random_delay_max = self.random_delay_max;
         cfg.network.cores_per_leaf = 4;
         cfg.l1.prefetch = Some(self.prefetch);
+        cfg.sim.fast_forward = self.fast_forward;
         // Every core hammers the same few lines, so a request may wait behind each other
         // core's turn with the line (a network round trip and, under the MOPED designs, the
         // copy unit's own): the watchdog's patience grows with the cores. The default
