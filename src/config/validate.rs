@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// The first of `counts` that is 0, as the error for its key: each must be >= 1.
+fn at_least_one(counts: &[(&str, u64)]) -> Result<(), ConfigError> {
+    match counts.iter().find(|(_, v)| *v == 0) {
+        Some((key, _)) => invalid(key, "must be >= 1"),
+        None => Ok(()),
+    }
+}
+
 /// Host bytes each cache way takes beyond its line of data: tag, state and dirty bit,
 /// rounded up.
 const WAY_OVERHEAD_BYTES: u64 = 16;
@@ -63,18 +71,15 @@ impl CoreSection {
                 format!("must be positive and finite, got {}", self.cpi),
             );
         }
-        if self.store_buffer_entries == 0 {
-            return invalid("system.store_buffer_entries", "must be >= 1");
-        }
-        if self.outstanding_loads == 0 {
-            return invalid("system.outstanding_loads", "must be >= 1");
-        }
-        if self.window == 0 {
-            return invalid("system.window", "must be >= 1");
-        }
-        if self.tlb_entries == 0 {
-            return invalid("system.tlb_entries", "must be >= 1");
-        }
+        at_least_one(&[
+            (
+                "system.store_buffer_entries",
+                self.store_buffer_entries as u64,
+            ),
+            ("system.outstanding_loads", self.outstanding_loads as u64),
+            ("system.window", self.window as u64),
+            ("system.tlb_entries", self.tlb_entries as u64),
+        ])?;
         if !is_pow2(self.line_bytes as u64) || !(8..=4096).contains(&self.line_bytes) {
             return invalid(
                 "system.line_bytes",
@@ -219,19 +224,17 @@ impl NetSection {
                 format!("core/network clock ratio {ratio} is out of range"),
             );
         }
-        if self.cores_per_leaf == 0 {
-            return invalid("network.cores_per_leaf", "must be >= 1");
-        }
+        at_least_one(&[("network.cores_per_leaf", self.cores_per_leaf as u64)])?;
         if self.hop_latency == 0 {
             return invalid("network.hop_latency", "must be >= 1 network cycle");
         }
-        if self.link_bytes_per_cycle == 0 {
-            return invalid("network.link_bytes_per_cycle", "must be >= 1");
-        }
-        if self.header_bytes == 0 {
-            return invalid("network.header_bytes", "must be >= 1");
-        }
-        Ok(())
+        at_least_one(&[
+            (
+                "network.link_bytes_per_cycle",
+                self.link_bytes_per_cycle as u64,
+            ),
+            ("network.header_bytes", self.header_bytes as u64),
+        ])
     }
 }
 

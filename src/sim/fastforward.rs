@@ -158,7 +158,7 @@ impl FastForward {
 
 /// The tie of core `c`'s events.
 fn tie_of(c: usize) -> u16 {
-    1 + c as u16
+    Ev::Step(c as u16).tie()
 }
 
 impl Sim {
@@ -296,12 +296,13 @@ impl Sim {
             self.ff_account(c, k, &s.delta, shift, driver);
         }
         // The pass in progress, by itself.
-        let mut q = std::mem::take(&mut self.ff.scratch);
-        q.restart_at(s.at + shift);
+        // The scratch queue takes the event queue's place while the pass replays, so the
+        // core's handlers schedule into it.
+        self.ff.scratch.restart_at(s.at + shift);
         for &(t, ev) in &s.pending {
-            q.schedule(t + shift, ev);
+            self.ff.scratch.schedule(t + shift, ev);
         }
-        std::mem::swap(&mut self.wire.q, &mut q);
+        std::mem::swap(&mut self.wire.q, &mut self.ff.scratch);
         self.ff.replaying = true;
         let mut result = Ok(());
         while self.wire.q.peek_key().is_some_and(|key| key < until) {
@@ -314,10 +315,11 @@ impl Sim {
             }
         }
         self.ff.replaying = false;
-        std::mem::swap(&mut self.wire.q, &mut q);
-        while let Some((t, ev)) = q.pop() {
-            if ev.tie() != tie {
-                return Err(SimError::Check {
+        std::mem::swap(&mut self.wire.q, &mut self.ff.scratch);
+        // What is left of the pass joins the event queue (the scratch queue is left empty).
+        while let Some((t, ev)) = self.ff.scratch.pop() {
+            if ev.tie() != tie && result.is_ok() {
+                result = Err(SimError::Check {
                     cycle: t,
                     detail: format!(
                         "fast-forward: waking core {c}'s pass scheduled {ev:?}, not an event of \
@@ -327,7 +329,6 @@ impl Sim {
             }
             self.wire.q.schedule(t, ev);
         }
-        self.ff.scratch = q;
         result
     }
 
