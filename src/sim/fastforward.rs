@@ -1,14 +1,17 @@
 //! Exact fast-forward of idle polling (`sim.fast_forward`).
 //!
 //! A rank waiting for a message runs pass after pass of its progress engine, each reading
-//! the same queue words, which hit in its L1 and which nothing changes until a message
-//! comes. When the driver says a pass only polled and left the rank where it stood
-//! ([`Driver::take_pass_start`]), and the simulator saw nothing but the core's steps and
-//! L1 load hits in it and nothing reach the core's node, every later pass is the same
-//! until something reaches that node. The core then sleeps: its pending events leave the
-//! queue and none of its passes runs. It wakes when something reaches its node (a
-//! coherence message for its caches, an event of its MOPED), when the run pauses for the
-//! timed region, or when nothing else is left to run; then
+//! the same queue words, which nothing changes until a message comes. When the driver says
+//! a pass only polled and left the rank where it stood ([`Driver::take_pass_start`]), and
+//! the simulator saw nothing in it but the core's steps, its loads served by its own L1
+//! or L2, and its page walks of such loads, and nothing reach the core's node, every later
+//! pass is the same until something reaches that node, provided the pass began as the one
+//! before it did and, when it moved lines (an L1 miss or a TLB miss: with more queues than
+//! the TLB has entries, or than an L1 set has ways), the L1, the L2 and the TLB hold the
+//! same lines in the same LRU order at both of its ends. The core then sleeps: its pending
+//! events leave the queue and none of its passes runs. It wakes when something reaches its
+//! node (a coherence message for its caches, an event of its MOPED), when the run pauses
+//! for the timed region, or when nothing else is left to run; then
 //! - the whole passes it skipped are accounted as if run: each adds what the last pass
 //!   added to the core's, its caches', its TLB's and its rank's counters, and moves the
 //!   core's time stamps and request ids on by one pass;
@@ -20,16 +23,19 @@
 //! - A core's events come after every other event of their cycle, by core id
 //!   ([`Tie`](crate::engine::Tie)), so taking them out and putting them back later moves
 //!   no one else's, and they fall where they would have fallen.
-//! - Replacement in the L1 and the TLB compares last-use stamps only with each other; each
-//!   skipped pass would renew the same entries in the same order, above every other
-//!   entry's stamp, so the order the stamps give is the one the real passes leave.
+//! - Replacement in the L1, the L2 and the TLB compares last-use stamps only with each
+//!   other, within a set; a pass that finds every line it looks at renews the same entries
+//!   in the same order, above every other entry's stamp, and one that moves lines but ends
+//!   with the same contents in the same order ([`Sim::ff_signature`]) leaves its caches
+//!   and TLB as a skipped pass would. Either way the order the stamps give is the one the
+//!   real passes leave.
 //! - A pass that sends nothing draws no random delay and touches nothing shared.
 //!
 //! Statistics are the same with and without it (a test compares every line of `stats.txt`
 //! but the simulator's own event counts and host time); `sim.fast_forward.passes` counts
 //! the passes skipped.
 
-use crate::coherence::cache::CacheStats;
+use crate::coherence::cache::{CacheStats, PrefetchKind};
 use crate::coherence::HitLevel;
 use crate::engine::{EventQueue, Tie};
 
@@ -51,32 +57,50 @@ struct Counters {
 /// What one idle pass adds to a core's counters.
 #[derive(Clone, Debug)]
 struct Delta {
-    /// Loads: request ids, accesses and L1 hits alike.
-    loads: u64,
-    tlb_hits: u64,
+    /// Request ids: the pass's loads, its page walks' included.
+    ids: u64,
+    /// The core's accesses (its walks' loads are not).
+    accesses: u64,
+    l1_hits: u64,
+    /// L1 misses, each an L2 hit.
+    l1_misses: u64,
+    /// TLB hits, misses, walk loads and walk cycles.
+    tlb: TlbStats,
     /// Transition counters that moved: (counter, runs).
     transitions: Vec<(usize, u64)>,
 }
 
 impl Delta {
-    /// What the pass from `a` to `b` added, if it was nothing but L1 load hits (every
-    /// access an L1 hit, translated by a TLB hit if at all, with nothing else counted).
+    /// What the pass from `a` to `b` added, if it was nothing but loads served by the core's
+    /// own L1 or L2 (every access translated by a TLB hit, by a walk of such loads, or not
+    /// at all), with nothing else counted.
     fn between(a: &Counters, b: &Counters) -> Option<Delta> {
-        let loads = b.next_id - a.next_id;
-        let hits = b.cache.l1_hits - a.cache.l1_hits;
-        if loads == 0 || b.accesses - a.accesses != loads || hits != loads {
+        let ids = b.next_id - a.next_id;
+        let accesses = b.accesses - a.accesses;
+        let l1_hits = b.cache.l1_hits - a.cache.l1_hits;
+        let l1_misses = b.cache.l1_misses - a.cache.l1_misses;
+        let tlb = TlbStats {
+            hits: b.tlb.hits - a.tlb.hits,
+            misses: b.tlb.misses - a.tlb.misses,
+            walk_loads: b.tlb.walk_loads - a.tlb.walk_loads,
+            walk_cycles: b.tlb.walk_cycles - a.tlb.walk_cycles,
+        };
+        let translated = tlb.hits + tlb.misses;
+        if ids == 0
+            || ids != accesses + tlb.walk_loads
+            || l1_hits + l1_misses != ids
+            || b.cache.l2_hits - a.cache.l2_hits != l1_misses
+            || (translated != 0 && translated != accesses)
+        {
             return None;
         }
-        let only_hits = CacheStats {
+        let only_these = CacheStats {
             l1_hits: b.cache.l1_hits,
+            l1_misses: b.cache.l1_misses,
+            l2_hits: b.cache.l2_hits,
             ..a.cache.clone()
         };
-        let tlb_hits = b.tlb.hits - a.tlb.hits;
-        let tlb_same = TlbStats {
-            hits: b.tlb.hits,
-            ..a.tlb
-        };
-        if only_hits != b.cache || tlb_same != b.tlb || (tlb_hits != 0 && tlb_hits != loads) {
+        if only_these != b.cache {
             return None;
         }
         let transitions = (a.transitions.iter().zip(&b.transitions).enumerate())
@@ -84,10 +108,20 @@ impl Delta {
             .map(|(k, (x, y))| (k, y - x))
             .collect();
         Some(Delta {
-            loads,
-            tlb_hits,
+            ids,
+            accesses,
+            l1_hits,
+            l1_misses,
+            tlb,
             transitions,
         })
+    }
+
+    /// Whether the pass changed which lines the L1, the L2 or the TLB hold, beyond renewing
+    /// the stamps of those it found: then the next pass is the same only if the three hold
+    /// the same in the same order at both of its ends ([`Sim::ff_signature`]).
+    fn moves_lines(&self) -> bool {
+        self.l1_misses > 0 || self.tlb.misses > 0
     }
 }
 
@@ -96,9 +130,23 @@ impl Delta {
 struct Mark {
     at: u64,
     counters: Counters,
-    /// Where the pass's first load hit, when the core waits for nothing else: its latency
-    /// is part of the pass's length, but its count belongs to the pass before.
-    first: Option<HitLevel>,
+    /// What the core waits for when the pass begins, if only its first load's hit.
+    first: Option<Start>,
+    /// The L1's, L2's and TLB's contents in LRU order, taken when the pass before moved
+    /// lines (see [`Delta::moves_lines`]).
+    signature: Option<Vec<u64>>,
+}
+
+/// What a core waits for as its pass begins: the pass's first load (or its page walk's
+/// first load), and where it hit. Its latency is part of the pass's length, but its counts
+/// belong to the pass before, so two passes are alike only if they begin alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Start {
+    level: HitLevel,
+    load: (u64, u8),
+    /// The page walk in progress: the access's address, the entries still to load, the
+    /// physical address it ends at, and the cycles since it began.
+    walk: Option<(u64, Vec<u64>, u64, u64)>,
 }
 
 /// A sleeping core: its state is as it was right after the first step of the pass that
@@ -115,9 +163,6 @@ struct Sleep {
 #[derive(Clone, Debug, Default)]
 struct Watch {
     mark: Option<Mark>,
-    /// Since the mark, the core ran only steps and load hits, and nothing else reached its
-    /// node.
-    clean: bool,
     sleep: Option<Sleep>,
 }
 
@@ -125,6 +170,11 @@ struct Watch {
 pub(crate) struct FastForward {
     on: bool,
     cores: Vec<Watch>,
+    /// Per core: since its mark, the core ran only steps and load hits, and nothing else
+    /// reached its node. Apart from `cores`, as every event looks at it.
+    clean: Vec<bool>,
+    /// Cores with a mark: while there are none, no event needs looking at.
+    marked: usize,
     asleep: usize,
     /// Passes skipped.
     pub passes: u64,
@@ -138,6 +188,8 @@ impl FastForward {
         FastForward {
             on,
             cores: vec![Watch::default(); cores],
+            clean: vec![false; cores],
+            marked: 0,
             asleep: 0,
             passes: 0,
             scratch: EventQueue::new(),
@@ -145,10 +197,11 @@ impl FastForward {
         }
     }
 
-    /// Whether fast-forward watches this run.
+    /// Whether the events need looking at: some core marked a pass start (or sleeps,
+    /// which it does only after one).
     #[inline]
-    pub fn on(&self) -> bool {
-        self.on
+    pub fn watching(&self) -> bool {
+        self.marked > 0
     }
 
     pub fn asleep(&self, c: usize) -> bool {
@@ -172,23 +225,21 @@ impl Sim {
         driver: &mut D,
     ) -> Result<(), SimError> {
         let (node, own_hit) = match *ev {
-            Ev::Step(c) | Ev::HitDone(c, true) => (c as usize, true),
-            Ev::Walk(c)
-            | Ev::RetryLoad(c)
-            | Ev::RetryStore(c)
-            | Ev::HitDone(c, false)
-            | Ev::WindowHit(c) => (c as usize, false),
+            Ev::Step(c) | Ev::HitDone(c, true) | Ev::Walk(c) => (c as usize, true),
+            Ev::RetryLoad(c) | Ev::RetryStore(c) | Ev::HitDone(c, false) | Ev::WindowHit(c) => {
+                (c as usize, false)
+            }
             Ev::Deliver(slot) => (self.wire.slab[slot as usize].dst as usize, false),
             Ev::MopedTick(m) | Ev::FaultDone(m, ..) => (m as usize, false),
             Ev::DevDeliver(slot) => (self.moped_host.dev.slab[slot as usize].0 as usize, false),
             Ev::Watchdog => return Ok(()),
         };
-        let Some(w) = self.ff.cores.get_mut(node) else {
+        let Some(clean) = self.ff.clean.get_mut(node) else {
             // A directory bank.
             return Ok(());
         };
-        w.clean &= own_hit;
-        if w.sleep.is_some() {
+        *clean &= own_hit;
+        if self.ff.asleep > 0 && self.ff.cores[node].sleep.is_some() {
             self.ff_wake(node, (now, 0), driver)?;
         }
         Ok(())
@@ -201,22 +252,37 @@ impl Sim {
             return;
         }
         let counters = self.ff_counters(c);
-        let first = self.ff_first_hit(c, now);
-        let w = &mut self.ff.cores[c];
-        let clean = std::mem::replace(&mut w.clean, true);
-        let Some(prev) = w.mark.replace(Mark {
+        let first = self.ff_first(c, now);
+        let clean = std::mem::replace(&mut self.ff.clean[c], true);
+        let prev = self.ff.cores[c].mark.take();
+        if prev.is_none() {
+            self.ff.marked += 1;
+        }
+        let delta = prev
+            .as_ref()
+            .filter(|_| idle && clean)
+            .and_then(|p| Delta::between(&p.counters, &counters));
+        // The next pass start compares its signature with this one's, when this pass moves
+        // lines as the one that just ended did.
+        let signature = delta
+            .as_ref()
+            .filter(|d| d.moves_lines())
+            .and_then(|_| self.ff_signature(c));
+        self.ff.cores[c].mark = Some(Mark {
             at: now,
-            counters: counters.clone(),
-            first,
-        }) else {
+            counters,
+            first: first.clone(),
+            signature: signature.clone(),
+        });
+        let (Some(prev), Some(delta)) = (prev, delta) else {
             return;
         };
-        if !idle || !clean || first.is_none() || first != prev.first {
+        if first.is_none() || first != prev.first {
             return;
         }
-        let Some(delta) = Delta::between(&prev.counters, &counters) else {
+        if delta.moves_lines() && (signature.is_none() || signature != prev.signature) {
             return;
-        };
+        }
         // The pass's first load hit is all that is pending (checked by `ff_can_sleep`).
         let pending = self.wire.q.take_tie(tie_of(c));
         if pending.len() != 1 {
@@ -234,9 +300,9 @@ impl Sim {
         self.ff.asleep += 1;
     }
 
-    /// Where the load of core `c`'s pass's first step hit, if the core waits for nothing
-    /// but that hit.
-    fn ff_first_hit(&self, c: usize, now: u64) -> Option<HitLevel> {
+    /// What core `c` waits for as its pass begins, if nothing but its first load's hit (a
+    /// page walk's load included).
+    fn ff_first(&self, c: usize, now: u64) -> Option<Start> {
         let k = &self.cores[c];
         let alone = !k.done
             && !k.stepping
@@ -249,10 +315,30 @@ impl Sim {
             && !k.stalled_load
             && !k.stalled_store
             && !k.waiting_for_completion
-            && k.walk.is_none()
             && k.window.is_empty()
             && k.busy_until <= now;
-        k.hit_load.filter(|_| alone).map(|h| h.level)
+        let (hit, load) = (k.hit_load.filter(|_| alone)?, k.load?);
+        Some(Start {
+            level: hit.level,
+            load: (load.addr, load.size),
+            walk: k.walk.as_ref().map(|w| {
+                let entries = w.entries.iter().copied().collect();
+                (w.req.addr, entries, w.pa, now - w.started)
+            }),
+        })
+    }
+
+    /// Core `c`'s L1, L2 and TLB contents in LRU order: two pass starts with equal
+    /// signatures see the same hits, misses and victims from then on. `None` with an L1
+    /// prefetcher, whose history a miss moves.
+    fn ff_signature(&self, c: usize) -> Option<Vec<u64>> {
+        if self.caches[c].params.prefetch.kind != PrefetchKind::None {
+            return None;
+        }
+        let mut out = Vec::new();
+        self.caches[c].lru_signature(&mut out);
+        self.tlb.lru_signature(c, &mut out);
+        Some(out)
     }
 
     fn ff_counters(&self, c: usize) -> Counters {
@@ -280,8 +366,10 @@ impl Sim {
             return Ok(());
         };
         self.ff.asleep -= 1;
-        self.ff.cores[c].mark = None;
-        self.ff.cores[c].clean = false;
+        if self.ff.cores[c].mark.take().is_some() {
+            self.ff.marked -= 1;
+        }
+        self.ff.clean[c] = false;
         let tie = tie_of(c);
         // Pass j >= 1 ends with the step at `at + j * period` (the next one's first).
         let d = until.0.saturating_sub(s.at);
@@ -341,10 +429,10 @@ impl Sim {
         shift: u64,
         driver: &mut D,
     ) {
-        let ids = k * d.loads;
+        let ids = k * d.ids;
         let core = &mut self.cores[c];
         core.next_id += ids;
-        core.accesses += ids;
+        core.accesses += k * d.accesses;
         core.load_issued_at += shift;
         core.last_progress += shift;
         if let Some(l) = core.load.as_mut() {
@@ -353,12 +441,21 @@ impl Sim {
         if let Some(h) = core.hit_load.as_mut() {
             h.req.id += ids;
         }
+        if let Some(w) = core.walk.as_mut() {
+            w.started += shift;
+        }
         let cache = &mut self.caches[c];
-        cache.stats.l1_hits += ids;
+        cache.stats.l1_hits += k * d.l1_hits;
+        cache.stats.l1_misses += k * d.l1_misses;
+        cache.stats.l2_hits += k * d.l1_misses;
         for &(counter, runs) in &d.transitions {
             cache.transitions.add(counter, k * runs);
         }
-        self.tlb.stats_mut(c).hits += k * d.tlb_hits;
+        let t = self.tlb.stats_mut(c);
+        t.hits += k * d.tlb.hits;
+        t.misses += k * d.tlb.misses;
+        t.walk_loads += k * d.tlb.walk_loads;
+        t.walk_cycles += k * d.tlb.walk_cycles;
         driver.skip_passes(c, k);
         self.ff.passes += k;
     }

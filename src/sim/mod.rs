@@ -449,7 +449,7 @@ impl Sim {
                     }
                     check_at = now.saturating_add(period);
                 }
-                if self.ff.on() {
+                if self.ff.watching() {
                     self.ff_observe(now, &ev, driver)?;
                 }
                 // Sleeping cores whose events come before the pause's are woken to it.

@@ -117,6 +117,18 @@ impl Tlb {
         }
     }
 
+    /// Core `c`'s translations, least recently used first, and whether one was filled
+    /// twice: equal signatures hit, miss and replace alike, whatever the stamps' values.
+    pub fn lru_signature(&self, c: usize, out: &mut Vec<u64>) {
+        let t = &self.cores[c];
+        let mut order: Vec<&Entry> = t.entries.iter().collect();
+        order.sort_unstable_by_key(|e| e.used);
+        for e in order {
+            out.extend([e.proc as u64, e.vpage, e.frame]);
+        }
+        out.push(u64::from(t.duplicates));
+    }
+
     pub fn stats(&self, c: usize) -> TlbStats {
         self.cores[c].stats
     }

@@ -300,6 +300,13 @@ impl CacheCtrl {
         &self.ids
     }
 
+    /// The L1's and the L2's lines with their states, in LRU order set by set (see
+    /// [`SetAssoc::lru_signature`]): equal signatures replace alike.
+    pub fn lru_signature(&self, out: &mut Vec<u64>) {
+        self.l1.lru_signature(|l| u64::from(l.state), out);
+        self.l2.lru_signature(|l| u64::from(l.state), out);
+    }
+
     pub fn name(&self) -> String {
         format!("L2Cache[{}]", self.params.node)
     }
