@@ -132,8 +132,12 @@ struct Mark {
     counters: Counters,
     /// What the core waits for when the pass begins, if only its first load's hit.
     first: Option<Start>,
-    /// The L1's, L2's and TLB's contents in LRU order, taken when the pass before moved
-    /// lines (see [`Delta::moves_lines`]).
+    /// The pass that ended here was idle and moved lines (see [`Delta::moves_lines`]).
+    moved: bool,
+    /// The L1's, L2's and TLB's contents in LRU order, taken when the two passes before
+    /// moved lines: a signature costs about as much as a pass of a hundred ranks, and a
+    /// wait's first pass after computing often moves lines (its TLB and L1 refill) where
+    /// the next ones do not.
     signature: Option<Vec<u64>>,
 }
 
@@ -263,15 +267,16 @@ impl Sim {
             .filter(|_| idle && clean)
             .and_then(|p| Delta::between(&p.counters, &counters));
         // The next pass start compares its signature with this one's, when this pass moves
-        // lines as the one that just ended did.
-        let signature = delta
-            .as_ref()
-            .filter(|d| d.moves_lines())
-            .and_then(|_| self.ff_signature(c));
+        // lines as the two that just ended did.
+        let moved = delta.as_ref().is_some_and(Delta::moves_lines);
+        let signature = (moved && prev.as_ref().is_some_and(|p| p.moved))
+            .then(|| self.ff_signature(c))
+            .flatten();
         self.ff.cores[c].mark = Some(Mark {
             at: now,
             counters,
             first: first.clone(),
+            moved,
             signature: signature.clone(),
         });
         let (Some(prev), Some(delta)) = (prev, delta) else {
