@@ -180,6 +180,37 @@ mod tests {
         assert_eq!((s.hits, s.misses), (3, 67));
     }
 
+    /// Equal translations in the same LRU order sign alike whatever their stamps; another
+    /// order, or another translation, does not.
+    #[test]
+    fn lru_signatures_compare_translations_and_order_not_stamps() {
+        let sign = |t: &Tlb| {
+            let mut out = Vec::new();
+            t.lru_signature(0, &mut out);
+            out
+        };
+        let (mut a, mut b) = (Tlb::new(1, 4, true), Tlb::new(1, 4, true));
+        for p in 0..3u64 {
+            a.fill(0, 1, p << 12, 0x10_0000 + (p << 12));
+            assert_eq!(a.lookup(0, 1, p << 12), Some(0x10_0000 + (p << 12)));
+        }
+        // The same fills in b, after unrelated misses that only advance its clock.
+        for _ in 0..5 {
+            assert_eq!(b.lookup(0, 2, 0x9000), None);
+        }
+        for p in 0..3u64 {
+            b.fill(0, 1, p << 12, 0x10_0000 + (p << 12));
+            assert_eq!(b.lookup(0, 1, p << 12), Some(0x10_0000 + (p << 12)));
+        }
+        assert_eq!(sign(&a), sign(&b));
+        a.lookup(0, 1, 0);
+        assert_ne!(sign(&a), sign(&b));
+        b.lookup(0, 1, 0);
+        assert_eq!(sign(&a), sign(&b));
+        b.fill(0, 1, 7 << 12, 0x70_0000);
+        assert_ne!(sign(&a), sign(&b));
+    }
+
     /// The last-hit shortcut gives what the scan alone gives: the same frames, hits and
     /// LRU victims, here against a reference scan over random lookups and fills, one of
     /// them filling a page twice (the scan then answers with the first entry).
