@@ -272,20 +272,27 @@ impl Sim {
         let signature = (moved && prev.as_ref().is_some_and(|p| p.moved))
             .then(|| self.ff_signature(c))
             .flatten();
+        // The pass just ended repeats: it began as the one before did and, having moved
+        // lines, left the caches and the TLB as that one found them.
+        let repeats = match (&prev, &delta) {
+            (Some(p), Some(d)) => {
+                first.is_some()
+                    && first == p.first
+                    && (!d.moves_lines() || (signature.is_some() && signature == p.signature))
+            }
+            _ => false,
+        };
         self.ff.cores[c].mark = Some(Mark {
             at: now,
             counters,
-            first: first.clone(),
+            first,
             moved,
-            signature: signature.clone(),
+            signature,
         });
         let (Some(prev), Some(delta)) = (prev, delta) else {
             return;
         };
-        if first.is_none() || first != prev.first {
-            return;
-        }
-        if delta.moves_lines() && (signature.is_none() || signature != prev.signature) {
+        if !repeats {
             return;
         }
         // The pass's first load hit is all that is pending (checked by `ff_can_sleep`).
