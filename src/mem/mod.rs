@@ -9,6 +9,12 @@ pub use paged::{PagedMap, Place};
 pub const LINE_BYTES: usize = 64;
 /// The data of one line.
 pub type LineData = [u8; LINE_BYTES];
+
+/// Bytes per page: the OS's frames and the granule in which [`PagedMap`] stores a bank's
+/// lines.
+pub const PAGE_BYTES: u64 = 4096;
+/// Bits of the page offset.
+pub const PAGE_SHIFT: u32 = 12;
 /// A line-aligned physical address.
 pub type LineAddr = u64;
 

@@ -1,24 +1,24 @@
-//! A sparse map over line addresses stored in pages of 64 consecutive keys.
+//! A sparse map over line addresses stored in pages of consecutive keys.
 //!
 //! The directory and memory of one bank are touched line after line by streaming code, and
 //! a hash map probe per line costs a host cache miss once the map outgrows the host's cache.
-//! Here one probe finds a page of 64 lines and the last page is remembered, so a sweep
-//! probes once per 64 of the bank's lines.
+//! Here one probe finds a page of lines and the last page is remembered, so a sweep probes
+//! once per page.
+//!
+//! A page holds the bank's lines of one 4 KiB frame (16 at four banks, 64 at one). The OS
+//! hands out frames in a random order, so neighbouring frames rarely hold neighbouring
+//! data; a page wider than a frame would be mostly empty (a 64-line page at four banks
+//! was three-quarters empty, and 256 ranks' buffers took four times their size on the
+//! host).
 
 use std::cell::Cell;
 
 use rustc_hash::FxHashMap;
 
-use super::LineAddr;
+use super::{LineAddr, PAGE_SHIFT};
 
-const PAGE: usize = 64;
-
-#[derive(Clone, Debug)]
-struct Page<V> {
-    /// Bit `i` set when slot `i` holds a value.
-    present: u64,
-    vals: [V; PAGE],
-}
+/// Most keys per page (the presence mask's bits).
+const MAX_PAGE_SHIFT: u32 = 6;
 
 /// A key's page and slot in a [`PagedMap`] (valid until the map is dropped: pages are
 /// never freed).
@@ -29,13 +29,18 @@ pub struct Place {
 }
 
 /// Keys are line addresses that share their low `stride_shift` bits (`low`): one bank's
-/// lines, whose index `key >> stride_shift` is dense.
+/// lines, whose index `key >> stride_shift` is dense. Page `p` holds the values of indices
+/// `p << page_shift ..` in `vals[p << page_shift ..]`, with bit `i` of `present[p]` set when
+/// slot `i` holds a value.
 #[derive(Clone, Debug)]
 pub struct PagedMap<V> {
     stride_shift: u32,
     low: u64,
+    /// log2 of the keys per page.
+    page_shift: u32,
     index: FxHashMap<u64, u32>,
-    pages: Vec<Page<V>>,
+    present: Vec<u64>,
+    vals: Vec<V>,
     len: usize,
     /// Value of absent slots in a new page.
     fill: V,
@@ -51,12 +56,20 @@ impl<V: Clone> PagedMap<V> {
         PagedMap {
             stride_shift,
             low,
+            page_shift: PAGE_SHIFT.saturating_sub(stride_shift).min(MAX_PAGE_SHIFT),
             index: FxHashMap::default(),
-            pages: Vec::new(),
+            present: Vec::new(),
+            vals: Vec::new(),
             len: 0,
             fill,
             last: Cell::new((u64::MAX, 0)),
         }
+    }
+
+    /// Keys per page.
+    #[inline]
+    fn page_len(&self) -> usize {
+        1 << self.page_shift
     }
 
     /// Page number and slot of a key.
@@ -68,7 +81,10 @@ impl<V: Clone> PagedMap<V> {
             "key {key:#x} outside this map's stride"
         );
         let i = key >> self.stride_shift;
-        (i / PAGE as u64, (i % PAGE as u64) as usize)
+        (
+            i >> self.page_shift,
+            (i & ((1 << self.page_shift) - 1)) as usize,
+        )
     }
 
     #[inline]
@@ -82,19 +98,31 @@ impl<V: Clone> PagedMap<V> {
         Some(ix)
     }
 
+    /// Index into `vals` of a slot of a page.
+    #[inline]
+    fn at(&self, page: u32, slot: usize) -> usize {
+        ((page as usize) << self.page_shift) | slot
+    }
+
+    #[inline]
+    fn has(&self, page: u32, slot: usize) -> bool {
+        self.present[page as usize] >> slot & 1 == 1
+    }
+
     #[inline]
     pub fn get(&self, key: LineAddr) -> Option<&V> {
         let (no, slot) = self.split(key);
-        let p = &self.pages[self.page_of(no)? as usize];
-        (p.present >> slot & 1 == 1).then(|| &p.vals[slot])
+        let page = self.page_of(no)?;
+        self.has(page, slot)
+            .then(|| &self.vals[self.at(page, slot)])
     }
 
     #[inline]
     pub fn get_mut(&mut self, key: LineAddr) -> Option<&mut V> {
         let (no, slot) = self.split(key);
-        let ix = self.page_of(no)?;
-        let p = &mut self.pages[ix as usize];
-        (p.present >> slot & 1 == 1).then(|| &mut p.vals[slot])
+        let page = self.page_of(no)?;
+        let i = self.at(page, slot);
+        self.has(page, slot).then(|| &mut self.vals[i])
     }
 
     /// Sets the value of `key`, returning a reference to it.
@@ -102,7 +130,8 @@ impl<V: Clone> PagedMap<V> {
     pub fn insert(&mut self, key: LineAddr, v: V) -> &mut V {
         let at = self.place(key);
         self.set_at(at, v);
-        &mut self.pages[at.page as usize].vals[at.slot as usize]
+        let i = self.at(at.page, at.slot as usize);
+        &mut self.vals[i]
     }
 
     /// Where `key`'s value lives, allocating its page if needed: a read-modify-write
@@ -113,11 +142,10 @@ impl<V: Clone> PagedMap<V> {
         let page = match self.page_of(no) {
             Some(ix) => ix,
             None => {
-                let ix = self.pages.len() as u32;
-                self.pages.push(Page {
-                    present: 0,
-                    vals: std::array::from_fn(|_| self.fill.clone()),
-                });
+                let ix = self.present.len() as u32;
+                self.present.push(0);
+                let n = self.vals.len() + self.page_len();
+                self.vals.resize(n, self.fill.clone());
                 self.index.insert(no, ix);
                 self.last.set((no, ix));
                 ix
@@ -131,25 +159,27 @@ impl<V: Clone> PagedMap<V> {
 
     #[inline]
     pub fn get_at(&self, at: Place) -> Option<&V> {
-        let p = &self.pages[at.page as usize];
-        (p.present >> at.slot & 1 == 1).then(|| &p.vals[at.slot as usize])
+        let slot = at.slot as usize;
+        self.has(at.page, slot)
+            .then(|| &self.vals[self.at(at.page, slot)])
     }
 
     #[inline]
     pub fn set_at(&mut self, at: Place, v: V) {
-        let p = &mut self.pages[at.page as usize];
-        if p.present >> at.slot & 1 == 0 {
-            p.present |= 1 << at.slot;
+        let p = &mut self.present[at.page as usize];
+        if *p >> at.slot & 1 == 0 {
+            *p |= 1 << at.slot;
             self.len += 1;
         }
-        p.vals[at.slot as usize] = v;
+        let i = self.at(at.page, at.slot as usize);
+        self.vals[i] = v;
     }
 
     #[inline]
     pub fn remove_at(&mut self, at: Place) {
-        let p = &mut self.pages[at.page as usize];
-        if p.present >> at.slot & 1 == 1 {
-            p.present &= !(1 << at.slot);
+        let p = &mut self.present[at.page as usize];
+        if *p >> at.slot & 1 == 1 {
+            *p &= !(1 << at.slot);
             self.len -= 1;
         }
     }
@@ -158,12 +188,11 @@ impl<V: Clone> PagedMap<V> {
     #[inline]
     pub fn remove(&mut self, key: LineAddr) {
         let (no, slot) = self.split(key);
-        if let Some(ix) = self.page_of(no) {
-            let p = &mut self.pages[ix as usize];
-            if p.present >> slot & 1 == 1 {
-                p.present &= !(1 << slot);
-                self.len -= 1;
-            }
+        if let Some(page) = self.page_of(no) {
+            self.remove_at(Place {
+                page,
+                slot: slot as u8,
+            });
         }
     }
 
@@ -175,31 +204,32 @@ impl<V: Clone> PagedMap<V> {
         self.len == 0
     }
 
-    /// Every (key, value), in no particular order.
+    /// Every (key, value), in key order.
     pub fn iter(&self) -> impl Iterator<Item = (LineAddr, &V)> + '_ {
         let mut nos: Vec<(u64, u32)> = self.index.iter().map(|(&n, &i)| (n, i)).collect();
         nos.sort_unstable();
-        nos.into_iter().flat_map(move |(no, ix)| {
-            let p = &self.pages[ix as usize];
-            (0..PAGE)
-                .filter(move |&s| p.present >> s & 1 == 1)
+        nos.into_iter().flat_map(move |(no, page)| {
+            (0..self.page_len())
+                .filter(move |&s| self.has(page, s))
                 .map(move |s| {
-                    let i = no * PAGE as u64 + s as u64;
-                    ((i << self.stride_shift) | self.low, &p.vals[s])
+                    let i = no << self.page_shift | s as u64;
+                    (
+                        (i << self.stride_shift) | self.low,
+                        &self.vals[self.at(page, s)],
+                    )
                 })
         })
     }
 
     /// Every value, mutably, in no particular order.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> + '_ {
-        self.pages.iter_mut().flat_map(|p| {
-            let present = p.present;
-            p.vals
-                .iter_mut()
-                .enumerate()
-                .filter(move |(s, _)| present >> s & 1 == 1)
-                .map(|(_, v)| v)
-        })
+        let shift = self.page_shift;
+        let present = &self.present;
+        self.vals
+            .iter_mut()
+            .enumerate()
+            .filter(move |(i, _)| present[i >> shift] >> (i & ((1 << shift) - 1)) & 1 == 1)
+            .map(|(_, v)| v)
     }
 
     /// Every (key, value) sorted by key.
@@ -214,17 +244,24 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// Against a BTreeMap over keys of one bank of four (stride 256 bytes, low 0x80).
+    /// Against a BTreeMap over keys of one bank of one, four (stride 256 bytes, low 0x80),
+    /// 64 and 128: pages of 64, 16, 1 and 1 keys.
     #[test]
     fn matches_a_reference_map() {
-        let mut m: PagedMap<u32> = PagedMap::new(8, 0x80, 0);
+        for (shift, low) in [(6, 0), (8, 0x80), (12, 0x40), (13, 0x1fc0)] {
+            against_a_reference_map(shift, low);
+        }
+    }
+
+    fn against_a_reference_map(shift: u32, low: u64) {
+        let mut m: PagedMap<u32> = PagedMap::new(shift, low, 0);
         let mut r: BTreeMap<u64, u32> = BTreeMap::new();
         let mut x: u64 = 7;
         for step in 0..50_000u32 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let key = ((x % 5000) << 8) | 0x80;
+            let key = ((x % 5000) << shift) | low;
             match x % 4 {
                 0 => {
                     m.remove(key);
@@ -251,5 +288,17 @@ mod tests {
         let want: Vec<(u64, u32)> = r.into_iter().collect();
         assert_eq!(m.sorted(), want);
         assert_eq!(m.values_mut().count(), want.len());
+    }
+
+    /// At four banks a page holds one frame's 16 lines of the bank: a frame's worth of
+    /// writes takes one page, not a quarter of a 64-line one.
+    #[test]
+    fn a_page_is_one_frames_lines_of_the_bank() {
+        let mut m: PagedMap<u8> = PagedMap::new(8, 0, 0);
+        for line in (0x5000..0x6000).step_by(256) {
+            m.insert(line, 1);
+        }
+        assert_eq!(m.len(), 16);
+        assert_eq!((m.present.len(), m.vals.len()), (1, 16));
     }
 }

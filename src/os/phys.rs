@@ -16,17 +16,17 @@ use crate::mem::{line_of, LineAddr, LineData, LINE_BYTES};
 
 const LINE: u64 = LINE_BYTES as u64;
 
-/// Bytes per page.
-pub const PAGE_BYTES: u64 = 4096;
-/// Bits of the page offset.
-pub const PAGE_SHIFT: u32 = 12;
+pub use crate::mem::{PAGE_BYTES, PAGE_SHIFT};
 
 /// Errors of the OS model and the walker's interface.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum XlateError {
     #[error("frame range {start:#x}..{end:#x} is empty or not page-aligned")]
     BadFrameRange { start: u64, end: u64 },
-    #[error("out of physical frames")]
+    #[error(
+        "out of physical frames: the OS hands out the upper half of memory.size_bytes and \
+         all of it is in use (a larger memory.size_bytes costs the host only what is written)"
+    )]
     OutOfFrames,
     #[error("frame {0:#x} lies above what a page-table entry can name")]
     FrameOutOfReach(u64),
