@@ -6,6 +6,7 @@
 // uses none.
 pub(crate) mod cores;
 mod fastforward;
+pub mod host_memory;
 pub mod interrupt;
 mod memory;
 mod mlp;
@@ -178,6 +179,9 @@ pub enum SimError {
     /// The run was asked to stop (Ctrl-C; see [`interrupt`]).
     #[error("interrupted")]
     Interrupted,
+    /// The host is nearly out of memory (see [`host_memory`]).
+    #[error("stopped at cycle {cycle}: {detail}")]
+    HostMemory { cycle: u64, detail: String },
 }
 
 /// Counters of the simulator itself.
@@ -441,6 +445,11 @@ impl Sim {
                 self.counters.kinds.count(&ev);
                 if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
                     return Err(SimError::Interrupted);
+                }
+                if self.counters.events % host_memory::EVERY == 0 {
+                    if let Some(detail) = host_memory::exhausted() {
+                        return Err(SimError::HostMemory { cycle: now, detail });
+                    }
                 }
                 if now >= check_at {
                     self.check_watchdog(now)?;
