@@ -10,7 +10,7 @@ use crate::coherence::Protocol;
 use crate::config::SystemConfig;
 use crate::core::{Op, Program, ProgramDriver};
 use crate::design::Design;
-use crate::mpi::run_workload;
+use crate::mpi::{frame_need, run_workload};
 use crate::sim::Sim;
 use crate::tester::{self, TesterConfig};
 use crate::workload::spec::{build, parse_spec};
@@ -161,12 +161,14 @@ pub fn bench_mpi(
     warmup: bool,
 ) -> Result<BenchResult, String> {
     let mut spec = parse_spec(spec_text, Path::new(name)).map_err(|e| e.to_string())?;
-    let mut cfg = SystemConfig::default();
     if let Some(p) = ranks {
         spec.set_ranks(p)?;
-        cfg = scaled_system(p)?;
     }
     let w = build(&spec, iterations, warmup).map_err(|e| e.to_string())?;
+    let cfg = match ranks {
+        Some(p) => scaled_system(p, frame_need(&w, &SystemConfig::default()).total())?,
+        None => SystemConfig::default(),
+    };
     let run = run_workload(&cfg, &w, Design::Baseline, 1, (&cfg.mpi).into())
         .map_err(|e| e.to_string())?;
     // The simulation's own time: setting up the processes and buffers is not counted.
@@ -177,12 +179,11 @@ pub fn bench_mpi(
     ))
 }
 
-/// The Table-1 system with `cores` cores, and the memory a ch3:shm segment of `cores`
-/// ranks needs beyond 16: 64-bit page tables and 16 GiB, of which the ranks touch what
-/// their messages use.
-pub fn scaled_system(cores: usize) -> Result<SystemConfig, String> {
+/// The Table-1 system with `cores` cores and, beyond 16, 64-bit page tables and the
+/// memory that a run needing `need` bytes of frames may take ([`SystemConfig::fit_ranks`]).
+pub fn scaled_system(cores: usize, need: u64) -> Result<SystemConfig, String> {
     let mut cfg = SystemConfig::default();
-    cfg.fit_ranks(cores);
+    cfg.fit_ranks(cores, need);
     cfg.validate().map_err(|e| e.to_string())?;
     Ok(cfg)
 }

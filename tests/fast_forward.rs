@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use moped::config::SystemConfig;
 use moped::design::Design;
-use moped::mpi::run_workload;
+use moped::mpi::{frame_need, run_workload};
 use moped::tester::{self, TesterConfig};
 use moped::workload::spec::{build, parse_spec};
 use moped::workload::Workload;
@@ -123,9 +123,9 @@ fn passes_that_walk_and_miss_the_l1_are_skipped_exactly() {
     spec.set_ranks(96).unwrap();
     let run = |fast_forward| {
         let mut cfg = SystemConfig::default();
-        cfg.fit_ranks(96);
-        cfg.sim.fast_forward = fast_forward;
         let w = build(&spec, None, false).unwrap();
+        cfg.fit_ranks(96, frame_need(&w, &cfg).total());
+        cfg.sim.fast_forward = fast_forward;
         stats_of(&cfg, &w, Design::Baseline, "alltoall-96")
     };
     let ((on, passes), (off, none)) = (run(true), run(false));

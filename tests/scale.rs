@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use moped::bench::scaled_system;
+use moped::config::SystemConfig;
 use moped::design::Design;
-use moped::mpi::run_workload;
+use moped::mpi::{frame_need, run_workload};
 use moped::tester::{self, TesterConfig};
 use moped::workload::spec::{build, parse_spec};
 
@@ -41,12 +42,12 @@ fn alltoall_on_64_ranks_verifies_every_message() {
     let text = "name = \"AA\"\nsuite = \"imb\"\nbenchmark = \"alltoall\"\nbytes = 1024\niterations = 1\nranks = 64\n";
     let spec = parse_spec(text, Path::new("aa64.toml")).unwrap();
     let w = build(&spec, None, false).unwrap();
-    let cfg = scaled_system(64).unwrap();
+    let cfg = scaled_system(64, frame_need(&w, &SystemConfig::default()).total()).unwrap();
     let run = run_workload(&cfg, &w, Design::Baseline, 1, (&cfg.mpi).into()).unwrap();
     // 64 x 63 blocks of 1 kB, each its own message, beside the barriers' empty ones.
     assert_eq!(run.bytes_verified, 64 * 63 * 1024);
     assert!(run.messages_verified > 64 * 63, "{}", run.messages_verified);
-    assert!(scaled_system(1025).is_err());
+    assert!(scaled_system(1025, 0).is_err());
 }
 
 /// `moped mpi --ranks P` through the library's front door: an IMB spec on 32 ranks on a
@@ -55,7 +56,6 @@ fn alltoall_on_64_ranks_verifies_every_message() {
 #[test]
 fn a_spec_runs_on_the_ranks_asked_for() {
     use moped::api::mpi::mpi;
-    use moped::config::SystemConfig;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
     let mut cfg = SystemConfig::default();
     cfg.workload.warmup = false;
@@ -111,5 +111,29 @@ fn a_spec_runs_on_the_ranks_asked_for() {
     assert!(
         too_many.contains("1024") || too_many.contains("cores"),
         "{too_many}"
+    );
+}
+
+/// IMB Alltoall of 16 kB on 256 ranks may write the whole ch3:shm segment (256² queues of
+/// 262,408 bytes: 17.2 GB) beside 2 GiB of buffers. Fitting the system gives it memory
+/// whose upper half, where the OS takes frames, holds all of that: 16 GiB ran out of frames
+/// hours into the run. Sixteen ranks keep Table 1's 512 MB.
+#[test]
+fn memory_is_fitted_to_what_the_ranks_may_touch() {
+    let text =
+        "name = \"AA\"\nsuite = \"imb\"\nbenchmark = \"alltoall\"\nbytes = 16384\niterations = 1\n";
+    let mut spec = parse_spec(text, Path::new("aa.toml")).unwrap();
+    spec.set_ranks(256).unwrap();
+    let w = build(&spec, None, false).unwrap();
+    let need = frame_need(&w, &SystemConfig::default());
+    assert_eq!(need.segment, 256 * 256 * 262_408);
+    // Two 4 MiB buffers per rank, each rank's rounded to whole pages.
+    assert_eq!(need.buffers / (256 * 4096), 2 * 256 * 16384 / 4096 + 1);
+    let cfg = scaled_system(256, need.total()).unwrap();
+    assert!(cfg.memory.size_bytes / 2 >= need.total(), "{need}");
+    assert_eq!(cfg.memory.size_bytes, 64 << 30, "{need}");
+    assert_eq!(
+        scaled_system(16, need.total()).unwrap().memory,
+        SystemConfig::default().memory
     );
 }

@@ -37,14 +37,15 @@ pub fn mpi(
     out: Option<OutDir>,
 ) -> Result<MpiOutcome, MopedError> {
     let mut cfg = cfg.clone();
-    if let Some(p) = ranks {
-        cfg.fit_ranks(p);
+    let loaded = check_scale(iterations).and_then(|()| {
+        load_workload_on(path, ranks, iterations, cfg.workload.warmup).map_err(MopedError::Io)
+    });
+    if let (Some(p), Ok((w, _))) = (ranks, &loaded) {
+        cfg.fit_ranks(p, crate::mpi::frame_need(w, &cfg).total());
     }
     let cfg = &cfg;
-    let outcome = check_scale(iterations).and_then(|()| {
+    let outcome = loaded.and_then(|(workload, _)| {
         cfg.validate()?;
-        let (workload, _) = load_workload_on(path, ranks, iterations, cfg.workload.warmup)
-            .map_err(MopedError::Io)?;
         let run = run_workload(cfg, &workload, design, seed, (&cfg.mpi).into())?;
         let metrics = metrics(&run);
         Ok(MpiOutcome {

@@ -79,7 +79,8 @@ pub(super) struct MpiArgs {
     #[arg(long, value_name = "F")]
     pub(super) iterations: Option<f64>,
     /// Run an IMB or NPB spec on P ranks, one per core: at least P cores and, past 16, x86-64
-    /// page tables and 16 GiB of memory (unless the config or --set changed those).
+    /// page tables and memory for all the run may touch, at least 16 GiB (unless the config
+    /// or --set changed those).
     #[arg(long, value_name = "P", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub(super) ranks: Option<u64>,
     /// System config (TOML); fields left out take the Table 1 defaults.

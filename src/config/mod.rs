@@ -922,19 +922,22 @@ fn is_pow2(x: u64) -> bool {
 }
 
 impl SystemConfig {
-    /// Fits the system to an MPI run of `ranks` ranks, one per core: at least as many
-    /// cores, and past the paper's 16 the x86-64 page tables and 16 GiB of memory that the
-    /// ch3:shm segment of `ranks`² queues needs (its pages take frames as they are
-    /// touched). Fields the user changed from the Table-1 defaults are kept: more cores,
-    /// another memory size, x86-64 tables already.
-    pub fn fit_ranks(&mut self, ranks: usize) {
+    /// Fits the system to an MPI run of `ranks` ranks, one per core, whose pages may take
+    /// up to `need` bytes of frames (`mpi::frame_need`; 0 for a run without MPI): at least
+    /// as many cores, and past the paper's 16 the x86-64 page tables and the memory that
+    /// `need` asks for, at least 16 GiB (the OS hands out frames from memory's upper half;
+    /// the ch3:shm segment of `ranks`² queues is 17 GB at 256 ranks). Memory costs the host
+    /// only what the run writes. Fields the user changed from the Table-1 defaults are
+    /// kept: more cores, another memory size, x86-64 tables already.
+    pub fn fit_ranks(&mut self, ranks: usize, need: u64) {
         self.system.cores = self.system.cores.max(ranks);
         if ranks > CoreSection::default().cores {
             if self.os.page_table == OsSection::default().page_table {
                 self.os.page_table = crate::os::pagetable::PageTableFormat::X86_64;
             }
             if self.memory.size_bytes == MemSection::default().size_bytes {
-                self.memory.size_bytes = 16 << 30;
+                let fits = need.saturating_mul(2).checked_next_power_of_two();
+                self.memory.size_bytes = fits.unwrap_or(u64::MAX).max(16 << 30);
             }
         }
     }

@@ -72,9 +72,10 @@ fn footprint(bytes: u64, align: u64) -> Option<u64> {
 }
 
 /// Fails unless every rank's buffers fit both its buffer window (`BUF_BASE` up to
-/// `FLAG_VA`) and, all ranks together, the `memory_bytes` of physical memory; the error
-/// names the rank, its largest buffer and the limit.
-pub fn check_fits(w: &Workload, memory_bytes: u64, align: u64) -> Result<(), String> {
+/// `FLAG_VA`) and, all ranks together, the `frame_bytes` of frames the OS hands out (the
+/// upper half of `memory.size_bytes`); the error names the rank, its largest buffer and
+/// the limit.
+pub fn check_fits(w: &Workload, frame_bytes: u64, align: u64) -> Result<(), String> {
     let window = FLAG_VA - BUF_BASE;
     let mut total: u64 = 0;
     for (r, rank) in w.ranks.iter().enumerate() {
@@ -101,9 +102,10 @@ pub fn check_fits(w: &Workload, memory_bytes: u64, align: u64) -> Result<(), Str
             }
         };
         total = total.saturating_add(need);
-        if total > memory_bytes {
+        if total > frame_bytes {
             return Err(what(format!(
-                "memory beside the other ranks' (memory.size_bytes = {memory_bytes})"
+                "memory beside the other ranks' ({frame_bytes} bytes of frames: the upper \
+                 half of memory.size_bytes)"
             )));
         }
     }
@@ -189,6 +191,68 @@ impl Layout {
             PAGE_BYTES,
         )
     }
+
+    /// The most physical memory the run's pages may take, by what takes it. Buffers take
+    /// their frames at set-up; the runtime's regions and the shared segment as they are
+    /// touched, so a short run takes far less than this.
+    pub fn frame_need(&self) -> FrameNeed {
+        let p = self.ranks as u64;
+        let buffers: u64 = self.buf_end.iter().map(|&e| e - BUF_BASE).sum();
+        let private = self.priv_end() - PRIV_BASE;
+        // Page-table pages, at most: one leaf per 2 MiB of a rank's own regions, and one
+        // for each queue the rank writes or reads (its row of the segment is contiguous,
+        // its column strided a row apart), with the levels above.
+        let leaves = |bytes: u64| bytes.div_ceil(TABLE_REACH);
+        let tables: u64 = self
+            .buf_end
+            .iter()
+            .map(|&e| (leaves(e - BUF_BASE) + leaves(private) + 2 * p + 8) * PAGE_BYTES)
+            .sum();
+        FrameNeed {
+            buffers,
+            runtime: p * (private + PAGE_BYTES),
+            segment: self.shm_end() - SHM_BASE,
+            tables,
+        }
+    }
+}
+
+/// Bytes one page-table page maps (x86-64's 512 entries of 4 KiB; IA-32's 1,024 map more).
+const TABLE_REACH: u64 = 512 * PAGE_BYTES;
+
+/// Physical memory a run may take ([`Layout::frame_need`]), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameNeed {
+    /// The workload's buffers, every rank's.
+    pub buffers: u64,
+    /// The runtime's private regions (lists, unexpected-message buffers, the LH buffer)
+    /// and the shared backoff word.
+    pub runtime: u64,
+    /// The ch3:shm segment: a queue per directed pair of ranks.
+    pub segment: u64,
+    /// Page tables, at most.
+    pub tables: u64,
+}
+
+impl FrameNeed {
+    pub fn total(&self) -> u64 {
+        self.buffers + self.runtime + self.segment + self.tables
+    }
+}
+
+impl std::fmt::Display for FrameNeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |b: u64| b.div_ceil(1 << 20);
+        write!(
+            f,
+            "{} MiB: buffers {}, runtime {}, ch3:shm segment {}, page tables {}",
+            mib(self.total()),
+            mib(self.buffers),
+            mib(self.runtime),
+            mib(self.segment),
+            mib(self.tables)
+        )
+    }
 }
 
 #[cfg(test)]
@@ -212,14 +276,15 @@ mod tests {
             "workload big: rank 0's buffers (the largest, `send`, of 18446744073709551000 \
              bytes) do not fit the 805302272 bytes a rank's buffers may take"
         );
-        let e = check_fits(&pair(300 << 20), 512 << 20, PAGE_BYTES).unwrap_err();
+        let e = check_fits(&pair(200 << 20), 256 << 20, PAGE_BYTES).unwrap_err();
         assert_eq!(
             e,
-            "workload big: rank 1's buffers (the largest, `recv`, of 314572800 bytes) do not \
-             fit memory beside the other ranks' (memory.size_bytes = 536870912)"
+            "workload big: rank 1's buffers (the largest, `recv`, of 209715200 bytes) do not \
+             fit memory beside the other ranks' (268435456 bytes of frames: the upper half of \
+             memory.size_bytes)"
         );
-        check_fits(&pair(16384), 512 << 20, PAGE_BYTES).unwrap();
-        check_fits(&pair(16384), 512 << 20, 16).unwrap();
+        check_fits(&pair(16384), 256 << 20, PAGE_BYTES).unwrap();
+        check_fits(&pair(16384), 256 << 20, 16).unwrap();
     }
 
     #[test]

@@ -216,20 +216,32 @@ pub fn prepare(
             "{p} ranks do not fit MOPED's port window"
         )));
     }
-    layout::check_fits(w, cfg.memory.size_bytes, cfg.workload.buffer_align)
+    layout::check_fits(w, os.free_frame_bytes(), cfg.workload.buffer_align)
         .map_err(MopedError::Io)?;
     let tags = TagMap::of(w).map_err(MopedError::Io)?;
-    let mut layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
-    layout.set_list_entries(cfg.mpi.list_entries);
-    if cfg.mpi.unexpected_queue == crate::config::UnexpectedQueue::Lhs {
-        layout.set_lh_buffer(cfg.mpi.lhs_entries, cfg.mpi.lhs_entry_bytes);
-    }
+    let layout = layout_of(w, cfg);
     let os_err = |e: crate::os::OsError| MopedError::Io(format!("workload {}: {e}", w.name));
     let procs = spawn_ranks(os, mem, &layout).map_err(os_err)?;
     share_segments(os, mem, &layout, &procs).map_err(os_err)?;
     seed_buffers(os, mem, w, &layout, &procs, seed).map_err(os_err)?;
     MpiDriver::new(w, tags, procs, layout, ports, params, moped, &cfg.system)
         .map_err(|e| MopedError::Io(format!("workload {}: {e}", w.name)))
+}
+
+/// Where the ranks of `w` keep their buffers, the runtime's lists and the ch3:shm queues.
+fn layout_of(w: &Workload, cfg: &SystemConfig) -> Layout {
+    let mut layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
+    layout.set_list_entries(cfg.mpi.list_entries);
+    if cfg.mpi.unexpected_queue == crate::config::UnexpectedQueue::Lhs {
+        layout.set_lh_buffer(cfg.mpi.lhs_entries, cfg.mpi.lhs_entry_bytes);
+    }
+    layout
+}
+
+/// The most physical memory `w` may take on `cfg`'s system: what
+/// [`SystemConfig::fit_ranks`] sizes memory by.
+pub fn frame_need(w: &Workload, cfg: &SystemConfig) -> layout::FrameNeed {
+    layout_of(w, cfg).frame_need()
 }
 
 /// One process per rank, with its buffers (populated), its private runtime region, and

@@ -113,6 +113,11 @@ impl Os {
         }
     }
 
+    /// Bytes of the frames not yet handed out.
+    pub fn free_frame_bytes(&self) -> u64 {
+        self.frames.remaining() * PAGE_BYTES
+    }
+
     /// Creates a process with its regions.
     pub fn spawn(
         &mut self,
