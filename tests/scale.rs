@@ -130,8 +130,8 @@ fn memory_is_fitted_to_what_the_ranks_may_touch() {
     // Two 4 MiB buffers per rank, each rank's rounded to whole pages.
     assert_eq!(need.buffers / (256 * 4096), 2 * 256 * 16384 / 4096 + 1);
     let cfg = scaled_system(256, need.total()).unwrap();
-    assert!(cfg.memory.size_bytes / 2 >= need.total(), "{need}");
-    assert_eq!(cfg.memory.size_bytes, 64 << 30, "{need}");
+    assert!(cfg.memory.size_bytes / 2 >= need.total(), "{need:?}");
+    assert_eq!(cfg.memory.size_bytes, 64 << 30, "{need:?}");
     assert_eq!(
         scaled_system(16, need.total()).unwrap().memory,
         SystemConfig::default().memory

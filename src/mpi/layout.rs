@@ -240,21 +240,6 @@ impl FrameNeed {
     }
 }
 
-impl std::fmt::Display for FrameNeed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mib = |b: u64| b.div_ceil(1 << 20);
-        write!(
-            f,
-            "{} MiB: buffers {}, runtime {}, ch3:shm segment {}, page tables {}",
-            mib(self.total()),
-            mib(self.buffers),
-            mib(self.runtime),
-            mib(self.segment),
-            mib(self.tables)
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

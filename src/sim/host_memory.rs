@@ -5,8 +5,10 @@
 //! (17 GB). The event loop asks [`exhausted`] every [`EVERY`] events (a fraction of a
 //! second of host time) and stops the run with a message instead.
 
-/// Events between two looks at the host's memory: a power of two, tested with a mask.
+/// Events between two looks at the host's memory: a power of two, tested with a mask
+/// only on the events where the loop looks at its stop flags.
 pub const EVERY: u64 = 1 << 22;
+const _: () = assert!(EVERY % super::interrupt::EVERY == 0);
 
 /// Host memory this process and the host have, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -443,12 +443,14 @@ impl Sim {
             while let Some((now, ev)) = self.wire.q.pop() {
                 self.counters.events += 1;
                 self.counters.kinds.count(&ev);
-                if self.counters.events % interrupt::EVERY == 0 && interrupt::requested() {
-                    return Err(SimError::Interrupted);
-                }
-                if self.counters.events % host_memory::EVERY == 0 {
-                    if let Some(detail) = host_memory::exhausted() {
-                        return Err(SimError::HostMemory { cycle: now, detail });
+                if self.counters.events % interrupt::EVERY == 0 {
+                    if interrupt::requested() {
+                        return Err(SimError::Interrupted);
+                    }
+                    if self.counters.events % host_memory::EVERY == 0 {
+                        if let Some(detail) = host_memory::exhausted() {
+                            return Err(SimError::HostMemory { cycle: now, detail });
+                        }
                     }
                 }
                 if now >= check_at {
