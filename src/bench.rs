@@ -301,14 +301,20 @@ const PINGPONG: &str = include_str!("../workloads/imb/pingpong-16k.toml");
 const ALLTOALL: &str = include_str!("../workloads/imb/alltoall-16k.toml");
 
 /// Every benchmark at its default size (`scale` multiplies the work), each run
-/// `repetitions` times: the random tester, the stream, and two MPI cases (PingPong at 16
-/// kB whole, Alltoall at 16 kB without its warm-up, one timed iteration per `scale`).
+/// `repetitions` times: the random tester, the stream, the stream over arrays its L1s
+/// hold (after its first round every private access hits the L1: the cost of the
+/// cheapest events, the core's own), and two MPI cases (PingPong at 16 kB whole,
+/// Alltoall at 16 kB without its warm-up, one timed iteration per `scale`).
 pub fn run(scale: u32, repetitions: u32) -> Result<Vec<BenchResult>, String> {
     let s = scale.max(1);
     let alltoall = (s as f64 / 10.0).min(1.0);
     Ok(vec![
         repeated(repetitions, || bench_tester(200_000 * s as u64, 1))?,
         repeated(repetitions, || bench_stream(1 << 20, 2 * s))?,
+        repeated(repetitions, || bench_stream(16 << 10, 100 * s)).map(|mut r| {
+            r.name = "stream-l1".into();
+            r
+        })?,
         repeated(repetitions, || {
             bench_mpi("pingpong", PINGPONG, None, None, true)
         })?,
