@@ -250,6 +250,22 @@ fn validate_config(
     })
 }
 
+/// The catalogue of the configuration's keys, as `moped info config --format json`.
+#[pyfunction]
+fn info_config_json() -> PyResult<String> {
+    guard(|| Ok(api::info::params_json(&api::info::params()).to_string()))
+}
+
+/// The catalogue of the statistics, as `moped info stats --format json` (it makes the
+/// small probe runs the catalogue is read from: about a second).
+#[pyfunction]
+fn info_stats_json(py: Python<'_>) -> PyResult<String> {
+    guard(|| {
+        let stats = interruptible(py, api::info::stats)?;
+        Ok(api::info::stats_json(&stats).to_string())
+    })
+}
+
 /// The resolved config as JSON (for `SystemConfig.to_dict`).
 #[pyfunction]
 fn config_to_json(toml_text: &str, file: &str) -> PyResult<String> {
@@ -517,6 +533,7 @@ fn figure10_options(
         config: parse_config(config_toml, "<config>")?,
         jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
         sensitivity,
+        reuse: None,
     })
 }
 
@@ -547,9 +564,10 @@ fn figure10_plan(
 /// Runs Figure 10 on the simulator's own pool of `jobs` threads (default: every core),
 /// printing a line per finished run to stderr when `progress`, and writes its results into
 /// `out`; with `sensitivity`, reruns it under each alternative modelling choice and writes
-/// sensitivity.csv. Returns the JSON of the Figure-10 runs' outcomes.
+/// sensitivity.csv. An `out` holding an earlier Figure 10 is resumed (its runs with
+/// unchanged keys reused) unless `fresh`. Returns the JSON of the Figure-10 runs' outcomes.
 #[pyfunction]
-#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false, sensitivity=false))]
+#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false, sensitivity=false, fresh=false))]
 #[allow(clippy::too_many_arguments)]
 fn figure10(
     py: Python<'_>,
@@ -563,9 +581,10 @@ fn figure10(
     progress: bool,
     force: bool,
     sensitivity: bool,
+    fresh: bool,
 ) -> PyResult<String> {
     guard(|| {
-        let opts = figure10_options(
+        let mut opts = figure10_options(
             out,
             workloads_dir,
             large,
@@ -585,7 +604,9 @@ fn figure10(
             ("workloads", workloads_dir.to_string()),
             ("seeds", format!("{:?}", opts.seeds)),
         ];
-        let dir = claim(out, force, "figure10", &call)?;
+        opts.reuse = api::figure10::reusable(Path::new(out), fresh);
+        let ours = api::store::holds_store(Path::new(out), api::figure10::STORE_NAME);
+        let dir = claim(out, force || ours, "figure10", &call)?;
         let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
         serde_json::to_string(&f.outcomes).map_err(json_err)
     })
@@ -960,6 +981,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(info_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(info_stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(random_test, m)?)?;
     m.add_function(wrap_pyfunction!(designs, m)?)?;

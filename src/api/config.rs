@@ -52,7 +52,10 @@ pub fn with_overrides(cfg: &SystemConfig, over: toml::Table) -> Result<SystemCon
     merge(&mut table, over);
     let merged = toml::to_string(&table).map_err(|e| plain(e.to_string()))?;
     parse_config(&merged, "<overrides>").map_err(|e| match unknown {
-        Some(path) => plain(format!("unknown config key `{path}`")),
+        Some((path, valid)) => plain(format!(
+            "unknown config key `{path}`; valid keys here: {}",
+            valid.join(", ")
+        )),
         None => e,
     })
 }
@@ -69,8 +72,13 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-/// The first key path of `over` that `known` lacks.
-fn unknown_key(known: &toml::Table, over: &toml::Table, prefix: &str) -> Option<String> {
+/// The first key path of `over` that `known` lacks, with the keys its table has (the
+/// sections at the top, a section's keys below).
+fn unknown_key(
+    known: &toml::Table,
+    over: &toml::Table,
+    prefix: &str,
+) -> Option<(String, Vec<String>)> {
     for (k, v) in over {
         let path = if prefix.is_empty() {
             k.clone()
@@ -78,7 +86,10 @@ fn unknown_key(known: &toml::Table, over: &toml::Table, prefix: &str) -> Option<
             format!("{prefix}.{k}")
         };
         match (known.get(k), v) {
-            (None, _) => return Some(path),
+            (None, _) => {
+                let valid = known.keys().map(|k| format!("{prefix}{}{k}", dot(prefix)));
+                return Some((path, valid.collect()));
+            }
             (Some(toml::Value::Table(kt)), toml::Value::Table(ot)) => {
                 if let Some(p) = unknown_key(kt, ot, &path) {
                     return Some(p);
@@ -90,9 +101,34 @@ fn unknown_key(known: &toml::Table, over: &toml::Table, prefix: &str) -> Option<
     None
 }
 
+fn dot(prefix: &str) -> &'static str {
+    if prefix.is_empty() {
+        ""
+    } else {
+        "."
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 31: a misspelt key names the keys its section has.
+    #[test]
+    fn an_unknown_override_lists_the_valid_keys_of_its_section() {
+        let over: toml::Table = toml::from_str("[l2]\nlatncy = 3").unwrap();
+        let e = with_overrides(&SystemConfig::default(), over).unwrap_err();
+        assert_eq!(
+            e.msg,
+            "unknown config key `l2.latncy`; valid keys here: l2.assoc, l2.latency, l2.size_bytes"
+        );
+        let over: toml::Table = toml::from_str("[l3]\nlatency = 3").unwrap();
+        let e = with_overrides(&SystemConfig::default(), over).unwrap_err();
+        assert!(
+            e.msg.contains("`l3`; valid keys here: directory, l1, l2,"),
+            "{e}"
+        );
+    }
 
     /// Issue 24: a section given as an array in Python's override tables is refused at
     /// its key, as it is in a file.

@@ -1,7 +1,8 @@
 //! Experiments over workload specs: one run per (workload, design, seed), in parallel
 //! across host cores, each writing its statistics and a run record.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -18,6 +19,7 @@ use crate::sim::{interrupt, SimError};
 use crate::workload::load_workload;
 
 use super::output::{self, OutDir, RunInfo};
+use super::store;
 
 /// One simulation to make.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,6 +46,9 @@ pub struct Outcome {
     pub bytes_verified: u64,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Taken from an earlier result folder's store instead of simulated again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 /// The Figure-10 metrics of a run, from its statistics. MOPED's own line requests count as
@@ -197,6 +202,11 @@ fn depth_metrics(run: &MpiRun) -> impl Iterator<Item = (String, f64)> + '_ {
 }
 
 impl Task {
+    /// What of it goes into its key in a results store.
+    pub fn key_parts(&self) -> (&std::path::Path, Design, u64) {
+        (&self.spec, self.design, self.seed)
+    }
+
     /// The folder of its results: `<spec file stem>-<design>-s<seed>`.
     pub fn dir_name(&self) -> String {
         let stem = self
@@ -220,7 +230,11 @@ pub fn run_task(
         let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
         run.stats.write_all(dir).map_err(io)?;
         let json = serde_json::to_string_pretty(outcome).expect("records serialize");
-        std::fs::write(dir.join("record.json"), json).map_err(io)?;
+        std::fs::write(dir.join(store::RECORD_FILE), json).map_err(io)?;
+        store::write_key(
+            dir,
+            &store::run_key(cfg, task.key_parts(), iteration_scale)?,
+        )?;
         Ok(RunInfo {
             config: cfg.clone(),
             seed: task.seed.into(),
@@ -262,6 +276,7 @@ fn simulate_task(
         messages_verified: run.messages_verified,
         bytes_verified: run.bytes_verified,
         notes: w.notes.clone(),
+        reused: false,
     };
     Ok((outcome, run))
 }
@@ -284,6 +299,73 @@ pub fn write_specs(
         .collect()
 }
 
+/// Writes the store's table (`runs.csv`, see [`store`]) into `dir`: a row per run (tasks
+/// and outcomes in the same order), the configuration's keys as columns.
+pub fn write_runs_table(
+    dir: &Path,
+    cfg: &SystemConfig,
+    iterations: Option<f64>,
+    tasks: &[Task],
+    outcomes: &[Outcome],
+) -> Result<(), MopedError> {
+    let path = dir.join(store::TABLE_FILE);
+    let csv_err = |e: csv::Error| MopedError::Io(format!("{}: {e}", path.display()));
+    let config = store::config_columns(cfg);
+    let metrics: BTreeSet<&String> = outcomes
+        .iter()
+        .flat_map(|o| o.record.metrics.keys())
+        .collect();
+    let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
+    let mut header: Vec<String> = [
+        "key",
+        "benchmark",
+        "group",
+        "design",
+        "seed",
+        "iterations",
+        "workload",
+        "reused",
+        "events",
+        "host_seconds",
+        "messages_verified",
+        "bytes_verified",
+        "notes",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(config.iter().map(|(k, _)| k.clone()));
+    header.extend(metrics.iter().map(|m| m.to_string()));
+    w.write_record(&header).map_err(csv_err)?;
+    for (task, o) in tasks.iter().zip(outcomes) {
+        let key = store::run_key(cfg, task.key_parts(), iterations)?;
+        let mut row = vec![
+            key.key,
+            o.record.benchmark.clone(),
+            o.record.group.clone(),
+            o.record.design.clone(),
+            o.record.seed.to_string(),
+            iterations.map_or(String::new(), |f| f.to_string()),
+            task.spec.display().to_string(),
+            o.reused.to_string(),
+            o.events.to_string(),
+            o.host_seconds.to_string(),
+            o.messages_verified.to_string(),
+            o.bytes_verified.to_string(),
+            o.notes.join("; "),
+        ];
+        row.extend(config.iter().map(|(_, v)| v.clone()));
+        row.extend(metrics.iter().map(|m| {
+            o.record
+                .metrics
+                .get(*m)
+                .map_or(String::new(), f64::to_string)
+        }));
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    w.flush()
+        .map_err(|e| MopedError::Io(format!("{}: {e}", path.display())))
+}
+
 /// Hears of each finished run: its task index, runs done so far, its outcome.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) + Sync);
 
@@ -298,6 +380,19 @@ pub fn run_all(
     jobs: usize,
     iteration_scale: Option<f64>,
     out: Option<&OutDir>,
+    progress: Progress,
+) -> Result<Vec<Outcome>, MopedError> {
+    run_all_reusing(cfg, tasks, jobs, iteration_scale, (out, None), progress)
+}
+
+/// [`run_all`], taking each run whose key is unchanged from the store of the earlier
+/// result folder `from` (see [`store`]) instead of simulating it.
+pub fn run_all_reusing(
+    cfg: &SystemConfig,
+    tasks: &[Task],
+    jobs: usize,
+    iteration_scale: Option<f64>,
+    (out, from): (Option<&OutDir>, Option<&std::path::Path>),
     progress: Progress,
 ) -> Result<Vec<Outcome>, MopedError> {
     let next = AtomicUsize::new(0);
@@ -320,10 +415,13 @@ pub fn run_all(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(t) = tasks.get(i) else { break };
-                    let dir = out.map(|o| o.child(&format!("runs/{}", t.dir_name())));
-                    let r = dir
-                        .transpose()
-                        .and_then(|dir| run_task(cfg, t, iteration_scale, dir));
+                    let r = match (from, out) {
+                        (Some(from), Some(out)) => reuse_or_run(cfg, t, iteration_scale, from, out),
+                        _ => out
+                            .map(|o| o.child(&format!("runs/{}", t.dir_name())))
+                            .transpose()
+                            .and_then(|dir| run_task(cfg, t, iteration_scale, dir)),
+                    };
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -356,6 +454,35 @@ pub fn run_all(
     Ok(out)
 }
 
+/// One task of [`run_all_reusing`]: copied from `from`'s store when its key is there,
+/// else run into `out`.
+fn reuse_or_run(
+    cfg: &SystemConfig,
+    task: &Task,
+    iteration_scale: Option<f64>,
+    from: &std::path::Path,
+    out: &OutDir,
+) -> Result<Outcome, MopedError> {
+    let name = task.dir_name();
+    let key = store::run_key(cfg, task.key_parts(), iteration_scale)?;
+    match store::find(from, &name, &key) {
+        Some(found) => {
+            let text = store::reuse(&found, &out.path().join("runs").join(&name))?;
+            let mut outcome: Outcome = serde_json::from_str(&text).map_err(|e| {
+                MopedError::Io(format!("{}: {e}", found.join(store::RECORD_FILE).display()))
+            })?;
+            outcome.reused = true;
+            Ok(outcome)
+        }
+        None => run_task(
+            cfg,
+            task,
+            iteration_scale,
+            Some(out.child(&format!("runs/{name}"))?),
+        ),
+    }
+}
+
 /// Counts a worker of [`run_all`] out when it ends, by a panic too (a progress callback's),
 /// so that the loop watching for stop requests never waits for a worker that is gone.
 struct CountedOut<'a>(&'a AtomicUsize);
@@ -376,11 +503,13 @@ pub struct Throughput {
 }
 
 impl Throughput {
+    /// The runs simulated (not reused) since `started`.
     pub fn of(outcomes: &[Outcome], started: Instant) -> Throughput {
+        let simulated = || outcomes.iter().filter(|o| !o.reused);
         Throughput {
-            runs: outcomes.len(),
-            events: outcomes.iter().map(|o| o.events).sum(),
-            sim_seconds: outcomes.iter().map(|o| o.host_seconds).sum(),
+            runs: simulated().count(),
+            events: simulated().map(|o| o.events).sum(),
+            sim_seconds: simulated().map(|o| o.host_seconds).sum(),
             wall_seconds: started.elapsed().as_secs_f64(),
         }
     }

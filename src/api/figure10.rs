@@ -11,7 +11,7 @@ use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::error::MopedError;
 
-use super::experiments::{run_all, Outcome, Progress, Task, Throughput};
+use super::experiments::{run_all, run_all_reusing, Outcome, Progress, Task, Throughput};
 use super::output::{OutDir, RunInfo};
 use super::sensitivity::{applicable, run_alternatives, SensitivityRuns};
 use crate::analysis::sensitivity::{self as sens, SensitivityRow};
@@ -56,6 +56,19 @@ pub struct Figure10Options {
     /// Also rerun every task under each alternative modelling choice
     /// ([`super::sensitivity`]) and write sensitivity.csv.
     pub sensitivity: bool,
+    /// An earlier Figure-10 folder whose runs with unchanged keys are taken instead of
+    /// simulated again ([`super::store`]): the folder being replaced, when it holds
+    /// Figure 10's store.
+    pub reuse: Option<PathBuf>,
+}
+
+/// The experiment's name in its store's marker.
+pub const STORE_NAME: &str = "figure10";
+
+/// The earlier results `out` holds that a new run into it may take: its store, unless
+/// `fresh` or it holds none.
+pub fn reusable(out: &Path, fresh: bool) -> Option<PathBuf> {
+    (!fresh && super::store::holds_store(out, STORE_NAME)).then(|| out.to_path_buf())
 }
 
 /// What the experiment found, for its caller to print.
@@ -160,13 +173,14 @@ fn run_and_analyse(
 ) -> Result<Figure10, MopedError> {
     check_scale(opts.iterations)?;
     let tasks = plan(&opts.workloads, opts.large, &opts.seeds)?;
+    super::store::mark_store(out.path(), STORE_NAME)?;
     let started = Instant::now();
-    let outcomes = run_all(
+    let outcomes = run_all_reusing(
         &opts.config,
         &tasks,
         opts.jobs,
         opts.iterations,
-        Some(out),
+        (Some(out), opts.reuse.as_deref()),
         progress,
     )?;
     let t = Throughput::of(&outcomes, started);
@@ -278,6 +292,7 @@ pub fn finish(
     let all = serde_json::to_string_pretty(outcomes).expect("outcomes serialize");
     std::fs::write(out.join("records.json"), all).map_err(io)?;
     std::fs::write(out.join("config.toml"), opts.config.to_toml_string()).map_err(io)?;
+    super::experiments::write_runs_table(out, &opts.config, opts.iterations, tasks, outcomes)?;
     if let Some((t, jobs)) = host {
         std::fs::write(out.join("timing.json"), timing_json(&t, jobs, verified)).map_err(io)?;
     }
@@ -338,6 +353,13 @@ fn notes(
         "{} runs; {verified} messages verified byte for byte at their receivers.",
         outcomes.len()
     ));
+    let reused = outcomes.iter().filter(|o| o.reused).count();
+    if reused > 0 {
+        notes.push(format!(
+            "{reused} of the runs were taken from this folder's earlier results, their keys \
+             (workload bytes, configuration, design, seed, iteration scale, version) unchanged."
+        ));
+    }
     if let Some((t, jobs)) = host {
         notes.push(format!(
             "{} simulated events in {:.1} s of wall time on {jobs} host threads ({:.2} M events/s).",
@@ -384,13 +406,17 @@ fn run_notes(outcomes: &[Outcome]) -> Vec<String> {
 pub fn progress_line(done: usize, n: usize, r: &Result<Outcome, MopedError>) -> String {
     match r {
         Ok(o) => format!(
-            "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {:>6.2} s",
+            "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {}",
             o.record.group,
             o.record.benchmark,
             o.record.design,
             o.record.metrics["cycles"],
             o.messages_verified,
-            o.host_seconds
+            if o.reused {
+                "reused".to_string()
+            } else {
+                format!("{:>6.2} s", o.host_seconds)
+            }
         ),
         Err(e) => format!("[{done:>3}/{n}] failed: {e}"),
     }

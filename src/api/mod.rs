@@ -11,10 +11,12 @@
 //! - [`mpi`]: an MPI workload with every message checked (`moped mpi`);
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
+//! - [`store`]: runs identified by a key, reused when an experiment runs again;
 //! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
 //! - [`matching`]: the queue benchmarks under every matching engine (`moped matching`);
 //! - [`engines`]: MOPED with one and two engines under each scheme (`moped engines`);
 //! - [`protocols`]: a design's tables, the lint, the exhaustive checker, the random tester;
+//! - [`info`]: the catalogue of every parameter and statistic (`moped info`);
 //! - [`gem5`]: the host gem5 drives, the generated SLICC, gem5 runs compared with ours;
 //! - [`bench`]: the simulator's host speed (`moped bench`).
 
@@ -24,12 +26,14 @@ pub mod engines;
 pub mod experiments;
 pub mod figure10;
 pub mod gem5;
+pub mod info;
 pub mod matching;
 pub mod mpi;
 pub mod output;
 pub mod protocols;
 pub mod run;
 pub mod sensitivity;
+pub mod store;
 
 pub use crate::bench;
 pub use crate::design::{Design, UnknownDesign};

@@ -8,7 +8,9 @@
 //!   replaces the folder only once every file is written ([`OutDir::finish`]).
 //! - A failure, of the run or of the writing, leaves the folder holding only `FAILED`,
 //!   with the error: never an earlier run's complete-looking results. With force, that
-//!   means the old contents are gone after a failure too: they were to be replaced.
+//!   means the old contents are gone after a failure too: they were to be replaced. An
+//!   experiment with a results store ([`super::store`]) keeps its finished runs beside
+//!   the marker: each is complete and keyed, and the next run into the folder takes them.
 //! - Every result folder holds the resolved `config.toml` and `run.json`: the command line,
 //!   the crate's version, the seed, the workload, the design, the config file and the
 //!   `--set` overrides.
@@ -23,6 +25,10 @@ use crate::error::MopedError;
 
 /// The marker a failed run leaves in its folder.
 pub const FAILED: &str = "FAILED";
+
+/// The marker of a folder holding a results store (`api::store`), naming its experiment:
+/// a failure keeps such a folder's finished runs.
+pub const STORE_FILE: &str = "store.json";
 
 /// How the results were asked for; the caller knows (the command line, a Python call).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -169,7 +175,6 @@ impl OutDir {
     /// Leaves `dest` holding only the marker with `error`; the error itself is what the
     /// caller reports, so trouble writing the marker is not added to it.
     fn leave_failed(&self, error: &MopedError) {
-        let _ = std::fs::remove_dir_all(&self.tmp);
         if self.dest.is_dir() {
             let _ = std::fs::remove_dir_all(&self.dest);
         }
@@ -179,6 +184,12 @@ impl OutDir {
         );
         let _ = std::fs::create_dir_all(&self.dest)
             .and_then(|()| std::fs::write(self.dest.join(FAILED), text));
+        if self.tmp.join(STORE_FILE).is_file() {
+            for name in ["runs", STORE_FILE] {
+                let _ = std::fs::rename(self.tmp.join(name), self.dest.join(name));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.tmp);
     }
 }
 

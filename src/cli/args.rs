@@ -180,12 +180,17 @@ pub(super) struct EnginesArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct Figure10Args {
-    /// Folder for the results (created if missing; refused if it holds results).
+    /// Folder for the results (created if missing; refused if it holds other results). A
+    /// folder holding an earlier Figure 10 is resumed: its runs whose workload,
+    /// configuration, design, seed and iteration scale are unchanged are reused.
     #[arg(long, value_name = "DIR")]
     pub(super) out: PathBuf,
     /// Replace the contents of a non-empty --out folder (once the run succeeds; a failure leaves only FAILED).
     #[arg(long)]
     pub(super) force: bool,
+    /// Simulate every run again, reusing none of the --out folder's earlier runs.
+    #[arg(long)]
+    pub(super) fresh: bool,
     /// Also run PingPong, PingPing and Bcast at 1 MB (12 more runs).
     #[arg(long)]
     pub(super) large: bool,
@@ -366,6 +371,31 @@ pub(super) enum ProtocolCommand {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum InfoCommand {
+    /// Every key of the configuration: type, default, allowed values, description.
+    Config {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = InfoFormat::Md)]
+        format: InfoFormat,
+    },
+    /// Every statistic a run writes: name (with `{N}` for indices), kind, unit, the runs
+    /// that write it, description.
+    Stats {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = InfoFormat::Md)]
+        format: InfoFormat,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum InfoFormat {
+    /// Markdown tables.
+    Md,
+    /// JSON: `{"format": ..., "params" | "stats": [...]}`.
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -132,6 +132,7 @@ pub(super) fn cmd_bench_figure10(iterations: Option<f64>, jobs: Option<usize>) -
         config: crate::config::SystemConfig::default(),
         jobs: jobs.unwrap_or_else(api::figure10::default_jobs).max(1),
         sensitivity: false,
+        reuse: None,
     };
     let [on, off] = api::figure10::bench_fast_forward(&opts, &|_, _, _| {})?;
     let mut out = io::stdout().lock();

@@ -190,6 +190,7 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
             .jobs
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         sensitivity: a.sensitivity,
+        reuse: api::figure10::reusable(&a.out, a.fresh),
     };
     let n = api::figure10::run_count(&opts)?;
     let alternatives = if opts.sensitivity {
@@ -210,8 +211,19 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
     let progress = |_i, done, r: &Result<_, _>| {
         let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
     };
-    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    // A folder holding Figure 10's own store is this command's to replace.
+    let ours = api::store::holds_store(&a.out, api::figure10::STORE_NAME);
+    let force = a.force || ours;
+    let out = claim_out(&a.out, force, command, (a.config.as_deref(), &a.set))?;
     let f = api::figure10::figure10(&opts, out, &progress)?;
+    let reused = f.outcomes.iter().filter(|o| o.reused).count();
+    if reused > 0 {
+        eprintln!(
+            "figure10: reused {reused} of {} runs from the earlier results in {} (--fresh runs them all)",
+            f.outcomes.len(),
+            a.out.display()
+        );
+    }
     print_figure10(&f, &opts)?;
     Ok(())
 }

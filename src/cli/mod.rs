@@ -91,6 +91,11 @@ enum Command {
     },
     /// Compare an embedded run with a gem5 run: cycles, L1 and L2 misses side by side.
     Compare(CompareArgs),
+    /// The catalogue: every configuration key or every statistic, without a simulation.
+    Info {
+        #[command(subcommand)]
+        command: InfoCommand,
+    },
 }
 
 /// Why a command stopped early.
@@ -195,6 +200,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
             command: Gem5Command::Slicc { dir, check },
         } => cmd_gem5_slicc(&dir, check),
         Command::Compare(a) => cmd_compare(a),
+        Command::Info { command } => cmd_info(command),
     }
 }
 

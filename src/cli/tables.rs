@@ -101,6 +101,30 @@ pub(super) fn cmd_protocol_show(design: Design, format: Format) -> CmdResult {
     Ok(())
 }
 
+pub(super) fn cmd_info(command: InfoCommand) -> CmdResult {
+    use api::info;
+    let text = match command {
+        InfoCommand::Config { format } => {
+            let params = info::params();
+            match format {
+                InfoFormat::Md => info::params_markdown(&params),
+                InfoFormat::Json => format!("{:#}\n", info::params_json(&params)),
+            }
+        }
+        InfoCommand::Stats { format } => {
+            let stats = info::stats()?;
+            match format {
+                InfoFormat::Md => info::stats_markdown(&stats),
+                InfoFormat::Json => format!("{:#}\n", info::stats_json(&stats)),
+            }
+        }
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
 pub(super) fn cmd_protocol_lint(files: &[PathBuf]) -> CmdResult {
     let mut out = io::stdout().lock();
     let mut failed = false;

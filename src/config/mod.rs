@@ -37,6 +37,7 @@
 //! particular `[l1]` and `[l2]` fill missing keys from their own (different)
 //! defaults.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -117,15 +118,18 @@ impl ConfigError {
 }
 
 /// Cores and the cache-line size.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CoreSection {
-    /// Number of cores (1 to [`MAX_CORES`]).
+    /// Number of cores (1 to 1024).
+    // 1024 is `MAX_CORES`; a unit test holds the two together.
     pub cores: usize,
     /// Core clock in GHz.
     pub core_ghz: f64,
     /// Cycles per non-memory instruction.
     pub cpi: f64,
+    /// Stores a core may have written but not yet performed in its caches; a store to a
+    /// full buffer stalls the core.
     pub store_buffer_entries: usize,
     /// Cache-line size in bytes (a power of two).
     pub line_bytes: usize,
@@ -135,7 +139,7 @@ pub struct CoreSection {
     /// false: translation takes no time and page-table lines come on chip only by MOPED.
     pub page_walks: bool,
     /// Whether a core waits for every load or overlaps the misses of loads whose value
-    /// decides nothing ([`CoreModel`]).
+    /// decides nothing.
     pub core_model: CoreModel,
     /// Lines an `mlp` core may have missing at once (its miss status holding registers).
     pub outstanding_loads: usize,
@@ -145,7 +149,7 @@ pub struct CoreSection {
 }
 
 /// How a core treats its loads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CoreModel {
     /// One load at a time: the core waits for each load's value.
@@ -189,20 +193,24 @@ pub const PREFETCH_DISTANCE: u32 = 1;
 
 /// One cache level. Its defaults depend on the level, see
 /// [`CacheSection::l1_default`] and [`CacheSection::l2_default`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheSection {
+    /// Capacity in bytes (sets times ways times the line size).
     pub size_bytes: u64,
+    /// Ways per set (LRU replacement).
     pub assoc: usize,
     /// Access latency in core cycles.
     pub latency: u64,
-    /// The L1's data prefetcher, lines per trigger (1 to 16) and lines ahead of the
-    /// trigger (1 to 64); the L2 has none (these are `None`, and its section has no such
-    /// keys). Read them through [`CacheSection::prefetch_kind`] and its neighbours.
+    /// The L1's data prefetcher (the L2 has none).
+    // The L2's prefetch fields are None, so its section has no such keys; read them
+    // through `CacheSection::prefetch_kind` and its neighbours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<PrefetchKind>,
+    /// Lines the L1 prefetcher fetches per trigger (1 to 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch_degree: Option<u32>,
+    /// How many lines ahead of the trigger the prefetcher's first line is (1 to 64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch_distance: Option<u32>,
 }
@@ -324,7 +332,7 @@ fn de_l2<'de, D: Deserializer<'de>>(d: D) -> Result<CacheSection, D::Error> {
 }
 
 /// The MOESI directory at memory, banked by line address.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DirSection {
     /// Number of banks (a power of two).
@@ -343,9 +351,10 @@ impl Default for DirSection {
 }
 
 /// Main memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemSection {
+    /// Physical memory in bytes: the OS hands the upper half out as frames.
     pub size_bytes: u64,
     /// Access latency in core cycles.
     pub latency: u64,
@@ -366,13 +375,14 @@ impl Default for MemSection {
 }
 
 /// The on-chip network.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NetSection {
     /// Only `"hierarchical_switch"` is accepted.
     pub topology: String,
     /// Network clock in MHz.
     pub net_mhz: f64,
+    /// Cores on each leaf switch; more leaves than this add switch levels above them.
     pub cores_per_leaf: usize,
     /// Per-hop (switch + wire) latency in network cycles.
     pub hop_latency: u32,
@@ -403,7 +413,7 @@ impl Default for NetSection {
 pub const MAX_ENGINES: usize = 64;
 
 /// The MOPED device.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MopedSection {
     /// Coherence operations issued per cycle.
@@ -412,7 +422,9 @@ pub struct MopedSection {
     pub copy_send_lines: usize,
     /// Copy-unit lines in flight on the receive side.
     pub copy_recv_lines: usize,
+    /// Entries of each MOPED's descriptor table (posted sends and receives).
     pub descriptor_entries: usize,
+    /// Matched pairs whose copies a MOPED runs at once (its active match entries).
     pub active_matches: usize,
     /// Page-table lines the page walker's staging buffer keeps during a transfer: the
     /// paper's "slightly larger set" than one line (section 4.2), enough for the upper
@@ -472,7 +484,7 @@ impl Default for MopedSection {
 }
 
 /// Deadlock/livelock watchdogs; they cannot be disabled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WatchdogSection {
     /// Maximum cycles without any core making progress.
@@ -500,7 +512,7 @@ impl Default for WatchdogSection {
 }
 
 /// The simulated OS.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OsSection {
     /// The order in which physical frames are handed to pages and page tables: `"random"`
@@ -512,7 +524,7 @@ pub struct OsSection {
 }
 
 /// How far apart the queues lie in the shared segment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueStride {
     /// MPICH2 1.2's: the queues are an array in one segment, each `sizeof` the queue
@@ -525,7 +537,7 @@ pub enum QueueStride {
 }
 
 /// Where a rank keeps the messages that arrived before their receive.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UnexpectedQueue {
     /// MPICH's linked list of records, the payload in a buffer of its own.
@@ -552,7 +564,7 @@ impl UnexpectedQueue {
 pub const MPI_LIST_ENTRIES: u64 = 2048;
 
 /// The MPICH-like runtime of MPI workloads.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MpiSection {
     /// Distance between the ch3:shm queues: `"mpich"` (back to back, MPICH2 1.2's) or
@@ -625,7 +637,7 @@ impl Default for MpiSection {
 }
 
 /// How workloads are run (not the machine).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadSection {
     /// Run each workload's untimed warm-up (IMB's warm-up calls, NPB's untimed first
@@ -670,7 +682,7 @@ impl WorkloadSection {
 
 /// How the simulator runs the machine (not the machine itself: no setting here changes a
 /// statistic but the simulator's own event counts and host time).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimSection {
     /// A core whose pass of its polling loop found nothing new, and whose next pass will
@@ -686,7 +698,7 @@ impl Default for SimSection {
 }
 
 /// The whole configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SystemConfig {
     pub system: CoreSection,

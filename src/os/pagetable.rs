@@ -26,6 +26,7 @@
 
 use std::ops::Range;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mem::{LineData, LINE_BYTES};
@@ -38,7 +39,7 @@ pub use super::phys::{XlateError, PAGE_BYTES, PAGE_SHIFT};
 pub const PRESENT: u64 = 1;
 
 /// The layout of a process's page tables (see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum PageTableFormat {
     /// IA-32 without PAE: 2 levels of 4-byte entries, 32-bit virtual addresses; the
     /// paper's machine's.

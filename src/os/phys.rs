@@ -10,6 +10,7 @@ use std::ops::Range;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mem::{line_of, LineAddr, LineData, LINE_BYTES};
@@ -135,7 +136,7 @@ impl PhysMem for FlatMem {
 }
 
 /// The order in which an OS hands out physical frames.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameOrder {
     /// A seeded pseudo-random order, as the free lists of an OS that has been up a while

@@ -11,12 +11,13 @@
 //! The controller issues the lines as loads with no core waiting (see
 //! `CacheCtrl::prefetch`); this file only chooses them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mem::{LineAddr, LINE_BYTES};
 
 /// The L1 data prefetcher (`l1.prefetch`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrefetchKind {
     /// No prefetcher (the paper's Table 1 names none).

@@ -36,6 +36,7 @@ pub mod sr;
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::desc::DescIndex;
@@ -134,19 +135,29 @@ impl StepKind {
 /// Cycles each step costs an engine (`[moped.steps]`). `match` is added to the matching
 /// engine's own cycles; `page` is paid once per page a buffer's copy starts, `line` once per
 /// line request.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StepCosts {
+    /// A data-port load that reserves a descriptor.
     pub reserve: u64,
+    /// A data-port store of one descriptor field.
     pub store: u64,
+    /// Sending a complete descriptor's copy to its matching MOPED.
     pub forward: u64,
+    /// The arrival of a completion notice at the sender's MOPED.
     pub ack: u64,
+    /// Marking the send descriptor complete.
     pub send_complete: u64,
+    /// One check of the matching engine (on top of the engine's own cycles).
     #[serde(rename = "match")]
     pub match_: u64,
+    /// Moving a matched pair into an active match entry and starting its copy unit.
     pub activate: u64,
+    /// The copy unit starting a new page of a buffer.
     pub page: u64,
+    /// One line request of the copy unit.
     pub line: u64,
+    /// Marking the receive descriptor complete and notifying the sender's MOPED.
     pub recv_complete: u64,
 }
 
@@ -209,7 +220,18 @@ pub trait Assignment: Sync {
 
 /// How the steps are shared among the engines (`moped.scheme`).
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 pub enum Scheme {
     /// Every step on one engine.

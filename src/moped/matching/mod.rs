@@ -38,6 +38,7 @@ pub mod reference;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Kind, Peer, ProgramId, Rank, Tag};
@@ -47,7 +48,18 @@ use super::ports::PortError;
 
 /// The matching hardware of every MOPED (`moped.matcher`).
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum MatcherKind {
@@ -132,7 +144,7 @@ impl std::str::FromStr for MatcherKind {
 /// Sizes and cycle costs of the engines (`[moped.matching]`). Cycles are MOPED cycles
 /// (the core clock). Where a paper gives the number it is cited; the rest are choices,
 /// said as such.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MatchingParams {
     /// Entries of the two-level queue's CAM, per queue (Xiong et al.: 256, 1 cycle to insert
@@ -157,7 +169,7 @@ pub struct MatchingParams {
 }
 
 /// When a match check's result leaves the engine (`moped.matching.result_at`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResultAt {
     /// Once the engine has finished the search that found it, as the paper's state machine
