@@ -39,6 +39,12 @@ section "ruff check"
 .venv/bin/ruff check python
 .venv/bin/ruff format --check python
 
+section "mypy and stubtest"
+# mypy checks the sources ([tool.mypy] in pyproject.toml); stubtest needs the extension
+# itself, so it reads the stub installed beside it above, a copy of python/moped/_core.pyi.
+.venv/bin/python -m mypy
+.venv/bin/python -m mypy.stubtest moped._core
+
 section "pytest"
 set +e
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest "$@"

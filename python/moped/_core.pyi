@@ -1,6 +1,23 @@
-"""Type stub for the compiled extension ``moped._core`` (built from ``src/python.rs``)."""
+"""Type stub for the compiled extension ``moped._core`` (built from ``src/python.rs``).
 
-from typing import Any
+The module's ``__all__`` lists every name the extension adds, private ones included;
+``mypy.stubtest`` compares it, and each signature here, with the built module. Each
+section below extends ``__all__`` with its own names, so a new function goes into one
+section only.
+"""
+
+from typing import Any, final
+
+__all__ = [
+    "__version__",
+    "ConfigError",
+    "InputError",
+    "MopedError",
+    "ProgramError",
+    "ProtocolError",
+    "SimulationError",
+    "StatsError",
+]
 
 __version__: str
 
@@ -12,10 +29,29 @@ class SimulationError(MopedError): ...
 class StatsError(MopedError): ...
 class InputError(MopedError): ...
 
+__all__ += [
+    "_panic_for_test",
+    "_stop_runs",
+    "cli_main",
+    "config_to_json",
+    "default_config_toml",
+    "designs",
+    "info_config_json",
+    "info_stats_json",
+    "lint_protocol",
+    "protocol_markdown",
+    "protocol_names",
+    "random_test",
+    "run",
+    "validate_config",
+]
+
 def cli_main(argv: list[str]) -> int: ...
 def default_config_toml() -> str: ...
 def validate_config(toml_text: str, file: str, overrides: dict[str, Any] | None = None) -> str: ...
 def config_to_json(toml_text: str, file: str) -> str: ...
+def info_config_json() -> str: ...
+def info_stats_json() -> str: ...
 def run(
     config_toml: str,
     program_path: str,
@@ -35,6 +71,8 @@ def _stop_runs() -> None: ...
 def _panic_for_test() -> None: ...
 
 # MPI workloads: a spec (.toml) or a GOAL schedule (.goal), every message checked.
+__all__ += ["parse_goal", "run_workload"]
+
 def run_workload(
     spec_path: str,
     design: str,
@@ -47,6 +85,15 @@ def parse_goal(text: str, file: str) -> str: ...
 
 # Figure 10 analysis: records_json is a JSON list of run records
 # ({"benchmark", "group", "design", "seed", "metrics": {name: value}}).
+__all__ += [
+    "claims",
+    "figure10_report",
+    "published_values",
+    "reductions",
+    "summaries",
+    "write_figure10_tables",
+]
+
 def reductions(records_json: str) -> str: ...
 def summaries(records_json: str) -> str: ...
 def claims(records_json: str) -> str: ...
@@ -60,6 +107,8 @@ def write_figure10_tables(dir: str, records_json: str) -> None: ...
 
 # The Figure-10 pipeline (src/api/figure10.rs): plan, run on the simulator's threads,
 # or finish runs made elsewhere.
+__all__ += ["OutputClaim", "figure10", "figure10_claim", "figure10_finish", "figure10_plan"]
+
 def figure10_plan(
     workloads_dir: str, large: bool, seeds: list[int]
 ) -> list[tuple[str, str, int, str]]: ...
@@ -74,8 +123,11 @@ def figure10(
     progress: bool = True,
     force: bool = False,
     sensitivity: bool = False,
+    fresh: bool = False,
 ) -> str: ...
 
+# Not subclassable: the extension's class is final.
+@final
 class OutputClaim:
     @property
     def path(self) -> str: ...
@@ -96,6 +148,15 @@ def figure10_finish(
 
 # The matching experiment (src/api/matching): the queue benchmarks under the software path
 # and each engine; writes matching.csv and report.md into `out`.
+__all__ += [
+    "MATCHING_CSV_HEADER",
+    "MATCHING_ENGINES",
+    "MATCHING_FIGURE10_CSV_HEADER",
+    "MATCHING_LHS_CSV_HEADER",
+    "MATCHING_STREAM64_CSV_HEADER",
+    "matching",
+]
+
 MATCHING_CSV_HEADER: list[str]
 MATCHING_FIGURE10_CSV_HEADER: list[str]
 MATCHING_STREAM64_CSV_HEADER: list[str]
@@ -115,6 +176,8 @@ def matching(
 
 # The engines experiment (src/api/engines): IMB Uniband, Biband and PingPong under each
 # scheme with one and two engines; writes engines.csv and report.md into `out`.
+__all__ += ["ENGINES_CSV_HEADER", "SCALING_CSV_HEADER", "engines"]
+
 ENGINES_CSV_HEADER: list[str]
 # The columns of `moped bench --scaling --out FILE` (src/bench.rs).
 SCALING_CSV_HEADER: list[str]
@@ -133,6 +196,8 @@ def engines(
 ) -> dict[str, Any]: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.
+__all__ += ["compare", "parse_stats"]
+
 def parse_stats(
     text: str, file: str, dump: int | None = None
 ) -> list[tuple[int, list[tuple[Any, ...]]]]: ...

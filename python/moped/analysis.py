@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from numbers import Real
+from numbers import Integral, Real
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from moped import _args, _core
 from moped.designs import DESIGNS
@@ -31,7 +31,8 @@ from moped.designs import DESIGNS
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-    Records = pandas.DataFrame | Iterable[Mapping[str, Any]] | str
+#: What the functions below take as run records.
+Records: TypeAlias = "pandas.DataFrame | Iterable[Mapping[str, Any]] | str"
 
 __all__ = [
     "DESIGNS",
@@ -85,35 +86,48 @@ def _record(row: Any) -> dict[str, Any]:
         value = _metric_value(v)
         if value is not None:
             metrics[str(k)] = value
-    seed = row["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, Real) or seed != int(seed) or seed < 0:
-        raise _core.InputError(f"run record {dict(row)!r}: seed must be a whole number >= 0")
     return {
         "benchmark": str(row["benchmark"]),
         "group": str(row["group"]),
         "design": str(row["design"]),
-        "seed": int(seed),
+        "seed": _seed(row),
         "metrics": metrics,
     }
+
+
+def _seed(row: Mapping[str, Any]) -> int:
+    seed = row["seed"]
+    whole: int | None = None
+    if isinstance(seed, Integral) and not isinstance(seed, bool):
+        whole = int(seed)
+    elif isinstance(seed, Real) and float(seed).is_integer():
+        # A frame's seed column turns float once any cell in it is NaN.
+        whole = int(float(seed))
+    if whole is None or whole < 0:
+        raise _core.InputError(f"run record {dict(row)!r}: seed must be a whole number >= 0")
+    return whole
 
 
 def to_records(records: Records) -> list[dict[str, Any]]:
     """Run records in the nested form the Rust side reads, from a DataFrame (one row per
     run), dicts (nested or flat) or a JSON string. NaN and non-numeric fields are
     dropped from the metrics."""
-    if isinstance(records, str):
+    data: object = records
+    if isinstance(data, str):
         try:
-            records = json.loads(records)
+            data = json.loads(data)
         except ValueError as e:
             raise _core.InputError(f"records: not JSON: {e}") from e
-    if hasattr(records, "to_dict") and hasattr(records, "columns"):
-        rows: Iterable[Mapping[str, Any]] = records.to_dict("records")  # type: ignore[union-attr]
-    elif isinstance(records, Iterable) and not isinstance(records, (bytes, Mapping)):
-        rows = records
+    rows: Iterable[object]
+    # Duck-typed, so pandas is imported only by callers that pass a frame.
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        rows = data.to_dict("records")
+    elif isinstance(data, Iterable) and not isinstance(data, (bytes, Mapping)):
+        rows = data
     else:
         raise TypeError(
             "records must be a DataFrame, a list of dicts or a JSON string, "
-            f"not {type(records).__name__}"
+            f"not {type(data).__name__}"
         )
     return [_record(r) for r in rows]
 

@@ -110,6 +110,7 @@ def host_speed(run_dir: str | PathLike[str]) -> dict[str, Any]:
             raise StatsError(f"{file}: no statistic {name}")
         return stats[name]
 
+    r: dict[str, Any]
     if side is None:
         r = {
             "host": "embedded",
