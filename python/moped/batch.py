@@ -1,7 +1,7 @@
-"""Sweeps: many workload runs on any ``concurrent.futures``-style executor.
+"""Sweeps: many runs on any ``concurrent.futures``-style executor.
 
-A task is one run: a workload spec file, a design, a seed, optionally a
-:class:`moped.SystemConfig` and an iteration scale::
+A task is one run: a file, a design, a seed, optionally a :class:`moped.SystemConfig` (or
+a dict of overrides, or a TOML file) and an iteration scale::
 
     tasks = [
         {"workload": "workloads/imb/pingpong-16k.toml", "design": d, "seed": 1}
@@ -9,15 +9,20 @@ A task is one run: a workload spec file, a design, a seed, optionally a
     ]
     df = moped.sweep(tasks)  # one row per run
 
+The file is an MPI workload (a spec, or a GOAL schedule ending in ``.goal``) or a program
+file, what :func:`moped.run` takes; :func:`workload_kind` tells them apart by their
+contents. A program runs on the design's protocol, and has no iterations to scale.
+
 The executor is anything whose ``submit(fn, *args)`` returns an object with ``result()``:
 a ``ProcessPoolExecutor`` (the default, one worker per CPU), a ``ThreadPoolExecutor``, or
 a Dask client's ``get_executor()``. Only ``submit`` and ``result`` are relied on (when the
 futures are ``concurrent.futures`` ones, runs are reported as they finish; otherwise in
 task order).
 
-Each run goes through :func:`run_workload`, the one call into the simulator; tests
-substitute it. It is looked up when the sweep starts and sent to the workers with each
-task, so a substitute must be a module-level function its workers can import.
+Each run goes through :func:`run_workload` or :func:`run_program`, the calls into the
+simulator; tests substitute them. They are looked up when the sweep starts and sent to
+the workers with each task, so a substitute must be a module-level function its workers
+can import.
 """
 
 from __future__ import annotations
@@ -25,23 +30,32 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from moped import _args, _core
-from moped._core import MopedError
-from moped.config import check_config, config_toml
+from moped._core import InputError, MopedError
+from moped.config import SystemConfig, check_config, config_toml, read_text
+from moped.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-    from moped.config import SystemConfig
-
-__all__ = ["SweepError", "Task", "frame", "run_tasks", "run_workload", "sweep"]
+__all__ = [
+    "SweepError",
+    "Task",
+    "frame",
+    "run_program",
+    "run_tasks",
+    "run_workload",
+    "sweep",
+    "workload_kind",
+]
 
 #: Fields of a run record that name the run.
 RUN_KEYS = ("benchmark", "group", "design", "seed")
@@ -54,6 +68,32 @@ METRIC_ORDER = (
     "coherence_messages",
     "l2_misses_local",
 )
+#: Columns after the metrics, where the records have them; the config's follow.
+EXTRAS = ("events", "host_seconds", "messages_verified", "workload", "iterations", "notes")
+#: Columns besides the metrics that hold counts.
+COUNTS = ("seed", "events", "messages_verified")
+#: Metrics that are not counts even when whole: the means. The simulator's run record
+#: sends every metric as a float, so the values alone cannot tell a mean of 1.0 from a
+#: count.
+MEAN_SUFFIXES = ("_mean",)
+#: A program run's metrics, each the sum of the statistics named, defined as an MPI
+#: run's record defines them (MOPED's own line requests count as L2 misses of the L2 that
+#: took them), so program and workload rows can share columns.
+PROGRAM_METRICS: dict[str, tuple[str, ...]] = {
+    "l1_misses": ("system.total.l1d.misses",),
+    "l1_hits": ("system.total.l1d.hits",),
+    "l2_hits": ("system.total.l2.hits",),
+    "l2_misses_private": (
+        "system.total.l2.misses_other_cache",
+        "system.total.l2.moped_misses_other_cache",
+    ),
+    "l2_misses_global": ("system.total.l2.misses_memory", "system.total.l2.moped_misses_memory"),
+    "l2_misses_local": ("system.total.l2.moped_misses_no_data",),
+    "coherence_messages": ("system.network.total_msgs",),
+}
+
+#: What a task's file is: an MPI workload (spec or GOAL schedule) or a program file.
+Kind = Literal["program", "workload"]
 
 
 class SweepError(MopedError):
@@ -66,9 +106,11 @@ class SweepError(MopedError):
 
 @dataclass(frozen=True)
 class Task:
-    """One run of a sweep. ``config`` is a :class:`moped.SystemConfig`, a dict of
-    overrides, a TOML file path or None (the paper's Table 1); ``iterations`` scales the
-    workload's iteration counts; ``out``, a folder for the run's own output files."""
+    """One run of a sweep. ``workload`` is an MPI workload spec, a GOAL schedule or a
+    program file (see :func:`workload_kind`); ``config`` is a :class:`moped.SystemConfig`,
+    a dict of overrides, a TOML file path or None (the paper's Table 1); ``iterations``
+    scales an MPI workload's iteration counts; ``out``, a folder for the run's own output
+    files."""
 
     workload: str
     design: str
@@ -110,6 +152,63 @@ class Task:
         return f"{Path(self.workload).name} {self.design} seed {self.seed}{scale}"
 
 
+# A table header (`[[core]]`, `[mpi]`) and a key (`suite =`, `a.b =`) at a line's start.
+_TABLE = re.compile(r"\[\[?\s*([A-Za-z0-9_-]+)")
+_KEY = re.compile(r"""([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*[=.]""")
+
+
+def _top_level_names(text: str) -> set[str]:
+    """The names a TOML text defines at its top level: the keys before its first table
+    header, and its tables' first names. A line scan rather than a TOML parser: a file
+    with a syntax error still reaches the simulator's reader, which says where it is, and
+    Python 3.10 has no ``tomllib``."""
+    names: set[str] = set()
+    in_table = False
+    fence: str | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        if fence is not None:
+            # Inside a multi-line string (a program's `ops`): no keys or tables here.
+            if s.count(fence) % 2:
+                fence = None
+            continue
+        if not s or s.startswith("#"):
+            continue
+        table = _TABLE.match(s)
+        if table:
+            names.add(table.group(1))
+            in_table = True
+        elif not in_table:
+            key = _KEY.match(s)
+            if key:
+                names.add(key.group(1).strip("\"'"))
+        for quotes in ("'''", '"""'):
+            if s.count(quotes) % 2:
+                fence = quotes
+                break
+    return names
+
+
+def workload_kind(path: str | PathLike[str]) -> Kind:
+    """What a task's file is: ``"workload"``, an MPI workload (a GOAL schedule, told by
+    its ``.goal`` ending as the simulator tells it, or a spec, TOML with a ``suite``), or
+    ``"program"``, a program file as :func:`moped.run` takes (TOML with ``[[core]]``
+    tables). A file that cannot be read, or is neither, raises :class:`moped.InputError`
+    naming it."""
+    p = _args.path("path", path)
+    if Path(p).suffix == ".goal":
+        return "workload"
+    names = _top_level_names(read_text(p, InputError))
+    if "core" in names:
+        return "program"
+    if "suite" in names:
+        return "workload"
+    raise InputError(
+        f"{p}: neither a program file (no [[core]] tables) nor an MPI workload spec "
+        "(no `suite`); a GOAL schedule's name ends in .goal"
+    )
+
+
 def run_workload(
     spec_path: str,
     design: str,
@@ -137,17 +236,52 @@ def run_workload(
     )
 
 
-def _execute(
-    runner: Callable[..., str | Mapping[str, Any]],
-    spec_path: str,
+def run_program(
+    program_path: str,
     design: str,
     config_toml: str,
     seed: int,
-    iteration_scale: float | None,
     out: str | None,
 ) -> dict[str, Any]:
-    """Runs one task in a worker: the runner's JSON, parsed."""
-    raw = runner(spec_path, design, config_toml, seed, iteration_scale, out)
+    """Simulates one program file on ``design``'s protocol, as :func:`moped.run` does, and
+    returns a run record as :func:`run_workload` does: ``benchmark`` (the file's stem),
+    ``group`` (``"program"``), design, seed, ``metrics`` (cycles and those of
+    :data:`PROGRAM_METRICS` the statistics have), ``events``, ``host_seconds`` and
+    ``notes`` (none). A program has no MPI messages, so no ``messages_verified``."""
+    program_path = _args.path("program_path", program_path)
+    seed = _args.integer("seed", seed)
+    out = _args.optional_path("out", out)
+    raw = _core.run(
+        _args.text("config_toml", config_toml),
+        program_path,
+        _args.text("design", design),
+        seed,
+        out,
+        False,
+    )
+    res = Result.from_core(raw, out=out)
+    metrics: dict[str, int | float] = {"cycles": res.cycles}
+    for name, stats in PROGRAM_METRICS.items():
+        found = [res.flat[s] for s in stats if s in res.flat]
+        if found:
+            metrics[name] = sum(found)
+    rec: dict[str, Any] = {
+        "benchmark": Path(program_path).stem,
+        "group": "program",
+        "design": res.protocol,
+        "seed": seed,
+        "metrics": metrics,
+        "host_seconds": res.host_seconds,
+        "notes": [],
+    }
+    if "sim.events" in res.flat:
+        rec["events"] = res.flat["sim.events"]
+    return rec
+
+
+def _execute(runner: Callable[..., str | Mapping[str, Any]], *args: Any) -> dict[str, Any]:
+    """Runs one task in a worker: the runner's record, parsed from JSON where it is."""
+    raw = runner(*args)
     return json.loads(raw) if isinstance(raw, (str, bytes)) else dict(raw)
 
 
@@ -175,17 +309,50 @@ def _progress_line(done: int, total: int, task: Task, rec: dict[str, Any]) -> st
     )
 
 
+def _flatten(tree: Mapping[Any, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"l2": {"latency": 12}}`` as ``{"l2.latency": 12}``; dotted keys stay as given."""
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def _default_config() -> dict[str, Any]:
+    """Every config key, dotted, with its default value."""
+    return _flatten(SystemConfig().to_dict())
+
+
+def _overrides(config: Any, toml: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The dotted keys a task's config sets, with the values its run uses: those that
+    differ from the defaults, and every key of a dict of overrides, even one given its
+    default value (the caller named it, so a sweep over it keeps its column)."""
+    used = _flatten(SystemConfig.from_toml(toml, file="<config>").to_dict())
+    given = _flatten(config) if isinstance(config, Mapping) else {}
+    keys = {k for k, v in used.items() if k not in defaults or defaults[k] != v} | set(given)
+    return {k: used[k] if k in used else given[k] for k in sorted(keys)}
+
+
 def run_tasks(
     tasks: Iterable[Task | Mapping[str, Any]],
     executor: Any = None,
     progress: bool | Callable[[str], None] = False,
 ) -> list[dict[str, Any]]:
-    """Runs the tasks; returns their records (parsed ``run_workload`` JSON) in task order.
+    """Runs the tasks; returns their run records (see :func:`run_workload` and
+    :func:`run_program`) in task order, each with ``workload`` (the task's file),
+    ``iterations`` (its iteration scale or None) and ``overrides`` (see :func:`sweep`)
+    added.
 
-    ``progress``: True prints one line per finished run to stderr; a callable gets each
-    line instead. A failed task raises :class:`SweepError` naming it (the other tasks are
-    cancelled where the executor allows it). Ctrl-C cancels the tasks not started and
-    stops the runs in flight, those in this process's threads included.
+    Every task's file and config is checked before any runs: a file that is neither a
+    workload nor a program, or a program given ``iterations``, raises
+    :class:`SweepError` naming the task. ``progress``: True prints one line per finished
+    run to stderr; a callable gets each line instead. A failed task raises
+    :class:`SweepError` naming it (the other tasks are cancelled where the executor
+    allows it). Ctrl-C cancels the tasks not started and stops the runs in flight, those
+    in this process's threads included.
     """
     if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
         raise TypeError(f"tasks must be Tasks or dicts, not {type(tasks).__name__}")
@@ -194,7 +361,11 @@ def run_tasks(
     todo = [Task.of(t) for t in tasks]
     if not todo:
         return []
-    runner = run_workload  # looked up now, so a substitute is what the workers get
+    # Looked up now, so a substitute is what the workers get.
+    runners: dict[Kind, Callable[..., str | Mapping[str, Any]]] = {
+        "workload": run_workload,
+        "program": run_program,
+    }
     report: Callable[[str], None] | None
     if callable(progress):
         report = progress
@@ -206,13 +377,43 @@ def run_tasks(
     else:
         report = None
 
-    configs: dict[int, str] = {}
+    defaults = _default_config()
+    configs: dict[int, tuple[str, dict[str, Any]]] = {}
+    kinds: dict[str, Kind] = {}
 
-    def task_config(task: Task) -> str:
+    def task_config(task: Task) -> tuple[str, dict[str, Any]]:
         key = id(task.config)
         if key not in configs:
-            configs[key] = config_toml(task.config)
+            toml = config_toml(task.config)
+            configs[key] = (toml, _overrides(task.config, toml, defaults))
         return configs[key]
+
+    def task_kind(task: Task) -> Kind:
+        if task.workload not in kinds:
+            try:
+                kinds[task.workload] = workload_kind(task.workload)
+            except MopedError as e:
+                raise SweepError(f"{task.name}: {e}", task) from e
+        kind = kinds[task.workload]
+        if kind == "program" and task.iterations is not None:
+            raise SweepError(
+                f"{task.name}: iterations scales an MPI workload's iteration counts, and "
+                f"{task.workload} is a program file",
+                task,
+            )
+        return kind
+
+    calls: list[tuple[Callable[..., str | Mapping[str, Any]], tuple[Any, ...]]] = []
+    overrides: list[dict[str, Any]] = []
+    for t in todo:
+        toml, given = task_config(t)
+        kind = task_kind(t)
+        if kind == "program":
+            args: tuple[Any, ...] = (t.workload, t.design, toml, t.seed, t.out)
+        else:
+            args = (t.workload, t.design, toml, t.seed, t.iterations, t.out)
+        calls.append((runners[kind], args))
+        overrides.append(given)
 
     own = executor is None
     if own:
@@ -221,8 +422,7 @@ def run_tasks(
     ok = False
     interrupted = False
     try:
-        for t in todo:
-            args = (t.workload, t.design, task_config(t), t.seed, t.iterations, t.out)
+        for runner, args in calls:
             futures.append(executor.submit(_execute, runner, *args))
         results: list[dict[str, Any] | None] = [None] * len(todo)
         index = {id(f): i for i, f in enumerate(futures)}
@@ -239,10 +439,13 @@ def run_tasks(
                 raise
             except Exception as e:
                 raise SweepError(f"{task.name}: {type(e).__name__}: {e}", task) from e
-            results[i] = _check(task, rec)
-            results[i].setdefault("workload", task.workload)
+            rec = _check(task, rec)
+            rec.setdefault("workload", task.workload)
+            rec["iterations"] = task.iterations
+            rec["overrides"] = dict(overrides[i])
+            results[i] = rec
             if report is not None:
-                report(_progress_line(done, len(todo), task, results[i]))
+                report(_progress_line(done, len(todo), task, rec))
         ok = True
         return [r for r in results if r is not None]
     except KeyboardInterrupt:
@@ -261,31 +464,77 @@ def run_tasks(
             executor.shutdown(wait=True, cancel_futures=not ok)
 
 
+def _notes(notes: Any) -> str:
+    """A run's notes in one cell: a CSV keeps a string, not a list."""
+    if notes is None:
+        return ""
+    if isinstance(notes, (list, tuple)):
+        return "; ".join(str(n) for n in notes)
+    return str(notes)
+
+
+def _whole(value: Any) -> bool:
+    try:
+        return float(value).is_integer()
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _counts_as_integers(df: pandas.DataFrame, columns: Iterable[str]) -> None:
+    """Gives the columns that hold counts an integer dtype (``Int64`` where a run lacks
+    the value): a column is a count when every value it holds is a whole number and its
+    name is not a mean's. The run records send counts as floats."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    for c in columns:
+        col = df[c]
+        if c.endswith(MEAN_SUFFIXES) or not is_numeric_dtype(col) or is_bool_dtype(col):
+            continue
+        known = col.dropna()
+        if all(_whole(v) for v in known):
+            df[c] = col.astype("Int64" if len(known) < len(col) else "int64")
+
+
 def frame(records: Iterable[Mapping[str, Any]]) -> pandas.DataFrame:
-    """One row per run record: benchmark, group, design, seed, every metric (NaN where a
-    run lacks it), events, host_seconds, messages_verified and workload where present."""
+    """One row per run record: benchmark, group, design, seed, every metric (missing where
+    a run lacks it), then where the records have them events, host_seconds,
+    messages_verified, workload, iterations (NaN where not scaled) and notes (joined by
+    ``"; "``), then one column per config key any record overrides (see :func:`sweep`).
+
+    Counts (cycles, misses, events, ...) are integer columns, ``Int64`` where some run
+    lacks the value; means and times stay floats."""
     import pandas as pd
 
+    recs = list(records)
     rows = []
     metric_names: set[str] = set()
-    for rec in records:
+    for rec in recs:
         metrics = dict(rec.get("metrics", {}))
         metric_names.update(metrics)
         row = {k: rec.get(k) for k in RUN_KEYS}
         row.update(metrics)
-        for extra in ("events", "host_seconds", "messages_verified", "workload"):
+        for extra in EXTRAS:
             if extra in rec:
-                row[extra] = rec[extra]
+                row[extra] = _notes(rec[extra]) if extra == "notes" else rec[extra]
         rows.append(row)
     metric_cols = [m for m in METRIC_ORDER if m in metric_names] + sorted(
         metric_names - set(METRIC_ORDER)
     )
-    extras = [
-        c
-        for c in ("events", "host_seconds", "messages_verified", "workload")
-        if any(c in r for r in rows)
-    ]
-    return pd.DataFrame(rows, columns=[*RUN_KEYS, *metric_cols, *extras])
+    extras = [c for c in EXTRAS if any(c in r for r in rows)]
+    given = [dict(rec.get("overrides") or {}) for rec in recs]
+    config_cols = sorted({k for g in given for k in g})
+    if config_cols:
+        # A run that does not override a key used its default: the row says so, and rows
+        # of a sweep over a key compare with the run that left it alone.
+        defaults = _default_config()
+        for row, g in zip(rows, given, strict=True):
+            for k in config_cols:
+                row[k] = g[k] if k in g else defaults.get(k)
+    df: pd.DataFrame = pd.DataFrame(rows, columns=[*RUN_KEYS, *metric_cols, *extras, *config_cols])
+    if "iterations" in df.columns:
+        df["iterations"] = df["iterations"].astype("float64")
+    _counts_as_integers(df, [*metric_cols, *(c for c in COUNTS if c in df.columns)])
+    return df
 
 
 def sweep(
@@ -296,5 +545,22 @@ def sweep(
     """Runs the tasks on ``executor`` (default: a process pool, one worker per CPU) and
     returns one row per run (see :func:`frame`), in task order. Tasks are :class:`Task`\\ s
     or dicts with its keys (``workload``, ``design``, ``seed``, ``config``,
-    ``iterations``, ``out``). A failed task raises :class:`SweepError` naming it."""
+    ``iterations``, ``out``); a task's ``workload`` may be an MPI workload spec, a GOAL
+    schedule or a program file. A failed task raises :class:`SweepError` naming it.
+
+    Besides the run's own columns, a row says what produced it: ``seed``, ``iterations``
+    (the iteration scale, NaN where not scaled), ``notes`` (the run's, joined; empty for
+    a program) and one column per config key a task sets, dotted (``l2.latency``), with
+    the value the run used. A task sets the keys of its dict of overrides, or, with a
+    :class:`moped.SystemConfig` or a TOML file, the keys whose values differ from the
+    defaults. The columns are the union over the tasks, and a task that does not set a
+    key holds that key's default value (not NaN), since that is what its run used: rows
+    stay comparable, and a sweep's baseline row sits in its sweep's column::
+
+        df = moped.sweep(
+            [{"workload": "prog.toml", "design": "baseline", "config": {"l2.latency": n}}
+             for n in (5, 10, 20)]
+        )
+        df[["l2.latency", "cycles"]]
+    """
     return frame(run_tasks(tasks, executor, progress))

@@ -15,6 +15,10 @@ DESIGN_SHARE = {"baseline": 1.0, "basemoped": 0.3, "optcopy": 0.2, "optcache": 0
 SHORT = {"pingpong": "PP", "pingping": "XC", "bcast": "BC", "reduce": "RD", "gather": "GA"}
 SHORT["alltoall"] = "AA"
 
+#: The text of a spec file the fake reads by name only: its `suite` makes it an MPI
+#: workload to the sweep.
+SPEC_TEXT = 'name = "fake"\nsuite = "imb"\n'
+
 
 def parse_spec_name(spec_path: str) -> tuple[str, str]:
     """(benchmark, group) from a spec file name: ``pp-16k.toml`` or ``pingpong-16k.toml``
@@ -34,14 +38,15 @@ def fake_run_workload(
     out: str | None,
 ) -> str:
     """A run record computed from the spec's name, the design and the seed; a spec whose
-    name starts with ``boom`` fails."""
+    name starts with ``boom`` fails. Like the simulator's, its metrics are floats, the
+    counts among them whole."""
     if Path(spec_path).name.startswith("boom"):
         raise RuntimeError(f"simulated failure in {Path(spec_path).name}")
     assert "[system]" in config_toml
     bench, group = parse_spec_name(spec_path)
     base = BASE_CYCLES.get(bench, 5000) * (10 if group == "imb-1m" else 1)
     scale = 1.0 if iteration_scale is None else iteration_scale
-    cycles = base * DESIGN_SHARE[design] * scale + seed
+    cycles = round(base * DESIGN_SHARE[design] * scale) + seed
     return json.dumps(
         {
             "benchmark": bench,
@@ -49,11 +54,13 @@ def fake_run_workload(
             "design": design,
             "seed": seed,
             "metrics": {
-                "cycles": cycles,
-                "l1_misses": cycles / 10,
-                "l2_misses_private": cycles / 20,
-                "l2_misses_global": cycles / 50,
-                "coherence_messages": cycles / 5,
+                "cycles": float(cycles),
+                "l1_misses": float(cycles // 10),
+                "l2_misses_private": float(cycles // 20),
+                "l2_misses_global": float(cycles // 50),
+                "coherence_messages": float(cycles // 5),
+                # A mean that happens to be whole.
+                "moped_prq_depth_mean": 1.0,
             },
             "events": int(cycles * 3),
             "host_seconds": 0.01,

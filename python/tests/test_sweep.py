@@ -1,5 +1,6 @@
 """Sweeps and the Figure-10 experiment, with the simulator replaced by a pure-Python fake
-(``sweep_fakes.fake_run_workload``) so they run in milliseconds."""
+(``sweep_fakes.fake_run_workload``) so they run in milliseconds; and sweeps of small
+programs and GOAL schedules on the simulator itself."""
 
 from __future__ import annotations
 
@@ -23,6 +24,18 @@ def fake_runner(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def tasks(specs: list[str], designs: tuple[str, ...] = experiments.DESIGNS) -> list[dict]:
     return [{"workload": s, "design": d, "seed": 1} for s in specs for d in designs]
+
+
+def write_specs(root: Path, *names: str) -> list[str]:
+    """Spec files for the fake, which reads only their names; the sweep reads them to tell
+    an MPI workload from a program."""
+    paths = []
+    for name in names:
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(sweep_fakes.SPEC_TEXT)
+        paths.append(str(p))
+    return paths
 
 
 class _Done:
@@ -58,11 +71,18 @@ def check_frame(df: pd.DataFrame, n: int) -> None:
         assert col in df.columns
     pp = df[(df.benchmark == "PP") & (df.design == "optcopy")].iloc[0]
     # The fake: 1000 baseline cycles x 0.2 for OPTCOPY, plus the seed.
-    assert (pp.group, pp.cycles, pp.events) == ("imb", 201.0, 603)
+    assert (pp.group, pp.cycles, pp.events) == ("imb", 201, 603)
+    # The fake sends its counts as floats, as the simulator does: they come back whole.
+    for col in ("seed", "cycles", "l1_misses", "l2_misses_global", "events"):
+        assert df[col].dtype == "int64", col
+    assert df.moped_prq_depth_mean.dtype == "float64"
+    assert df.host_seconds.dtype == "float64"
+    assert list(df.notes.unique()) == ["fake runner"]
+    assert df.iterations.isna().all()
 
 
-def test_sweep_on_a_process_pool(fake_runner: None) -> None:
-    specs = ["w/pp-16k.toml", "w/cg-S.toml"]
+def test_sweep_on_a_process_pool(fake_runner: None, tmp_path: Path) -> None:
+    specs = write_specs(tmp_path, "w/pp-16k.toml", "w/cg-S.toml")
     with cf.ProcessPoolExecutor(max_workers=2) as ex:
         df = moped.sweep(tasks(specs), executor=ex)
     check_frame(df, 8)
@@ -70,40 +90,47 @@ def test_sweep_on_a_process_pool(fake_runner: None) -> None:
     assert list(df.design[:4]) == list(experiments.DESIGNS)
 
 
-def test_the_substitute_reaches_spawned_workers(fake_runner: None) -> None:
+def test_the_substitute_reaches_spawned_workers(fake_runner: None, tmp_path: Path) -> None:
     # Spawned workers do not inherit the monkeypatch: the runner travels with each task.
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=2, mp_context=ctx) as ex:
-        df = moped.sweep(tasks(["pp-16k.toml"]), executor=ex)
+        df = moped.sweep(tasks(write_specs(tmp_path, "pp-16k.toml")), executor=ex)
     check_frame(df, 4)
 
 
-def test_sweep_default_executor(fake_runner: None) -> None:
+def test_sweep_default_executor(fake_runner: None, tmp_path: Path) -> None:
     lines: list[str] = []
-    df = moped.sweep(tasks(["pp-16k.toml"]), progress=lines.append)
+    df = moped.sweep(tasks(write_specs(tmp_path, "pp-16k.toml")), progress=lines.append)
     check_frame(df, 4)
     assert len(lines) == 4
     assert all(line.startswith(("[1/4] PP", "[2/4] PP", "[3/4] PP", "[4/4] PP")) for line in lines)
 
 
-def test_sweep_with_an_executor_that_only_submits(fake_runner: None) -> None:
+def test_sweep_with_an_executor_that_only_submits(fake_runner: None, tmp_path: Path) -> None:
     ex = SubmitOnly()
-    task = moped.Task(workload="bc-1m.toml", design="optcache", seed=3, iterations=0.5)
-    df = moped.sweep([task, {"workload": "pp-16k.toml", "design": "baseline"}], executor=ex)
+    bc, pp = write_specs(tmp_path, "bc-1m.toml", "pp-16k.toml")
+    task = moped.Task(workload=bc, design="optcache", seed=3, iterations=0.5)
+    df = moped.sweep([task, {"workload": pp, "design": "baseline"}], executor=ex)
     assert ex.submitted == 2
     assert list(df.group) == ["imb-1m", "imb"]
     # BC at 1 MB: 15000 cycles x 0.19 x 0.5 + seed 3.
     assert df.iloc[0].cycles == pytest.approx(15000 * 0.19 * 0.5 + 3)
+    # Each row says what produced it.
+    assert list(df.seed) == [3, 1]
+    assert df.iterations.iloc[0] == 0.5 and pd.isna(df.iterations.iloc[1])
+    assert list(df.workload) == [bc, pp]
+    assert list(df.notes) == ["fake runner", "fake runner"]
 
 
-def test_a_failing_task_is_named(fake_runner: None) -> None:
+def test_a_failing_task_is_named(fake_runner: None, tmp_path: Path) -> None:
+    pp, boom = write_specs(tmp_path, "pp-16k.toml", "boom-16k.toml")
     with pytest.raises(
         moped.SweepError, match=r"boom-16k.toml baseline seed 1: RuntimeError: simulated"
     ):
-        moped.sweep(tasks(["pp-16k.toml", "boom-16k.toml"]), executor=SubmitOnly())
+        moped.sweep(tasks([pp, boom]), executor=SubmitOnly())
     with cf.ProcessPoolExecutor(max_workers=2) as ex:
         with pytest.raises(moped.SweepError, match="simulated failure in boom-16k.toml") as info:
-            moped.sweep(tasks(["boom-16k.toml"], ("baseline",)), executor=ex)
+            moped.sweep(tasks([boom], ("baseline",)), executor=ex)
     assert info.value.task is not None and info.value.task.design == "baseline"
 
 
@@ -115,10 +142,13 @@ def test_bad_tasks() -> None:
     assert len(moped.sweep([], executor=SubmitOnly())) == 0
 
 
-def test_without_a_runner_the_error_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_runner_the_error_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delattr(moped._core, "run_workload", raising=False)
+    spec = write_specs(tmp_path, "pp-16k.toml")
     with pytest.raises(moped.SweepError, match="no run_workload"):
-        moped.sweep(tasks(["pp-16k.toml"], ("baseline",)), executor=SubmitOnly())
+        moped.sweep(tasks(spec, ("baseline",)), executor=SubmitOnly())
 
 
 def make_workloads(root: Path, large: bool) -> Path:
@@ -126,12 +156,12 @@ def make_workloads(root: Path, large: bool) -> Path:
     (w / "imb").mkdir(parents=True)
     (w / "npb").mkdir()
     for b in ("pingpong", "pingping", "bcast", "reduce", "gather", "alltoall"):
-        (w / "imb" / f"{b}-16k.toml").write_text("")
+        (w / "imb" / f"{b}-16k.toml").write_text(sweep_fakes.SPEC_TEXT)
     for b in ("sp", "cg", "mg", "ft", "bt"):
-        (w / "npb" / f"{b}-S.toml").write_text("")
+        (w / "npb" / f"{b}-S.toml").write_text(sweep_fakes.SPEC_TEXT)
     if large:
         for b in ("PingPong", "pingping", "bcast"):  # any case is found
-            (w / "imb" / f"{b}-1m.toml").write_text("")
+            (w / "imb" / f"{b}-1m.toml").write_text(sweep_fakes.SPEC_TEXT)
     return w
 
 
@@ -242,3 +272,101 @@ def test_figure10_sensitivity_needs_the_simulators_pool(tmp_path: Path) -> None:
     with pytest.raises(moped.MopedError, match="sensitivity runs on the simulator's own pool"):
         experiments.figure10(tmp_path / "o", executor=SubmitOnly(), sensitivity=True)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_over_l2_latency_on_a_program_file(small_program: Path) -> None:
+    default = moped.SystemConfig()["l2.latency"]
+    latencies = [5, 15, 40]
+    tasks = [
+        {"workload": small_program, "design": "baseline", "config": {"l2.latency": n}}
+        for n in latencies
+    ]
+    # A task that leaves the latency alone holds its default in the column.
+    tasks.append({"workload": small_program, "design": "baseline", "seed": 2})
+    with cf.ThreadPoolExecutor(2) as ex:
+        df = moped.sweep(tasks, executor=ex)
+    assert list(df["l2.latency"]) == [*latencies, default]
+    assert df["l2.latency"].dtype == "int64"
+    assert set(df.benchmark) == {"small"} and set(df.group) == {"program"}
+    assert list(df.seed) == [1, 1, 1, 2]
+    # A longer L2 hit time makes the same program slower, and each row is the run its
+    # latency gives.
+    cycles = list(df.cycles[:3])
+    assert cycles == sorted(set(cycles))
+    direct = moped.run(small_program, config={"l2.latency": 15}).cycles
+    assert cycles[1] == direct
+    # The program's own statistics, counted as a workload's record counts them.
+    for col in ("cycles", "l1_misses", "l2_misses_private", "l2_misses_global", "events"):
+        assert df[col].dtype == "int64", col
+    assert (df.l1_misses == 4).all() and (df.l2_misses_global == 3).all()
+    assert df.coherence_messages.gt(0).all()
+    assert df.iterations.isna().all() and set(df.notes) == {""}
+    assert "messages_verified" not in df.columns
+
+
+def test_a_sweep_mixes_programs_and_workloads(small_program: Path, tmp_path: Path) -> None:
+    goal = experiments.find_workloads_dir() / "goal" / "any_source.goal"
+    config_file = tmp_path / "slow-memory.toml"
+    config_file.write_text("[memory]\nlatency = 300\n")
+    tasks = [
+        {"workload": goal, "design": "optcopy", "config": {"l2": {"latency": 20}}},
+        {"workload": small_program, "design": "optcopy", "config": moped.SystemConfig()},
+        {"workload": small_program, "design": "baseline", "config": str(config_file)},
+    ]
+    df = moped.sweep(tasks, executor=SubmitOnly())
+    defaults = moped.SystemConfig()
+    # The union of what the tasks set; a key a task leaves alone has its default.
+    assert list(df.columns[-2:]) == ["l2.latency", "memory.latency"]
+    assert list(df["l2.latency"]) == [20, defaults["l2.latency"], defaults["l2.latency"]]
+    assert list(df["memory.latency"]) == [defaults["memory.latency"]] * 2 + [300]
+    assert list(df.group) == ["goal", "program", "program"]
+    assert df.cycles.dtype == "int64"
+    # Only the GOAL schedule sends messages: a nullable integer column.
+    assert str(df.messages_verified.dtype) == "Int64"
+    assert df.messages_verified.iloc[0] == 6 and df.messages_verified.iloc[1:].isna().all()
+    assert "GOAL calc amounts" in df.notes.iloc[0] and df.notes.iloc[1] == ""
+    assert df.cycles.iloc[2] > df.cycles.iloc[1]
+
+
+def test_what_a_task_file_is(tmp_path: Path, small_program: Path) -> None:
+    w = experiments.find_workloads_dir()
+    assert batch.workload_kind(small_program) == "program"
+    assert batch.workload_kind(w / "examples" / "stream.toml") == "program"
+    assert batch.workload_kind(w / "imb" / "pingpong-16k.toml") == "workload"
+    assert batch.workload_kind(w / "goal" / "any_source.goal") == "workload"
+    # A program's ops are a multi-line string: what they hold is not a key.
+    tricky = tmp_path / "tricky.toml"
+    tricky.write_text("# suite = 'imb'\n[[core]]\ncores = [0]\nops = '''\nsuite = 1\n'''\n")
+    assert batch.workload_kind(tricky) == "program"
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text("[l2]\nlatency = 12\n")
+    ex = SubmitOnly()
+    with pytest.raises(moped.SweepError, match="neither a program file .* nor an MPI") as info:
+        moped.sweep([{"workload": config_file, "design": "baseline"}], executor=ex)
+    assert isinstance(info.value.__cause__, moped.InputError)
+    with pytest.raises(moped.SweepError, match="iterations scales an MPI workload"):
+        moped.sweep(
+            [{"workload": small_program, "design": "baseline", "iterations": 0.5}], executor=ex
+        )
+    with pytest.raises(moped.SweepError, match="cannot read"):
+        moped.sweep([{"workload": tmp_path / "none.toml", "design": "baseline"}], executor=ex)
+    # Every task is checked before any runs.
+    assert ex.submitted == 0
+
+
+def test_the_frame_keeps_counts_whole_and_means_float() -> None:
+    base = {"benchmark": "PP", "group": "imb", "design": "baseline"}
+    df = batch.frame(
+        [
+            {**base, "seed": 1, "metrics": {"cycles": 10.0, "l2_misses_local": 3.0, "x": 0.5}},
+            {**base, "seed": 2, "metrics": {"cycles": 12.0, "x": 2.0, "y_mean": 1.0}},
+        ]
+    )
+    assert df.cycles.dtype == "int64" and list(df.cycles) == [10, 12]
+    assert str(df.l2_misses_local.dtype) == "Int64"
+    assert df.l2_misses_local.iloc[0] == 3 and pd.isna(df.l2_misses_local.iloc[1])
+    # A metric with a fraction is no count; a mean stays a float even when whole.
+    assert df.x.dtype == "float64" and df.y_mean.dtype == "float64"
+    # Records made elsewhere, without the sweep's columns, have none of them.
+    assert "iterations" not in df.columns and "notes" not in df.columns
