@@ -31,18 +31,26 @@ gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, a
 :func:`host_speed` gives a run's host speed and :func:`speed_ratio` how many times faster
 the embedded simulator ran the same traffic.
 
+Results: :func:`load_results` reads a results folder's table of runs (``runs.csv``), a row
+per run with its design, seed, iteration scale and every configuration key as columns;
+running ``moped figure10`` again into the same folder reuses the runs that did not change.
+
+Catalogue: :func:`info_config` lists every configuration key (type, default, allowed
+values, description), :func:`info_stats` every statistic a run writes.
+
 Host speed: :func:`read_scaling` reads ``moped bench --scaling``'s CSV, and
 :func:`moped.plot.scaling` draws how host time grows with the cores.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from moped import _args, _core, analysis, experiments, plot
+from moped import _args, _core, analysis, experiments
 from moped._core import (
     ConfigError,
     InputError,
@@ -60,8 +68,21 @@ from moped.gem5 import compare, host_speed, read_stats, speed_ratio
 from moped.matching_results import read_lhs, read_matching, read_stream64
 from moped.plot_scaling import read_scaling
 from moped.results import Result, Stat, read_stats_txt
+from moped.store import load_results
+
+if TYPE_CHECKING:  # pragma: no cover
+    from moped import plot
 
 __version__: str = _core.__version__
+
+
+def __getattr__(name: str) -> Any:
+    # moped.plot is imported on first use, not with the package: `python -m moped.plot`
+    # runs it as __main__, and runpy warns when its package has imported it already.
+    if name == "plot":
+        return importlib.import_module("moped.plot")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DESIGNS",
@@ -82,7 +103,10 @@ __all__ = [
     "compare",
     "experiments",
     "host_speed",
+    "info_config",
+    "info_stats",
     "lint_protocol",
+    "load_results",
     "load_goal",
     "plot",
     "protocol_names",
@@ -145,6 +169,23 @@ def random_test(
         _args.text("design", design),
         _args.text("prefetch", prefetch),
     )
+
+
+def info_config() -> list[dict[str, str]]:
+    """Every key of the system configuration: ``key`` (dotted, as ``--set`` and
+    :class:`SystemConfig`'s override tables name it), ``type``, ``default`` (as TOML writes
+    it), ``allowed`` and ``description``; the list ``moped info config`` prints."""
+    params: list[dict[str, str]] = json.loads(_core.info_config_json())["params"]
+    return params
+
+
+def info_stats() -> list[dict[str, Any]]:
+    """Every statistic a run writes: ``name`` (``{N}`` for an index), ``kind``
+    (``counter``, ``number`` or ``distribution``), ``unit``, ``description`` and ``runs``
+    (``mpi:<design>``, ``run:<design>``: which runs write it); the list ``moped info
+    stats`` prints. It is read from small runs of each kind, about a second."""
+    stats: list[dict[str, Any]] = json.loads(_core.info_stats_json())["stats"]
+    return stats
 
 
 def protocol_names() -> list[str]:

@@ -122,11 +122,13 @@ def figure10(
     workloads_dir: str | PathLike[str] | None = None,
     force: bool = False,
     sensitivity: bool = False,
+    fresh: bool = False,
 ) -> pandas.DataFrame:
     """Runs Figure 10's sweep and writes into ``out`` what ``moped figure10`` writes:
 
     * ``runs/<spec>-<design>-s<seed>/``: each run's statistics and ``record.json``;
-    * ``records.json`` (every run's outcome), ``runs.csv`` (the returned frame);
+    * ``records.json`` (every run's outcome), ``runs.csv`` (every run with its key, its
+      configuration as columns and its metrics: :func:`moped.load_results`);
     * ``reductions.csv`` and ``reductions.json``, ``figure10.png`` and ``figure10.svg``,
       ``report.md``, and ``config.toml`` (the configuration used).
 
@@ -140,10 +142,14 @@ def figure10(
     into ``sensitivity/<name>/``, every bar into ``sensitivity.csv`` (columns alternative,
     benchmark, design, metric, reduction) and a section of ``report.md``.
 
-    ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
-    contents are then replaced). The results are written into a hidden sibling folder that
-    takes ``out``'s place only when every file is written; a failure (a run's, Ctrl-C)
-    leaves ``out`` holding only FAILED with the error.
+    ``out`` must be missing, empty, hold only a FAILED marker or hold an earlier Figure 10,
+    unless ``force`` (its contents are then replaced). An earlier Figure 10 there (finished,
+    or failed with some runs finished) is resumed on the simulator's own pool: each run
+    whose key (workload bytes, configuration, design, seed, iteration scale, version) is
+    unchanged is taken from it, not simulated again, unless ``fresh``. The results are
+    written into a hidden sibling folder that takes ``out``'s place only when every file is
+    written; a failure (a run's, Ctrl-C) leaves ``out`` holding FAILED with the error and,
+    on the simulator's own pool, the runs that finished, for the next call to reuse.
     """
     from moped.plot import figure10 as draw
 
@@ -156,6 +162,7 @@ def figure10(
     progress = _args.flag("progress", progress)
     force = _args.flag("force", force)
     sensitivity = _args.flag("sensitivity", sensitivity)
+    fresh = _args.flag("fresh", fresh)
     if sensitivity and executor is not None:
         raise MopedError(
             "figure10: sensitivity runs on the simulator's own pool; pass executor=None"
@@ -168,7 +175,7 @@ def figure10(
     args = (root, large, seeds, iteration_scale, toml)
     if executor is None:
         outcomes = json.loads(
-            _core.figure10(fspath(out_dir), *args, None, progress, force, sensitivity)
+            _core.figure10(fspath(out_dir), *args, None, progress, force, sensitivity, fresh)
         )
     else:
         plan = _core.figure10_plan(root, large, seeds)
@@ -191,7 +198,6 @@ def figure10(
             raise
         _core.figure10_finish(claim, json.dumps(outcomes), *args)
     df = frame(outcomes)
-    df.to_csv(out_dir / "runs.csv", index=False)
     draw(out_dir / "reductions.json", out_dir)
     return df
 
