@@ -2,14 +2,24 @@
 
 One panel per metric (execution cycles, L1 misses, private L2 misses, global L2 misses);
 in each, bars per design (BASEMOPED, OPTCOPY, OPTCACHE) per benchmark give
-``design / baseline``, with a line at 1.0 as in the paper's graphs (below it: a reduction)
-and the 95 % interval as error bars where several seeds ran. The 16 kB runs (IMB, then
-NPB) form the first row, the 1 MB runs, when present, a second. Drawn with matplotlib's
-Agg canvas (no display, no global backend change)::
+``design / baseline``, with the baseline itself as a line at 1.0, as in the paper's graphs
+(below it: a reduction), and the 95 % interval as error bars where several seeds ran. The
+benchmark groups (IMB with 16 kB messages, NPB, and IMB with 1 MB messages when present)
+sit side by side in every panel.
+
+Two variants of the same figure: ``wide`` (the four panels in a row, for a figure that
+spans a two-column page) and ``2x2`` (two by two, for one column). The y axis of a panel
+always shows the 1.0 line with room above it; a bar more than ``clip_above`` times its
+baseline is cut at the top of the panel and its value printed there, so that one outlier
+does not flatten the rest (only the tallest few are: where more rise that high, the axis
+grows to show all but those). Where the results were run with scaled iteration counts or a
+configuration other than the paper's Table 1, a caption under the panels says so. Drawn
+with matplotlib's Agg canvas (no display, no global backend change), as PNG, SVG and PDF::
 
     moped.plot.figure10(moped.analysis.reductions_frame(df), "results/fig10")
 
-or from a folder holding ``reductions.json``: ``python -m moped.plot DIR``.
+or from a results folder: ``moped.plot.figure10("results/fig10", "results/fig10")``, or
+``python -m moped.plot DIR``.
 
 :func:`matching` (from :mod:`moped.plot_matching`) draws the matching experiment's plots,
 :func:`scaling` (from :mod:`moped.plot_scaling`) how host time grows with the cores;
@@ -18,22 +28,43 @@ or from a folder holding ``reductions.json``: ``python -m moped.plot DIR``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import re
 import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from os import PathLike, fspath
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from moped import _args
+from moped import _args, _core
 from moped._core import InputError
+from moped.config import read_text
 from moped.designs import LABELS, MOPED_DESIGNS
 from moped.plot_engines import engines
-from moped.plot_matching import matching
+from moped.plot_matching import SAVE_FORMATS, _save, matching
 from moped.plot_scaling import scaling
 
-__all__ = ["engines", "figure10", "main", "matching", "scaling"]
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
+
+__all__ = [
+    "CLIP_ABOVE",
+    "FORMATS",
+    "VARIANTS",
+    "draw_figure10",
+    "engines",
+    "figure10",
+    "figure10_notes",
+    "main",
+    "matching",
+    "scaling",
+]
 
 #: The panels, in the paper's order, with their titles.
 PANELS = (
@@ -42,8 +73,8 @@ PANELS = (
     ("l2_misses_private", "private L2 misses"),
     ("l2_misses_global", "global L2 misses"),
 )
-#: Rows of panels: a title and the groups drawn in it, left to right.
-ROWS = (("16 kB messages", ("imb", "npb")), ("1 MB messages", ("imb-1m",)))
+#: The benchmark groups, left to right within a panel, with their labels under the axis.
+GROUPS = {"imb": "IMB, 16 kB", "npb": "NPB", "imb-1m": "IMB, 1 MB"}
 #: Benchmark order within a group (the paper's).
 ORDER = ("PP", "XC", "BC", "RD", "GA", "AA", "SP", "CG", "MG", "FT", "BT")
 #: Each MOPED design's label and colour, light to dark in the paper's order.
@@ -51,7 +82,45 @@ DESIGN_STYLE = {
     d: (LABELS[d], colour)
     for d, colour in zip(MOPED_DESIGNS, ("#9ecae1", "#3182bd", "#08306b"), strict=True)
 }
-GROUP_LABEL = {"imb": "IMB", "npb": "NPB", "imb-1m": "IMB 1 MB"}
+#: The legend's entry for the line at 1.0.
+BASELINE_LABEL = "baseline (= 1)"
+#: A bar more than this many times its baseline is cut at the top of its panel, its
+#: value printed: above it the axis would be spent on increases the reductions the figure
+#: is about cannot be read against.
+CLIP_ABOVE = 2.5
+#: The most bars of a panel that are clipped: where more are above ``clip_above``, the
+#: axis grows to show all but the tallest few, whose labels would crowd one another.
+MAX_CLIPPED = 3
+#: The formats written by default.
+FORMATS: tuple[str, ...] = tuple(SAVE_FORMATS)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One layout of the figure: the file stem, the size in inches and the panel grid."""
+
+    stem: str
+    size: tuple[float, float]
+    grid: tuple[int, int]
+
+
+#: The layouts, sized for a page's full width (7 in) and for one of its columns (3.4 in),
+#: so that at print size the text is the 6 to 7.5 pt it is drawn at.
+VARIANTS = {
+    "wide": Variant("figure10", (7.0, 2.35), (1, 4)),
+    "2x2": Variant("figure10-2x2", (3.4, 3.45), (2, 2)),
+}
+
+# Font sizes in points, for the figure at its own size.
+_TITLE, _TEXT, _TICKS, _CAPTION, _SMALL = 7.5, 7.0, 6.5, 6.0, 5.5
+#: Where a clipped bar's label starts below the top of its panel, in points: low enough
+#: that the bar shows above it too, running into the frame, so that it reads as cut.
+_LABEL_DROP = 4.5
+#: The height of a row of clipped bars' labels, in points.
+_LABEL_ROW = _SMALL + 2.5
+#: The room left above the tallest unclipped bar, as a share of its height, so that the
+#: line at 1.0 never lies on the frame.
+_HEADROOM = 0.1
 
 
 def _number(v: Any) -> float | None:
@@ -64,21 +133,40 @@ def _number(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _source(reductions: Any) -> tuple[Any, Path | None]:
+    """``reductions`` read where it is a path (of a results folder or of its
+    ``reductions.json``), with the folder it lies in; else as given, with no folder."""
+    if not isinstance(reductions, (str, PathLike)):
+        return reductions, None
+    path = Path(fspath(reductions))
+    if path.is_dir():
+        path = path / "reductions.json"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f), path.parent
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from e
+
+
+def _load(reductions: Any, notes: Sequence[str] | None) -> tuple[Any, list[str]]:
+    """``reductions`` read (see :func:`_source`), and ``notes`` checked, or where None,
+    those of the folder it was read from."""
+    data, folder = _source(reductions)
+    if notes is None:
+        return data, figure10_notes(folder) if folder is not None else []
+    if isinstance(notes, str) or not isinstance(notes, Iterable):
+        raise TypeError(f"notes must be a sequence of str, not {type(notes).__name__}")
+    return data, [_args.text("notes", n) for n in notes]
+
+
 def _rows(reductions: Any) -> list[dict[str, Any]]:
-    """Reduction rows as dicts from a DataFrame, dicts, or a reductions.json path."""
-    if isinstance(reductions, (str, PathLike)):
-        path = fspath(reductions)
-        try:
-            with open(path, encoding="utf-8") as f:
-                reductions = json.load(f)
-        except (OSError, ValueError) as e:
-            raise InputError(f"{path}: cannot read: {e}") from e
+    """Reduction rows as dicts from a DataFrame or dicts."""
     if hasattr(reductions, "to_dict") and hasattr(reductions, "columns"):
         reductions = reductions.to_dict("records")
-    if isinstance(reductions, (bytes, Mapping)) or not isinstance(reductions, Iterable):
+    if isinstance(reductions, (bytes, str, Mapping)) or not isinstance(reductions, Iterable):
         raise TypeError(
-            "reductions must be a DataFrame, a list of dicts or a reductions.json path, "
-            f"not {type(reductions).__name__}"
+            "reductions must be a DataFrame, a list of dicts, a results folder or its "
+            f"reductions.json path, not {type(reductions).__name__}"
         )
     out = []
     for r in reductions:
@@ -106,144 +194,410 @@ def _order(names: Iterable[str], order: Sequence[str]) -> list[str]:
     return known + sorted(set(names) - set(order))
 
 
-def figure10(reductions: Any, out_dir: str | PathLike[str]) -> list[Path]:
-    """Draws the Figure-10 plot of ``reductions`` (a DataFrame from
-    :func:`moped.analysis.reductions_frame`, its rows as dicts, or a ``reductions.json``
-    path) into ``out_dir`` as ``figure10.png`` and ``figure10.svg``; returns both paths."""
+def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested configuration as ``{"l2.latency": 10, ...}``."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        if isinstance(v, Mapping):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _setting(value: Any) -> str:
+    """A configuration value as ``--set`` takes it."""
+    if value is None:
+        return "(unset)"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+#: How report.md states the iteration scale (``src/api/figure10.rs``, ``notes``).
+_SCALED = re.compile(r"Iteration counts scaled by (\S+) relative to the workload specs")
+#: The changed configuration keys a caption names before it refers to config.toml.
+_MAX_CHANGES = 6
+
+
+def figure10_notes(folder: str | PathLike[str]) -> list[str]:
+    """The caption of the Figure-10 plot of a results folder, as sentences, from what the
+    folder records: the iteration scale (``report.md``), each configuration key whose value
+    in ``config.toml`` is not the paper's Table 1 default, and the seeds behind the error
+    bars (``run.json``). Files the folder lacks are passed over; a folder run as the paper
+    ran it, on one seed, has none."""
+    folder = Path(_args.path("folder", folder))
+    notes = []
+    report = folder / "report.md"
+    if report.is_file():
+        scaled = _SCALED.search(read_text(fspath(report), InputError))
+        if scaled:
+            notes.append(f"Iteration counts scaled by {scaled.group(1)}.")
+    config = folder / "config.toml"
+    if config.is_file():
+        text = read_text(fspath(config), InputError)
+        used = _flat(json.loads(_core.config_to_json(text, fspath(config))))
+        table1 = _flat(json.loads(_core.config_to_json(_core.default_config_toml(), "<defaults>")))
+        changed = [
+            f"{k}={_setting(used.get(k))}"
+            for k in sorted(used.keys() | table1.keys())
+            if used.get(k) != table1.get(k)
+        ]
+        if len(changed) > _MAX_CHANGES:
+            rest = len(changed) - _MAX_CHANGES + 1
+            changed[_MAX_CHANGES - 1 :] = [f"{rest} more (config.toml)"]
+        if changed:
+            notes.append(f"Changed from Table 1: {', '.join(changed)}.")
+    run = folder / "run.json"
+    if run.is_file():
+        try:
+            seeds = json.loads(read_text(fspath(run), InputError)).get("seed")
+        except ValueError as e:
+            raise InputError(f"{run}: cannot read: {e}") from e
+        if isinstance(seeds, list) and len(seeds) > 1:
+            listed = ", ".join(str(s) for s in seeds)
+            notes.append(f"Mean of seeds {listed}; error bars: 95 % interval.")
+    return notes
+
+
+def _slots(
+    rows: list[dict[str, Any]],
+) -> tuple[list[tuple[float, str, str]], list[tuple[str, float, float]]]:
+    """Each bar group's x position, group and benchmark, and each benchmark group's label
+    and first and last x: the groups left to right, a gap between them."""
+    groups = [g for g in GROUPS if any(r["group"] == g for r in rows)]
+    groups += sorted({r["group"] for r in rows} - set(GROUPS))
+    slots: list[tuple[float, str, str]] = []
+    spans: list[tuple[str, float, float]] = []
+    x = 0.0
+    for g in groups:
+        if slots:
+            x += 0.6
+        start = x
+        for b in _order({r["benchmark"] for r in rows if r["group"] == g}, ORDER):
+            slots.append((x, g, b))
+            x += 1.0
+        spans.append((GROUPS.get(g, g), start, x - 1.0))
+    return slots, spans
+
+
+def _cut(ratios: Iterable[float | None], clip_above: float) -> float:
+    """The height above which a panel's bars are clipped: ``clip_above``, or where more
+    than :data:`MAX_CLIPPED` bars rise above it, the next one's."""
+    tall = sorted((v for v in ratios if v is not None and v > clip_above), reverse=True)
+    return tall[MAX_CLIPPED] if len(tall) > MAX_CLIPPED else clip_above
+
+
+def _clipped_label(v: float) -> str:
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+
+
+def _panel(
+    ax: Axes,
+    by_key: dict[tuple[str, str, str, str], dict[str, Any]],
+    slots: list[tuple[float, str, str]],
+    designs: list[str],
+    metric: str,
+    cut: float,
+) -> tuple[float, list[Annotation]]:
+    """Draws one metric's bars, those above ``cut`` labelled with their value; returns the
+    height its tallest unclipped bar (or the 1.0 line) reaches and the labels."""
+    width = 0.8 / max(len(designs), 1)
+    ceiling = 1.0
+    labels = []
+    for k, d in enumerate(designs):
+        label, colour = DESIGN_STYLE.get(d, (d, None))
+        xs: list[float] = []
+        hs: list[float] = []
+        lo: list[float] = []
+        hi: list[float] = []
+        for sx, g, b in slots:
+            r = by_key.get((g, b, d, metric))
+            bx = sx + (k - (len(designs) - 1) / 2) * width
+            if r is None:
+                continue
+            ratio = r["ratio"]
+            if ratio is None:
+                # Undefined (a zero baseline): marked, not drawn.
+                ax.text(bx, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=_SMALL)
+                continue
+            xs.append(bx)
+            hs.append(ratio)
+            # The interval is the reduction's (1 - ratio): its ends swap.
+            if r["ci_low"] is not None and r["ci_high"] is not None:
+                lo.append(max(ratio - (1.0 - r["ci_high"]), 0.0))
+                hi.append(max((1.0 - r["ci_low"]) - ratio, 0.0))
+            else:
+                lo.append(0.0)
+                hi.append(0.0)
+            if ratio > cut:
+                labels.append(
+                    ax.annotate(
+                        _clipped_label(ratio),
+                        xy=(bx, 1.0),
+                        xycoords=("data", "axes fraction"),
+                        xytext=(0, -_LABEL_DROP),
+                        textcoords="offset points",
+                        ha="center",
+                        va="top",
+                        fontsize=_SMALL,
+                        zorder=5,
+                        bbox={"boxstyle": "square,pad=0.12", "fc": "white", "ec": "none"},
+                    )
+                )
+            else:
+                ceiling = max(ceiling, ratio + hi[-1])
+        has_ci = any(v > 0 for v in lo + hi)
+        ax.bar(
+            xs,
+            hs,
+            width,
+            label=label,
+            color=colour,
+            yerr=[lo, hi] if has_ci else None,
+            capsize=1.5 if has_ci else 0,
+            error_kw={"linewidth": 0.6, "capthick": 0.6},
+            zorder=2,
+        )
+    return ceiling, labels
+
+
+def _stack(labels: list[Annotation]) -> int:
+    """Moves clipped bars' labels that would overlap their left neighbour's down a row;
+    returns the rows used."""
+    ends: list[float] = []
+    for label in sorted(labels, key=lambda t: t.xy[0]):
+        box = label.get_window_extent()
+        row = next((i for i, end in enumerate(ends) if box.x0 > end), len(ends))
+        if row == len(ends):
+            ends.append(box.x1)
+        ends[row] = box.x1
+        label.xyann = (0, -_LABEL_DROP - row * _LABEL_ROW)
+    return len(ends)
+
+
+def draw_figure10(
+    reductions: Any,
+    variant: str = "wide",
+    *,
+    notes: Sequence[str] | None = None,
+    clip_above: float = CLIP_ABOVE,
+) -> Figure:
+    """The Figure-10 plot of ``reductions`` (a DataFrame from
+    :func:`moped.analysis.reductions_frame`, its rows as dicts, or a results folder or its
+    ``reductions.json``) as a matplotlib Figure in layout ``variant`` (a key of
+    :data:`VARIANTS`), with ``notes`` as its caption: by default :func:`figure10_notes` of
+    the folder ``reductions`` was read from, none for a frame or rows. See the module's
+    description."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    out_dir = _args.path("out_dir", out_dir)
-    rows = _rows(reductions)
-    by_key = {(r["group"], r["benchmark"], r["design"], r["metric"]): r for r in rows}
-    present_rows = [
-        (title, groups) for title, groups in ROWS if any(r["group"] in groups for r in rows)
-    ]
-    others = sorted({r["group"] for r in rows} - {g for _, gs in ROWS for g in gs})
-    present_rows += [(g, (g,)) for g in others]
-    if not present_rows:
+    variant = _args.text("variant", variant)
+    if variant not in VARIANTS:
+        raise InputError(f"variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    clip_above = _args.number("clip_above", clip_above)
+    if not clip_above > 1.0:
+        raise InputError(f"clip_above = {clip_above}: expected a number above 1")
+    data, notes = _load(reductions, notes)
+    rows = _rows(data)
+    if not rows:
         raise InputError("no reductions to plot")
+    layout = VARIANTS[variant]
+    by_key = {(r["group"], r["benchmark"], r["design"], r["metric"]): r for r in rows}
     designs = _order({r["design"] for r in rows}, tuple(DESIGN_STYLE))
+    slots, spans = _slots(rows)
 
-    fig = Figure(figsize=(4.4 * len(PANELS), 3.4 * len(present_rows) + 0.6), layout="constrained")
+    fig = Figure(figsize=layout.size, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(len(present_rows), len(PANELS), squeeze=False)
-    width = 0.8 / max(len(designs), 1)
-    # Every row spans as many benchmark slots as the widest, so bars have one width.
-    widest = max(
-        sum(len({r["benchmark"] for r in rows if r["group"] == g}) for g in groups)
-        + 0.6 * (sum(1 for g in groups if any(r["group"] == g for r in rows)) - 1)
-        for _, groups in present_rows
-    )
-    for i, (row_title, groups) in enumerate(present_rows):
-        slots: list[tuple[float, str, str]] = []
-        spans: list[tuple[str, float, float]] = []
-        x = 0.0
-        for g in groups:
-            benches = _order({r["benchmark"] for r in rows if r["group"] == g}, ORDER)
-            if not benches:
-                continue
-            if slots:
-                x += 0.6
-            start = x
-            for b in benches:
-                slots.append((x, g, b))
-                x += 1.0
-            spans.append((g, start, x - 1.0))
-        for j, (metric, metric_title) in enumerate(PANELS):
-            ax = axes[i][j]
-            for k, d in enumerate(designs):
-                label, colour = DESIGN_STYLE.get(d, (d, None))
-                xs, hs, lo, hi = [], [], [], []
-                for sx, g, b in slots:
-                    r = by_key.get((g, b, d, metric))
-                    bx = sx + (k - (len(designs) - 1) / 2) * width
-                    if r is None:
-                        continue
-                    if r["ratio"] is None:
-                        # Undefined (a zero baseline): marked, not drawn.
-                        ax.text(bx, 0.01, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
-                        continue
-                    xs.append(bx)
-                    hs.append(r["ratio"])
-                    if r["ci_low"] is not None and r["ci_high"] is not None:
-                        lo.append(max(r["ratio"] - (1.0 - r["ci_high"]), 0.0))
-                        hi.append(max((1.0 - r["ci_low"]) - r["ratio"], 0.0))
-                    else:
-                        lo.append(0.0)
-                        hi.append(0.0)
-                has_ci = any(v > 0 for v in lo + hi)
-                ax.bar(
-                    xs,
-                    hs,
-                    width,
-                    label=label,
-                    color=colour,
-                    yerr=[lo, hi] if has_ci else None,
-                    capsize=2 if has_ci else 0,
-                    error_kw={"linewidth": 0.8},
+    n_rows, n_cols = layout.grid
+    axes = list(fig.subplots(n_rows, n_cols, sharex=True, squeeze=False).flat)
+    ceilings, labels = [], []
+    for i, (ax, (metric, title)) in enumerate(zip(axes, PANELS, strict=True)):
+        cut = _cut((r["ratio"] for r in rows if r["metric"] == metric), clip_above)
+        ceiling, clipped = _panel(ax, by_key, slots, designs, metric, cut)
+        ceilings.append(ceiling)
+        labels.append(clipped)
+        ax.axhline(1.0, color="black", linewidth=0.8, zorder=3, label=BASELINE_LABEL)
+        for a, b in zip(spans[:-1], spans[1:], strict=True):
+            ax.axvline((a[2] + b[1]) / 2, color="grey", linewidth=0.6, linestyle=":")
+        ax.set_xticks([s[0] for s in slots], [s[2] for s in slots])
+        ax.set_xlim(slots[0][0] - 0.6, slots[-1][0] + 0.6)
+        ax.set_title(title, fontsize=_TITLE, pad=3)
+        ax.tick_params(labelsize=_TICKS, length=2, pad=1.5, width=0.6)
+        # Upright, two benchmark names would need more than a bar group's width.
+        ax.tick_params(axis="x", length=0, rotation=90)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.grid(True, linewidth=0.4, color="#dddddd")
+        ax.set_axisbelow(True)
+        for side in ax.spines.values():
+            side.set_linewidth(0.6)
+        if i // n_cols == n_rows - 1:
+            # The benchmark groups' names, under their benchmarks' names.
+            for name, first, last in spans:
+                ax.annotate(
+                    name,
+                    xy=((first + last) / 2, 0),
+                    xycoords=("data", "axes fraction"),
+                    # Below the benchmarks' names, upright two letters' width.
+                    xytext=(0, -1.75 * _TICKS - 3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="top",
+                    fontsize=_TICKS,
                 )
-            ax.axhline(1.0, color="black", linewidth=0.8)
-            for a, b in zip(spans[:-1], spans[1:], strict=True):
-                ax.axvline((a[2] + b[1]) / 2, color="grey", linewidth=0.6, linestyle=":")
-            ax.set_xticks([s[0] for s in slots], [s[2] for s in slots])
-            ax.set_xlim(-0.6, widest - 0.4)
-            ax.set_ylim(bottom=0.0)
-            ax.set_title(f"{metric_title}, {row_title}", fontsize=10)
-            if len(spans) > 1:
-                ax.set_xlabel("   |   ".join(GROUP_LABEL.get(g, g) for g, _, _ in spans))
-            if j == 0:
-                ax.set_ylabel("design / baseline")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="outside upper center", ncols=len(handles))
+        ax.set_ylim(0.0, ceilings[-1] * (1 + _HEADROOM))
 
+    # The line at 1.0 first, then the designs' bars.
+    handles, _ = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=len(handles),
+        fontsize=_TEXT,
+        frameon=False,
+        handlelength=1.4,
+        handletextpad=0.4,
+        columnspacing=1.0,
+        borderaxespad=0.2,
+    )
+    fig.supylabel("design / baseline", fontsize=_TEXT)
+    if notes:
+        # Wrapped to the figure's width, at about half an em a character.
+        chars = int(layout.size[0] * 72 / (0.55 * _CAPTION))
+        fig.supxlabel(textwrap.fill(" ".join(notes), chars), fontsize=_CAPTION, x=0.01, ha="left")
+    # Clipped bars' labels sit in a band at the top of their panel: once the layout has
+    # placed the panels, the labels that collide are stacked, and the band widened to
+    # hold them above the tallest unclipped bar.
+    if any(labels):
+        fig.draw_without_rendering()
+        for ax, ceiling, clipped in zip(axes, ceilings, labels, strict=True):
+            if not clipped:
+                continue
+            band = (_LABEL_DROP + _stack(clipped) * _LABEL_ROW + 1) / 72 * fig.dpi
+            share = min(band / ax.bbox.height, 0.5)
+            ax.set_ylim(0.0, ceiling * (1 + _HEADROOM) / (1 - share))
+    return fig
+
+
+def figure10(
+    reductions: Any,
+    out_dir: str | PathLike[str],
+    *,
+    variants: Iterable[str] = tuple(VARIANTS),
+    formats: Iterable[str] = FORMATS,
+    notes: Sequence[str] | None = None,
+    clip_above: float = CLIP_ABOVE,
+) -> list[Path]:
+    """Draws the Figure-10 plot of ``reductions`` (a DataFrame from
+    :func:`moped.analysis.reductions_frame`, its rows as dicts, or a results folder or its
+    ``reductions.json``) into ``out_dir``, in each layout of ``variants`` (``wide`` as
+    ``figure10.*``, ``2x2`` as ``figure10-2x2.*``) and each of ``formats`` (``png``,
+    ``svg``, ``pdf``); returns the paths written. ``notes``, the caption, are by default
+    :func:`figure10_notes` of the folder ``reductions`` was read from (none for a frame)."""
+    out_dir = _args.path("out_dir", out_dir)
+    # Read once, for every layout.
+    data, notes = _load(reductions, notes)
+    if isinstance(variants, str) or not isinstance(variants, Iterable):
+        raise TypeError(f"variants must be an iterable of str, not {type(variants).__name__}")
+    if isinstance(formats, str) or not isinstance(formats, Iterable):
+        raise TypeError(f"formats must be an iterable of str, not {type(formats).__name__}")
+    formats = [_args.text("formats", f) for f in formats]
+    unknown = [f for f in formats if f not in SAVE_FORMATS]
+    if unknown:
+        raise InputError(f"formats {unknown}: expected some of {', '.join(SAVE_FORMATS)}")
+    figures = [
+        (draw_figure10(data, v, notes=notes, clip_above=clip_above), VARIANTS[v].stem)
+        for v in variants
+    ]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    png, svg = out / "figure10.png", out / "figure10.svg"
-    fig.savefig(png, dpi=150)
-    fig.savefig(svg, metadata={"Date": None})
-    return [png, svg]
+    paths = []
+    for fig, stem in figures:
+        paths += _save(fig, out, stem, formats, dpi=300)
+    return paths
 
 
-USAGE = """usage: python -m moped.plot DIR
-
-Draws the plots of a results folder into it: figure10.png and .svg from DIR/reductions.json
-(moped figure10), matching-*.png and .svg from DIR/matching.csv (moped matching),
-engines-*.png and .svg from DIR/engines.csv (moped engines), scaling.png and .svg from
-DIR/scaling.csv (moped bench --scaling --out DIR/scaling.csv); every one it holds."""
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m moped.plot",
+        description=(
+            "Draws the plots of a results folder: Figure 10 from reductions.json (moped "
+            "figure10), matching-* from matching.csv (moped matching), engines-* from "
+            "engines.csv (moped engines), scaling from scaling.csv (moped bench --scaling "
+            "--out DIR/scaling.csv); every one the folder holds."
+        ),
+    )
+    p.add_argument("folder", metavar="DIR", type=Path, help="the results folder")
+    p.add_argument(
+        "-o",
+        "--out",
+        metavar="OUT",
+        type=Path,
+        help="the folder to write the plots into (default: DIR)",
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        dest="formats",
+        action="append",
+        choices=FORMATS,
+        help="Figure 10's file format, repeatable (default: all three); the other plots "
+        "are written as PNG and SVG",
+    )
+    p.add_argument(
+        "--variant",
+        dest="variants",
+        action="append",
+        choices=tuple(VARIANTS),
+        help="Figure 10's layout, repeatable (default: both): wide, the four panels in a "
+        "row for a page's width (figure10.*), or 2x2 for one column (figure10-2x2.*)",
+    )
+    p.add_argument(
+        "--clip-above",
+        metavar="RATIO",
+        type=float,
+        default=CLIP_ABOVE,
+        help="cut Figure 10's bars higher than RATIO times the baseline at the top of "
+        f"their panel and print their values (default: {CLIP_ABOVE})",
+    )
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/matching.csv,
-    DIR/engines.csv and DIR/scaling.csv, whichever DIR holds, into DIR."""
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["-h"], ["--help"]):
-        print(USAGE)
-        return 0
-    if len(args) != 1:
-        print(USAGE, file=sys.stderr)
-        return 2
-    folder = Path(args[0])
+    DIR/engines.csv and DIR/scaling.csv, whichever DIR holds, into DIR (or ``--out``)."""
+    args = _parser().parse_args(argv)
+    folder: Path = args.folder
+    out: Path = args.out if args.out is not None else folder
     reductions, rows = folder / "reductions.json", folder / "matching.csv"
     engine_rows, scale_rows = folder / "engines.csv", folder / "scaling.csv"
     if not any(f.is_file() for f in (reductions, rows, engine_rows, scale_rows)):
         print(
-            f"{folder}: holds neither reductions.json (write it with "
+            f"{folder}: holds neither reductions.json (moped figure10, or "
             "moped.analysis.write_tables), matching.csv (moped matching), engines.csv "
             "(moped engines) nor scaling.csv (moped bench --scaling)",
             file=sys.stderr,
         )
         return 1
     paths = []
-    if reductions.is_file():
-        paths += figure10(reductions, folder)
-    if rows.is_file():
-        paths += matching(rows, folder)
-    if engine_rows.is_file():
-        paths += engines(engine_rows, folder)
-    if scale_rows.is_file():
-        paths += scaling(scale_rows, folder)
+    try:
+        if reductions.is_file():
+            paths += figure10(
+                reductions,
+                out,
+                variants=list(dict.fromkeys(args.variants or VARIANTS)),
+                formats=list(dict.fromkeys(args.formats or FORMATS)),
+                clip_above=args.clip_above,
+            )
+        if rows.is_file():
+            paths += matching(rows, out)
+        if engine_rows.is_file():
+            paths += engines(engine_rows, out)
+        if scale_rows.is_file():
+            paths += scaling(scale_rows, out)
+    except _core.MopedError as e:
+        print(f"python -m moped.plot: {e}", file=sys.stderr)
+        return 1
     for path in paths:
         print(path)
     return 0

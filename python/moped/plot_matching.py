@@ -44,7 +44,7 @@ from moped.matching_results import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import pandas
     from matplotlib.axes import Axes
@@ -169,11 +169,26 @@ def _first_level(ax: Axes, first_level: int) -> None:
     )
 
 
-def _save(fig: Any, out: Path, stem: str) -> list[Path]:
-    png, svg = out / f"{stem}.png", out / f"{stem}.svg"
-    fig.savefig(png, dpi=150)
-    fig.savefig(svg, metadata={"Date": None})
-    return [png, svg]
+#: What :func:`_save` can write, each with the metadata that keeps its bytes free of the
+#: time it was written (so a redrawn figure is byte for byte the same).
+SAVE_FORMATS = {"png": {}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+def _save(
+    fig: Any, out: Path, stem: str, formats: Sequence[str] = ("png", "svg"), dpi: int = 150
+) -> list[Path]:
+    """Writes ``fig`` as ``out/stem.EXT`` for each of ``formats``; returns the paths."""
+    from matplotlib import rc_context
+
+    paths = []
+    # TrueType (type 42) fonts in PDFs: publishers reject the type 3 fonts that are
+    # matplotlib's default there.
+    with rc_context({"pdf.fonttype": 42}):
+        for fmt in formats:
+            path = out / f"{stem}.{fmt}"
+            fig.savefig(path, dpi=dpi, metadata=SAVE_FORMATS[fmt])
+            paths.append(path)
+    return paths
 
 
 def _legend(fig: Any, axes: list[Axes], extra: list[Any] | None = None) -> None:
@@ -207,7 +222,7 @@ def _readable_log_ticks(ax: Axes) -> None:
         ax.yaxis.set_major_formatter(plain)
 
 
-def _preposted(df: pandas.DataFrame, engines: list[str], out: Path, first_level: int):
+def _preposted(df: pandas.DataFrame, engines: list[str], out: Path, first_level: int) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -233,7 +248,7 @@ def _preposted(df: pandas.DataFrame, engines: list[str], out: Path, first_level:
     return _save(fig, out, "matching-preposted")
 
 
-def _unload(df: pandas.DataFrame, engines: list[str], out: Path, first_level: int):
+def _unload(df: pandas.DataFrame, engines: list[str], out: Path, first_level: int) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -277,7 +292,7 @@ def _unload(df: pandas.DataFrame, engines: list[str], out: Path, first_level: in
     return _save(fig, out, "matching-unload")
 
 
-def _unexpected(df: pandas.DataFrame, engines: list[str], out: Path):
+def _unexpected(df: pandas.DataFrame, engines: list[str], out: Path) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
@@ -316,7 +331,7 @@ def _stream64_frame(data: Any, df_or_dir: Any) -> pandas.DataFrame | None:
     return _rows(data, "stream64", "stream64", read_stream64, STREAM64_COLUMNS)
 
 
-def _stream64(rows: pandas.DataFrame, out: Path):
+def _stream64(rows: pandas.DataFrame, out: Path) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
