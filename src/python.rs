@@ -595,9 +595,10 @@ fn figure10(
             sensitivity,
         )?;
         let n = api::figure10::run_count(&opts).map_err(to_py)?;
+        let started = std::time::Instant::now();
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
             if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r));
+                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
             }
         };
         let call = [
@@ -719,9 +720,10 @@ fn matching<'py>(
                 .map(|w| api::matching::figure10::Figure10Part::new(w.into(), quick)),
         };
         let n = opts.run_count();
+        let started = std::time::Instant::now();
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
             if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r));
+                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
             }
         };
         let names: Vec<&str> = opts.engines.iter().map(|e| e.name()).collect();
@@ -794,9 +796,10 @@ fn engines<'py>(
             figure10: workloads.map(|w| api::figure10::Figure10Part::new(w.into(), quick)),
         };
         let n = opts.run_count();
+        let started = std::time::Instant::now();
         let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
             if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r));
+                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
             }
         };
         let names: Vec<&str> = opts.schemes.iter().map(|s| s.name()).collect();

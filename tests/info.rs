@@ -134,3 +134,32 @@ fn the_docs_pages_are_the_catalogues_output() {
         );
     }
 }
+
+/// The heartbeat's end: the messages a run verifies, known before it runs (the workload's
+/// sends and its barriers' rounds), so its time left is extrapolated to the right end.
+#[test]
+fn the_messages_a_run_will_verify_are_known_before_it_runs() {
+    let mut cfg = SystemConfig::default();
+    cfg.workload.warmup = false;
+    for (workload, scale) in [
+        ("workloads/imb/alltoall-16k.toml", 0.1),
+        ("workloads/imb/bcast-16k.toml", 0.1),
+        ("workloads/npb/mg-S.toml", 0.25),
+    ] {
+        let o = mpi(
+            &cfg,
+            &repo(workload),
+            Design::OptCopy,
+            1,
+            (Some(scale), None),
+            None,
+        )
+        .unwrap();
+        let run = &o.run;
+        assert_eq!(
+            run.messages_expected,
+            Some(run.messages_verified),
+            "{workload}"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 """The ``moped`` console script: the Rust command line, reached through the extension.
 
-``moped figure10`` also draws ``figure10.png`` and ``figure10.svg`` (matplotlib) from the
-``reductions.json`` the Rust side wrote into its ``--out`` folder, ``moped matching``
+``moped figure10`` also draws Figure 10 (matplotlib: ``figure10.*`` wide and
+``figure10-2x2.*`` for a column, each as PNG, SVG and PDF) from the ``reductions.json``
+the Rust side wrote into its ``--out`` folder, ``moped matching``
 its ``matching-*.png`` and ``.svg`` plots from ``matching.csv``, and ``moped engines`` its
 ``engines-*`` plots from ``engines.csv``."""
 
@@ -30,8 +31,8 @@ def main() -> None:
         if out is not None and (out / "reductions.json").is_file():
             from moped.plot import figure10
 
-            figure10(out / "reductions.json", out)
-            print(f"figure: {out / 'figure10.png'} and {out / 'figure10.svg'}")
+            paths = figure10(out / "reductions.json", out)
+            print("figure: " + ", ".join(p.name for p in paths))
     if status == 0 and args[:1] == ["matching"] and "--help" not in args:
         out = _out_dir(args)
         if out is not None and (out / "matching.csv").is_file():

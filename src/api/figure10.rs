@@ -269,6 +269,7 @@ pub fn finish(
     let reductions = analysis::reductions(&records).map_err(analysis_err)?;
     let mut claims = analysis::check_claims(&reductions);
     analysis::explain(&mut claims, &records);
+    analysis::causes::note_scaling(&mut claims, opts.iterations);
     let verified: u64 = outcomes.iter().map(|o| o.messages_verified).sum();
     let notes = notes(outcomes, opts, verified, host);
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.display()));
@@ -360,7 +361,7 @@ fn notes(
              (workload bytes, configuration, design, seed, iteration scale, version) unchanged."
         ));
     }
-    if let Some((t, jobs)) = host {
+    if let Some((t, jobs)) = host.filter(|(t, _)| t.runs > 0) {
         notes.push(format!(
             "{} simulated events in {:.1} s of wall time on {jobs} host threads ({:.2} M events/s).",
             t.events,
@@ -402,8 +403,33 @@ fn run_notes(outcomes: &[Outcome]) -> Vec<String> {
         .collect()
 }
 
-/// The progress line of a finished run: `[done/n]`, what ran and what it gave.
-pub fn progress_line(done: usize, n: usize, r: &Result<Outcome, MopedError>) -> String {
+/// The progress line of a finished run: `[done/n]`, what ran and what it gave, and the
+/// host time left, extrapolated from the runs done since `started`.
+pub fn progress_line(
+    done: usize,
+    n: usize,
+    r: &Result<Outcome, MopedError>,
+    started: Instant,
+) -> String {
+    let line = run_line(done, n, r);
+    if done == 0 || done >= n || r.is_err() {
+        return line;
+    }
+    let left = started.elapsed().as_secs_f64() * (n - done) as f64 / done as f64;
+    format!("{line}  (about {} left)", duration_text(left))
+}
+
+/// `42 s`, `3 min 20 s`, `1 h 05 min`.
+fn duration_text(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn run_line(done: usize, n: usize, r: &Result<Outcome, MopedError>) -> String {
     match r {
         Ok(o) => format!(
             "[{done:>3}/{n}] {:<6} {:<3} {:<9} {:>12} cycles  {:>6} messages verified  {}",
@@ -483,4 +509,19 @@ pub fn part_specs(part: &Figure10Part) -> Result<Vec<PathBuf>, MopedError> {
         }
     }
     Ok(specs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_reads_in_seconds_minutes_or_hours() {
+        assert_eq!(duration_text(41.6), "42 s");
+        assert_eq!(duration_text(200.0), "3 min 20 s");
+        assert_eq!(duration_text(3900.0), "1 h 05 min");
+        let failed = Err(MopedError::Io("x".into()));
+        let line = progress_line(1, 4, &failed, Instant::now());
+        assert!(!line.contains("left"), "{line}");
+    }
 }

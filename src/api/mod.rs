@@ -38,3 +38,4 @@ pub mod store;
 pub use crate::bench;
 pub use crate::design::{Design, UnknownDesign};
 pub use crate::error::{internal_error, MopedError};
+pub use crate::sim::heartbeat;

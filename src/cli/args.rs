@@ -93,6 +93,29 @@ pub(super) struct MpiArgs {
     /// as `--set workload.warmup=false`).
     #[arg(long)]
     pub(super) no_warmup: bool,
+    #[command(flatten)]
+    pub(super) heartbeat: HeartbeatArgs,
+}
+
+/// Whether a single run prints its heartbeat on stderr.
+#[derive(Args, Debug)]
+pub(super) struct HeartbeatArgs {
+    /// Print a heartbeat line on stderr every 5 s of host time (simulated cycle, events
+    /// per second, messages verified and time left where known); the default when stderr
+    /// is a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub(super) progress: bool,
+    /// No heartbeat.
+    #[arg(long)]
+    pub(super) quiet: bool,
+}
+
+impl HeartbeatArgs {
+    /// Whether to beat: as asked, else when stderr is a terminal.
+    pub(super) fn on(&self) -> bool {
+        use std::io::IsTerminal;
+        self.progress || (!self.quiet && std::io::stderr().is_terminal())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -250,6 +273,8 @@ pub(super) struct RunArgs {
     /// Print the miss summary of the totals only, not of every core.
     #[arg(long)]
     pub(super) totals_only: bool,
+    #[command(flatten)]
+    pub(super) heartbeat: HeartbeatArgs,
 }
 
 #[derive(Args, Debug)]

@@ -33,14 +33,11 @@ pub(super) fn cmd_mpi(mut a: MpiArgs, command: &[String]) -> CmdResult {
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let ranks = a.ranks.map(|p| p as usize);
-    let r = api::mpi::mpi(
-        &cfg,
-        &a.workload,
-        a.protocol,
-        a.seed,
-        (a.iterations, ranks),
-        Some(out),
-    )?;
+    let run = || {
+        let scale = (a.iterations, ranks);
+        api::mpi::mpi(&cfg, &a.workload, a.protocol, a.seed, scale, Some(out))
+    };
+    let r = with_heartbeat(&a.heartbeat, "mpi", run)?;
     let (w, run) = (&r.workload, &r.run);
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &run.stats, w.ranks.len(), false)?;
@@ -92,8 +89,13 @@ pub(super) fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
         opts.jobs,
         a.out.display()
     );
+    let started = std::time::Instant::now();
     let progress = |_i, done, r: &Result<_, _>| {
-        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+        let _ = writeln!(
+            io::stderr(),
+            "{}",
+            api::figure10::progress_line(done, n, r, started)
+        );
     };
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let m = api::matching::matching(&opts, out, &progress)?;
@@ -156,8 +158,13 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
         opts.jobs,
         a.out.display()
     );
+    let started = std::time::Instant::now();
     let progress = |_i, done, r: &Result<_, _>| {
-        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+        let _ = writeln!(
+            io::stderr(),
+            "{}",
+            api::figure10::progress_line(done, n, r, started)
+        );
     };
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let e = api::engines::engines(&opts, out, &progress)?;
@@ -208,8 +215,13 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
         a.out.display()
     );
     // A closed stderr (`2>&1 | head`) loses the progress lines, not the run.
+    let started = std::time::Instant::now();
     let progress = |_i, done, r: &Result<_, _>| {
-        let _ = writeln!(io::stderr(), "{}", api::figure10::progress_line(done, n, r));
+        let _ = writeln!(
+            io::stderr(),
+            "{}",
+            api::figure10::progress_line(done, n, r, started)
+        );
     };
     // A folder holding Figure 10's own store is this command's to replace.
     let ours = api::store::holds_store(&a.out, api::figure10::STORE_NAME);
@@ -278,7 +290,8 @@ pub(super) fn no_warmup(set: &mut Vec<(String, String)>, asked: bool) {
 pub(super) fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
-    let result = api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(out))?;
+    let run = || api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(out));
+    let result = with_heartbeat(&a.heartbeat, "run", run)?;
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &result.stats, cfg.system.cores, !a.totals_only)?;
     writeln!(
@@ -291,6 +304,37 @@ pub(super) fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {
         a.out.display()
     )?;
     Ok(())
+}
+
+/// Runs `f`, with a heartbeat line on stderr every few seconds of host time when asked
+/// (or when stderr is a terminal).
+fn with_heartbeat<T>(args: &HeartbeatArgs, what: &'static str, f: impl FnOnce() -> T) -> T {
+    if !args.on() {
+        return f();
+    }
+    let beat = move |b: &api::heartbeat::Beat| {
+        // A closed stderr loses the heartbeat, not the run.
+        let _ = writeln!(io::stderr(), "{what}: {}", heartbeat_line(b));
+    };
+    api::heartbeat::with(beat, f)
+}
+
+/// `cycle 1,234,567, 40.2 M events (13.1 M/s), 1,204 of 2,960 messages verified, about
+/// 12 s left`.
+fn heartbeat_line(b: &api::heartbeat::Beat) -> String {
+    let mut line = format!(
+        "cycle {}, {:.1} M events ({:.1} M/s)",
+        b.cycle,
+        b.events as f64 / 1e6,
+        b.events_per_second() / 1e6
+    );
+    if let Some((done, of)) = b.done {
+        line.push_str(&format!(", {done} of {of} messages verified"));
+    }
+    if let Some(eta) = b.eta_seconds() {
+        line.push_str(&format!(", about {eta:.0} s left"));
+    }
+    line
 }
 
 /// Prints the paper's headline counters per core and in total, from a run's stats.

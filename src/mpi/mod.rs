@@ -55,6 +55,9 @@ pub struct MpiRun {
     pub coherence_messages: u64,
     /// Messages whose bytes were checked at the receiver.
     pub messages_verified: u64,
+    /// The messages the run was expected to verify, where known before it ran (the end
+    /// of its heartbeat's progress).
+    pub messages_expected: Option<u64>,
     pub bytes_verified: u64,
     pub stats: StatsRegistry,
 }
@@ -67,7 +70,7 @@ pub fn run_workload(
     seed: u64,
     params: MpiParams,
 ) -> Result<MpiRun, MopedError> {
-    refuse_certain_failures(w)?;
+    let expected_messages = refuse_certain_failures(w)?;
     let proto = Protocol::of(design);
     let moped = proto.has_moped();
     let mut sim = Sim::new(cfg, proto, seed)?;
@@ -75,6 +78,7 @@ pub fn run_workload(
         dirs: &mut sim.dirs,
     };
     let mut driver = prepare(cfg, w, moped, seed, params, &mut sim.os, &mut mem)?;
+    driver.expected_messages = expected_messages;
     for (r, &proc) in driver.procs().iter().enumerate() {
         sim.place(r, Some(proc));
     }
@@ -99,6 +103,7 @@ pub fn run_workload(
         events: sim.counters.events,
         coherence_messages: sim.counters.messages,
         messages_verified: driver.verifier.messages,
+        messages_expected: driver.expected_messages,
         bytes_verified: driver.verifier.bytes,
         stats,
     })
@@ -165,11 +170,12 @@ fn timed_region(
 /// A program with an ANY_SOURCE receive is not judged: its matches depend on timing, so
 /// the runtime watchdog (`watchdog.mpi_cycles`) has its deadlocks, as it has the ones
 /// only timing makes. The check's other findings are left to the run, which reports them
-/// as they happen.
-fn refuse_certain_failures(w: &Workload) -> Result<(), MopedError> {
+/// as they happen. Where the check ran to the end, returns the messages the run will
+/// verify: the workload's sends and its barriers' messages.
+fn refuse_certain_failures(w: &Workload) -> Result<Option<u64>, MopedError> {
     use crate::workload::check::{check_with, SendMode, TRUNCATION};
     if w.receives_from_any_source() {
-        return Ok(());
+        return Ok(None);
     }
     let max_bytes = shm::EAGER_MAX - shm::PKT_HEADER;
     let detail = match check_with(w, SendMode::Eager { max_bytes }) {
@@ -178,7 +184,14 @@ fn refuse_certain_failures(w: &Workload) -> Result<(), MopedError> {
             "{e}\n  (a send of more than {max_bytes} bytes, or to the rank itself, completes \
              only when a receive matches it)"
         ),
-        _ => return Ok(()),
+        Ok(report) => {
+            // Each barrier is MPICH's dissemination barrier: a message per rank per round.
+            let p = report.ranks.len() as u64;
+            let rounds = u64::from(64 - p.saturating_sub(1).leading_zeros());
+            let barriers: u64 = report.ranks.iter().map(|r| r.barriers).sum();
+            return Ok(Some(report.messages() + barriers * rounds));
+        }
+        Err(_) => return Ok(None),
     };
     Err(MopedError::Simulation(SimError::Check {
         cycle: 0,

@@ -85,6 +85,9 @@ pub struct MpiDriver {
     stops_left: usize,
     /// ... and the simulator has not yet been told.
     stop_pending: bool,
+    /// The messages the workload sends, where known before the run: the end of the run's
+    /// heartbeat.
+    pub expected_messages: Option<u64>,
 }
 
 impl MpiDriver {
@@ -140,6 +143,7 @@ impl MpiDriver {
                 .count(),
             stop_pending: false,
             region_pending: false,
+            expected_messages: None,
         })
     }
 
@@ -234,6 +238,10 @@ impl Driver for MpiDriver {
     /// A rank running its own code (computing, copying) will call MPI again: only when
     /// every unfinished rank waits inside MPI and nothing completes or moves for
     /// `watchdog.mpi_cycles` is the run stuck.
+    fn progress(&self) -> Option<(u64, u64)> {
+        Some((self.verifier.messages, self.expected_messages?))
+    }
+
     fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
         let waiting = self.ranks.iter().filter(|r| !r.finished);
         if waiting.clone().any(|r| !r.in_blocking_call()) {

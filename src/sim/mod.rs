@@ -6,6 +6,7 @@
 // uses none.
 pub(crate) mod cores;
 mod fastforward;
+pub mod heartbeat;
 pub mod host_memory;
 pub mod interrupt;
 mod memory;
@@ -142,6 +143,11 @@ pub trait Driver {
     /// its cores wait for, if they have waited past `limits` with nothing moving (polling
     /// completes accesses, so the per-request watchdog never sees such a wait).
     fn stuck(&mut self, _now: u64, _limits: &WatchdogSection) -> Option<String> {
+        None
+    }
+    /// Progress toward a known end, `(done, of)`, for the run's heartbeat
+    /// ([`heartbeat`]); `None` where the end is not known.
+    fn progress(&self) -> Option<(u64, u64)> {
         None
     }
     /// Whether the timed region started since last asked (gem5's `m5 resetstats`): the run
@@ -451,6 +457,13 @@ impl Sim {
                         if let Some(detail) = host_memory::exhausted() {
                             return Err(SimError::HostMemory { cycle: now, detail });
                         }
+                        let events = self.counters.events;
+                        heartbeat::tick(|host_seconds| heartbeat::Beat {
+                            cycle: now,
+                            events,
+                            host_seconds,
+                            done: driver.progress(),
+                        });
                     }
                 }
                 if now >= check_at {
