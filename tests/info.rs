@@ -78,6 +78,16 @@ fn a_distribution_is_one_entry_and_its_lines_match_it() {
         .unwrap();
     assert_eq!((hits.kind, hits.unit.as_str()), ("counter", "Count"));
     assert_eq!(hits.runs.len(), 2 * Design::ALL.len(), "{:?}", hits.runs);
+    let gem5 = |name: &str| {
+        let s = catalogue.iter().find(|s| s.name == name).unwrap();
+        s.gem5.clone().unwrap_or_default()
+    };
+    let l1 = "sum of `system.ruby.l2_cntrl*.L1Dcache.m_demand_misses`";
+    assert_eq!(gem5("system.cpu{N}.l1d.misses"), l1);
+    assert_eq!(gem5("system.total.l1d.misses"), l1);
+    assert!(gem5("sim.cycles").contains("`system.moped.cycles`"));
+    assert_eq!(gem5("system.moped.line_owns"), "`system.moped.lineOwns`");
+    assert_eq!(gem5("system.cpu{N}.l2.hits"), "");
 }
 
 #[test]

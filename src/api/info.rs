@@ -157,6 +157,45 @@ pub struct StatInfo {
     /// The kinds of run that wrote it: `mpi:<design>` (`moped mpi`, `moped figure10`,
     /// sweeps), `run:<design>` (`moped run` of a program file).
     pub runs: Vec<String>,
+    /// What counts the same in a gem5 run of the MOPED protocol (the statistics
+    /// `moped compare` reads there), where something does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gem5: Option<String>,
+}
+
+/// The gem5 counterpart of the statistic `pattern`, from `moped compare`'s table: a
+/// metric read from one embedded statistic, or summed over the cores (then the total's
+/// statistic has it too).
+fn gem5_counterpart(pattern: &str) -> Option<String> {
+    use crate::analysis::sources::{Source, METRIC_SOURCES};
+    let glob = pattern.replace("{N}", "*");
+    let total = pattern
+        .strip_prefix("system.total.")
+        .map(|rest| format!("system.cpu*.{rest}"));
+    METRIC_SOURCES.iter().find_map(|m| {
+        let own = match m.embedded {
+            Source::Stat(s) | Source::Sum(s) => s,
+            _ => return None,
+        };
+        (own == glob || Some(own) == total.as_deref()).then(|| gem5_text(&m.gem5))?
+    })
+}
+
+/// How a gem5 run's value is read, in words; `None` for a value derived from others.
+fn gem5_text(s: &crate::analysis::sources::Source) -> Option<String> {
+    use crate::analysis::sources::Source::*;
+    Some(match s {
+        Stat(name) => format!("`{name}`"),
+        Sum(glob) => format!("sum of `{glob}`"),
+        Max(glob) => format!("largest of `{glob}`"),
+        Samples(h) => format!("samples of `{h}`"),
+        RubyCycles => "`simTicks` / the Ruby clock's period".into(),
+        FirstOf(list) => {
+            let each: Vec<String> = list.iter().filter_map(gem5_text).collect();
+            each.join(", else ")
+        }
+        Remainder(..) => return None,
+    })
 }
 
 /// A 16-rank MPI schedule whose sends take both the eager and the rendezvous path and
@@ -223,13 +262,14 @@ pub fn stats() -> Result<Vec<StatInfo>, MopedError> {
             let (name, description) = generalize(&s.name, &s.desc);
             let i = *index.entry(name.clone()).or_insert_with(|| {
                 out.push(StatInfo {
-                    name,
+                    name: name.clone(),
                     kind: match (&s.accrual, &s.value) {
                         (Accrual::Distribution(_), _) => "distribution",
                         (_, StatValue::Int(_)) => "counter",
                         (_, StatValue::Float(_)) => "number",
                     },
                     unit: s.unit.clone(),
+                    gem5: gem5_counterpart(&name),
                     description,
                     runs: Vec::new(),
                 });
@@ -350,7 +390,7 @@ pub fn params_markdown(params: &[Param]) -> String {
          `moped info config --format md`; a test fails when this page is stale.\n",
     );
     let rows = params.iter().map(|p| {
-        let cells = [
+        let cells = vec![
             format!("`{}`", p.key),
             p.kind.clone(),
             format!("`{}`", p.default),
@@ -360,7 +400,7 @@ pub fn params_markdown(params: &[Param]) -> String {
         (p.key.as_str(), cells)
     });
     let columns = ["key", "type", "default", "allowed", "description"];
-    grouped_tables(&mut md, rows, |s| format!("[{s}]"), columns);
+    grouped_tables(&mut md, rows, |s| format!("[{s}]"), &columns);
     md.push_str(&choices_markdown());
     md
 }
@@ -395,20 +435,23 @@ pub fn stats_markdown(stats: &[StatInfo]) -> String {
          one: `name::samples`, `name::mean`, `name::stdev`, a line per bucket,\n\
          `name::min_value`, `name::max_value`, `name::total`. Runs: `mpi` is `moped mpi`,\n\
          `moped figure10` and Python's sweeps; `run` is `moped run` of a program file.\n\
-         Written by `moped info stats --format md`; a test fails when this page is stale.\n",
+         gem5: what counts the same in a gem5 run of the MOPED protocol (what `moped\n\
+         compare` reads there). Written by `moped info stats --format md`; a test fails\n\
+         when this page is stale.\n",
     );
     let rows = stats.iter().map(|s| {
-        let cells = [
+        let cells = vec![
             format!("`{}`", s.name),
             s.kind.to_string(),
             s.unit.clone(),
             runs_text(&s.runs),
             cell(&s.description),
+            s.gem5.as_deref().map_or(String::new(), cell),
         ];
         (s.name.as_str(), cells)
     });
-    let columns = ["name", "kind", "unit", "runs", "description"];
-    grouped_tables(&mut md, rows, str::to_string, columns);
+    let columns = ["name", "kind", "unit", "runs", "description", "gem5"];
+    grouped_tables(&mut md, rows, str::to_string, &columns);
     md
 }
 
@@ -416,9 +459,9 @@ pub fn stats_markdown(stats: &[StatInfo]) -> String {
 /// heading (`heading` of that part), the `columns`, then the rows' cells.
 fn grouped_tables<'a>(
     md: &mut String,
-    rows: impl Iterator<Item = (&'a str, [String; 5])>,
+    rows: impl Iterator<Item = (&'a str, Vec<String>)>,
     heading: impl Fn(&str) -> String,
-    columns: [&str; 5],
+    columns: &[&str],
 ) {
     let mut group = "";
     for (name, cells) in rows {
