@@ -145,7 +145,8 @@ def figure10(
     ``out`` must be missing, empty, hold only a FAILED marker or hold an earlier Figure 10,
     unless ``force`` (its contents are then replaced). An earlier Figure 10 there (finished,
     or failed with some runs finished) is resumed on the simulator's own pool: each run
-    whose key (workload bytes, configuration, design, seed, iteration scale, version) is
+    whose key (workload bytes, configuration, design, seed, iteration scale, moped's
+    version and sources) is
     unchanged is taken from it, not simulated again, unless ``fresh``. The results are
     written into a hidden sibling folder that takes ``out``'s place only when every file is
     written; a failure (a run's, Ctrl-C) leaves ``out`` holding FAILED with the error and,

@@ -2,7 +2,8 @@
 
 ``moped figure10`` (and :func:`moped.experiments.figure10`) identify every run by a key,
 a hash of what determines its results (the workload file's bytes, the resolved
-configuration, the design, the seed, the iteration scale and moped's version), keep each
+configuration, the design, the seed, the iteration scale, moped's version and a
+fingerprint of its sources), keep each
 run's files under ``runs/`` with its ``key.json``, and write one row per run into
 ``runs.csv``. Running the experiment again into the same folder reuses the runs whose
 keys are unchanged (``--fresh``, or ``fresh=True``, runs them all again);

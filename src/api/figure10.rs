@@ -358,7 +358,8 @@ fn notes(
     if reused > 0 {
         notes.push(format!(
             "{reused} of the runs were taken from this folder's earlier results, their keys \
-             (workload bytes, configuration, design, seed, iteration scale, version) unchanged."
+             (workload bytes, configuration, design, seed, iteration scale, moped's version \
+             and sources) unchanged."
         ));
     }
     if let Some((t, jobs)) = host.filter(|(t, _)| t.runs > 0) {

@@ -2,7 +2,8 @@
 //!
 //! - Every run is identified by a key: a SHA-256 of what determines its results (the
 //!   workload file's bytes, the resolved configuration, the design, the seed, the
-//!   iteration scale and moped's version). A run's folder holds it as `key.json`.
+//!   iteration scale, moped's version and a fingerprint of the simulator's sources, so a
+//!   run made by other code is never reused). A run's folder holds it as `key.json`.
 //! - An experiment that runs again into a folder holding its store (`store.json`) takes
 //!   each run whose key is unchanged from there instead of simulating it again; a failed
 //!   or interrupted experiment keeps its finished runs there, so the next one resumes.
@@ -25,6 +26,9 @@ pub use super::output::STORE_FILE;
 pub const KEY_FILE: &str = "key.json";
 /// The store's table of every run.
 pub const TABLE_FILE: &str = "runs.csv";
+/// SHA-256 of the simulator's sources (`src/`, `protocols/`) this build was made from.
+pub const SOURCE_SHA256: &str = env!("MOPED_SOURCE_SHA256");
+
 /// A run's outcome, in its folder (written by `experiments::run_task`).
 pub const RECORD_FILE: &str = "record.json";
 
@@ -39,6 +43,8 @@ pub struct RunKey {
     pub seed: u64,
     pub iterations: Option<f64>,
     pub version: String,
+    /// SHA-256 of the simulator's sources this build was made from.
+    pub source_sha256: String,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -67,6 +73,7 @@ pub fn run_key(
         "seed": seed,
         "iterations": iterations,
         "version": version,
+        "source_sha256": SOURCE_SHA256,
     });
     Ok(RunKey {
         key: hex(&Sha256::digest(what.to_string().as_bytes())),
@@ -76,6 +83,7 @@ pub fn run_key(
         seed,
         iterations,
         version,
+        source_sha256: SOURCE_SHA256.to_string(),
     })
 }
 
@@ -179,6 +187,7 @@ mod tests {
         let cfg = SystemConfig::default();
         let base = key(&cfg, &task, None);
         assert_eq!(base, key(&cfg, &task, None), "deterministic");
+        assert_eq!(base.source_sha256.len(), 64, "the sources' fingerprint");
         let mut other = cfg.clone();
         other.l2.latency = 12;
         let seed2 = Task {

@@ -266,10 +266,16 @@ pub(super) fn print_figure10(
         writeln!(out, "claim {}: {} ({})", c.id, c.verdict.label(), c.title)?;
     }
     let t = f.throughput.unwrap_or_default();
+    let reused = f.outcomes.len() - t.runs;
+    let reused = if reused > 0 {
+        format!(" ({reused} more reused)")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{} runs in {:.1} s wall time ({:.2} M simulated events/s); {} messages verified; \
-         per-run results in {}/ (e.g. {}), tables and report.md in {}",
+        "{} runs{reused} in {:.1} s wall time ({:.2} M simulated events/s); {} messages \
+         verified; per-run results in {}/ (e.g. {}), tables and report.md in {}",
         t.runs,
         t.wall_seconds,
         t.events_per_second() / 1e6,
