@@ -71,6 +71,11 @@ fn a_distribution_is_one_entry_and_its_lines_match_it() {
         .find(|s| s.name == "mpi.rank{N}.prq_depth")
         .expect("the posted-receive queue's depth per rank");
     assert_eq!(depth.kind, "distribution");
+    let sizes = catalogue
+        .iter()
+        .find(|s| s.name == "mpi.message_bytes")
+        .expect("the messages' sizes");
+    assert_eq!((sizes.kind, sizes.unit.as_str()), ("distribution", "Byte"));
     assert!(matches(&depth.name, "mpi.rank12.prq_depth::samples"));
     let hits = catalogue
         .iter()

@@ -383,6 +383,12 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
         stats.scalar(name, v, desc, unit);
     }
     add_depths(stats, d, &total);
+    stats.dist(
+        "mpi.message_bytes",
+        &total.message_bytes,
+        "Payload bytes of each message sent (barrier messages included)",
+        "Byte",
+    );
 }
 
 /// The software path's search depths per rank (`mpi.rank{r}.prq_depth`, `umq_depth`) and

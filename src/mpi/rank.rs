@@ -171,6 +171,8 @@ pub struct RankStats {
     /// The software path's search depths, posted-receive queue then unexpected queue: the
     /// matched entry's position (from 1), or the list's length when none matched.
     pub depths: [Distribution; 2],
+    /// Payload bytes of each message sent.
+    pub message_bytes: Distribution,
 }
 
 impl Default for RankStats {
@@ -192,6 +194,7 @@ impl Default for RankStats {
             lhs_heads: 0,
             lhs_overflows: 0,
             depths: [Distribution::queue_depths(), Distribution::queue_depths()],
+            message_bytes: Distribution::message_sizes(),
         }
     }
 }
@@ -236,6 +239,7 @@ impl RankStats {
             // Both come from `Distribution::queue_depths`, so their buckets agree.
             mine.merge(theirs).ok();
         }
+        self.message_bytes.merge(&s.message_bytes).ok();
     }
 }
 

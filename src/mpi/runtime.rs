@@ -552,6 +552,8 @@ impl MpiDriver {
                     .send_posted(me, dst, q.ctx, tag, (proc, q.va), q.bytes);
                 rank.stats.sends += 1;
                 rank.stats.send_bytes += q.bytes;
+                let bytes = i64::try_from(q.bytes).unwrap_or(i64::MAX);
+                rank.stats.message_bytes.sample(bytes);
             }
             (Kind::Send, ..) => return Err(format!("rank {me}: a send needs a rank and a tag")),
             (Kind::Recv, src, tag) => {

@@ -56,6 +56,13 @@ impl Distribution {
         Distribution::new(0, 127, 4).expect("constant bounds are valid")
     }
 
+    /// MPI message sizes in bytes: 64 buckets of 16 KiB up to 1 MiB, the range of IMB's
+    /// and NPB's messages (a message of the paper's 16 kB fills the second bucket, a
+    /// barrier's the first); larger ones count as overflows with their exact maximum.
+    pub fn message_sizes() -> Distribution {
+        Distribution::new(0, (1 << 20) - 1, 16 * 1024).expect("constant bounds are valid")
+    }
+
     /// An empty distribution of `bucket_size`-wide buckets covering `[min, max]`: gem5's
     /// `Distribution::init(min, max, bucket_size)`. The range must not be empty, the bucket
     /// size not 0, and the buckets at most [`MAX_BUCKETS`].
