@@ -605,9 +605,9 @@ fn figure10(
             ("workloads", workloads_dir.to_string()),
             ("seeds", format!("{:?}", opts.seeds)),
         ];
-        opts.reuse = api::figure10::reusable(Path::new(out), fresh);
-        let ours = api::store::holds_store(Path::new(out), api::figure10::STORE_NAME);
-        let dir = claim(out, force || ours, "figure10", &call)?;
+        let (force, reuse) = api::figure10::claim_terms(Path::new(out), force, fresh);
+        opts.reuse = reuse;
+        let dir = claim(out, force, "figure10", &call)?;
         let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
         serde_json::to_string(&f.outcomes).map_err(json_err)
     })

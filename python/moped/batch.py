@@ -40,7 +40,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from moped import _args, _core
 from moped._core import InputError, MopedError
-from moped.config import SystemConfig, check_config, config_toml, read_text
+from moped.config import (
+    SystemConfig,
+    check_config,
+    config_toml,
+    default_values,
+    flatten,
+    read_text,
+)
 from moped.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -309,29 +316,12 @@ def _progress_line(done: int, total: int, task: Task, rec: dict[str, Any]) -> st
     )
 
 
-def _flatten(tree: Mapping[Any, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"l2": {"latency": 12}}`` as ``{"l2.latency": 12}``; dotted keys stay as given."""
-    out: dict[str, Any] = {}
-    for k, v in tree.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten(v, f"{key}."))
-        else:
-            out[key] = v
-    return out
-
-
-def _default_config() -> dict[str, Any]:
-    """Every config key, dotted, with its default value."""
-    return _flatten(SystemConfig().to_dict())
-
-
 def _overrides(config: Any, toml: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
     """The dotted keys a task's config sets, with the values its run uses: those that
     differ from the defaults, and every key of a dict of overrides, even one given its
     default value (the caller named it, so a sweep over it keeps its column)."""
-    used = _flatten(SystemConfig.from_toml(toml, file="<config>").to_dict())
-    given = _flatten(config) if isinstance(config, Mapping) else {}
+    used = flatten(SystemConfig.from_toml(toml, file="<config>").to_dict())
+    given = flatten(config) if isinstance(config, Mapping) else {}
     keys = {k for k, v in used.items() if k not in defaults or defaults[k] != v} | set(given)
     return {k: used[k] if k in used else given[k] for k in sorted(keys)}
 
@@ -377,7 +367,7 @@ def run_tasks(
     else:
         report = None
 
-    defaults = _default_config()
+    defaults = default_values()
     configs: dict[int, tuple[str, dict[str, Any]]] = {}
     kinds: dict[str, Kind] = {}
 
@@ -526,7 +516,7 @@ def frame(records: Iterable[Mapping[str, Any]]) -> pandas.DataFrame:
     if config_cols:
         # A run that does not override a key used its default: the row says so, and rows
         # of a sweep over a key compare with the run that left it alone.
-        defaults = _default_config()
+        defaults = default_values()
         for row, g in zip(rows, given, strict=True):
             for k in config_cols:
                 row[k] = g[k] if k in g else defaults.get(k)

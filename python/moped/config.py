@@ -138,3 +138,21 @@ def check_config(config: Any) -> Any:
         "config must be a SystemConfig, a dict of overrides, a TOML file path or None, "
         f"not {type(config).__name__}"
     )
+
+
+def flatten(tree: Mapping[Any, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested configuration table as dotted keys: ``{"l2": {"latency": 12}}`` as
+    ``{"l2.latency": 12}``; dotted keys stay as given."""
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def default_values() -> dict[str, Any]:
+    """Every configuration key, dotted, with its default (the paper's Table 1) value."""
+    return flatten(SystemConfig().to_dict())

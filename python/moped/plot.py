@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from moped import _args, _core
 from moped._core import InputError
-from moped.config import read_text
+from moped.config import SystemConfig, default_values, flatten, read_text
 from moped.designs import LABELS, MOPED_DESIGNS
 from moped.plot_engines import engines
 from moped.plot_matching import SAVE_FORMATS, _save, matching
@@ -194,17 +194,6 @@ def _order(names: Iterable[str], order: Sequence[str]) -> list[str]:
     return known + sorted(set(names) - set(order))
 
 
-def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A nested configuration as ``{"l2.latency": 10, ...}``."""
-    out: dict[str, Any] = {}
-    for k, v in table.items():
-        if isinstance(v, Mapping):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def _setting(value: Any) -> str:
     """A configuration value as ``--set`` takes it."""
     if value is None:
@@ -234,8 +223,8 @@ def figure10_notes(folder: str | PathLike[str]) -> list[str]:
     config = folder / "config.toml"
     if config.is_file():
         text = read_text(fspath(config), InputError)
-        used = _flat(json.loads(_core.config_to_json(text, fspath(config))))
-        table1 = _flat(json.loads(_core.config_to_json(_core.default_config_toml(), "<defaults>")))
+        used = flatten(SystemConfig.from_toml(text, file=fspath(config)).to_dict())
+        table1 = default_values()
         changed = [
             f"{k}={_setting(used.get(k))}"
             for k in sorted(used.keys() | table1.keys())

@@ -13,6 +13,7 @@ from conftest import ROOT
 from test_cli import run
 
 import moped
+from moped.config import default_values
 
 PLACEHOLDER = {"{N}": r"\d+", "{state}": r"[A-Za-z_]+", "{event}": r"[A-Za-z_]+"}
 
@@ -23,16 +24,6 @@ def pattern(name: str) -> re.Pattern[str]:
     for ph, sub in {**PLACEHOLDER, "{type}": r"[A-Za-z_]+"}.items():
         rx = rx.replace(re.escape(ph), sub)
     return re.compile(rx + r"(::.*)?")
-
-
-def flat(tree: dict[str, object], prefix: str = "") -> dict[str, object]:
-    out: dict[str, object] = {}
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            out.update(flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def test_info_stats_json_lists_every_statistic_of_an_mpi_run(tmp_path: Path) -> None:
@@ -67,7 +58,7 @@ def test_info_stats_gives_kind_unit_runs_and_description() -> None:
 
 def test_info_config_lists_every_key_with_its_default() -> None:
     params = {p["key"]: p for p in moped.info_config()}
-    defaults = flat(moped.SystemConfig().to_dict())
+    defaults = default_values()
     assert set(params) == set(defaults)
     assert params["l2.latency"]["default"] == "10"
     assert params["system.core_model"]["allowed"] == "blocking | mlp"

@@ -65,10 +65,12 @@ pub struct Figure10Options {
 /// The experiment's name in its store's marker.
 pub const STORE_NAME: &str = "figure10";
 
-/// The earlier results `out` holds that a new run into it may take: its store, unless
-/// `fresh` or it holds none.
-pub fn reusable(out: &Path, fresh: bool) -> Option<PathBuf> {
-    (!fresh && super::store::holds_store(out, STORE_NAME)).then(|| out.to_path_buf())
+/// How a new Figure 10 claims `out`: whether it may replace what `out` holds (asked to,
+/// or `out` holds Figure 10's own store), and the earlier results it takes runs from
+/// (that store, unless `fresh`).
+pub fn claim_terms(out: &Path, force: bool, fresh: bool) -> (bool, Option<PathBuf>) {
+    let ours = super::store::holds_store(out, STORE_NAME);
+    (force || ours, (ours && !fresh).then(|| out.to_path_buf()))
 }
 
 /// What the experiment found, for its caller to print.

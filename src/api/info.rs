@@ -35,10 +35,15 @@ pub struct Param {
     pub description: String,
 }
 
+/// The configuration's JSON schema: its serde structs' fields, types and doc comments.
+fn schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(SystemConfig))
+        .expect("the configuration's schema serializes")
+}
+
 /// Every key of the configuration, sorted by key.
 pub fn params() -> Vec<Param> {
-    let schema = serde_json::to_value(schemars::schema_for!(SystemConfig))
-        .expect("the configuration's schema serializes");
+    let schema = schema();
     let defaults: toml::Table = toml::from_str(&SystemConfig::default().to_toml_string())
         .expect("the default configuration reads back");
     let mut out = Vec::new();
@@ -407,8 +412,7 @@ pub fn params_markdown(params: &[Param]) -> String {
 
 /// Each choice-valued type's names with their meanings.
 fn choices_markdown() -> String {
-    let schema = serde_json::to_value(schemars::schema_for!(SystemConfig))
-        .expect("the configuration's schema serializes");
+    let schema = schema();
     let mut md = String::from("\n## Choices\n");
     let defs = schema.get("$defs").and_then(Value::as_object);
     for (name, ty) in defs.into_iter().flatten() {

@@ -186,6 +186,7 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
 pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
     no_warmup(&mut a.set, a.no_warmup);
+    let (force, reuse) = api::figure10::claim_terms(&a.out, a.force, a.fresh);
     let opts = api::figure10::Figure10Options {
         out: a.out.clone(),
         workloads: a.workloads.clone(),
@@ -197,7 +198,7 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
             .jobs
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         sensitivity: a.sensitivity,
-        reuse: api::figure10::reusable(&a.out, a.fresh),
+        reuse,
     };
     let n = api::figure10::run_count(&opts)?;
     let alternatives = if opts.sensitivity {
@@ -223,9 +224,6 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
             api::figure10::progress_line(done, n, r, started)
         );
     };
-    // A folder holding Figure 10's own store is this command's to replace.
-    let ours = api::store::holds_store(&a.out, api::figure10::STORE_NAME);
-    let force = a.force || ours;
     let out = claim_out(&a.out, force, command, (a.config.as_deref(), &a.set))?;
     let f = api::figure10::figure10(&opts, out, &progress)?;
     let reused = f.outcomes.iter().filter(|o| o.reused).count();

@@ -55,16 +55,7 @@ pub fn with<T>(beat: impl FnMut(&Beat) + 'static, f: impl FnOnce() -> T) -> T {
         last: now,
         beat: Box::new(beat),
     };
-    let old = SINK.with(|s| s.replace(Some(sink)));
-    struct Restore(Option<Sink>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let old = self.0.take();
-            SINK.with(|s| *s.borrow_mut() = old);
-        }
-    }
-    let _restore = Restore(old);
-    f()
+    super::interrupt::with_local(&SINK, sink, f)
 }
 
 /// Hands the sink a beat if one is due; `beat` makes it (given the host seconds so far)

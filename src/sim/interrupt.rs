@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::LocalKey;
 
 /// Events between two looks at the flags: a power of two, tested with a mask.
 pub const EVERY: u64 = 4096;
@@ -47,16 +48,28 @@ pub fn requested() -> bool {
 /// Runs `f` with `check` as this thread's own stop check (the previous one is restored
 /// after, so calls nest).
 pub fn with_check<T>(check: impl Fn() -> bool + 'static, f: impl FnOnce() -> T) -> T {
-    let old = CHECK.with(|c| c.replace(Some(Rc::new(check))));
-    // Restored on unwinding too: a guard, not a statement after `f`.
-    struct Restore(Option<Rc<dyn Fn() -> bool>>);
-    impl Drop for Restore {
+    with_local(&CHECK, Rc::new(check), f)
+}
+
+/// Runs `f` with `value` in the thread-local `slot`, the slot's previous value restored
+/// after, on unwinding too (a guard, not a statement after `f`), so calls nest.
+pub(crate) fn with_local<S: 'static, T>(
+    slot: &'static LocalKey<RefCell<Option<S>>>,
+    value: S,
+    f: impl FnOnce() -> T,
+) -> T {
+    struct Restore<S: 'static> {
+        slot: &'static LocalKey<RefCell<Option<S>>>,
+        old: Option<S>,
+    }
+    impl<S: 'static> Drop for Restore<S> {
         fn drop(&mut self) {
-            let old = self.0.take();
-            CHECK.with(|c| *c.borrow_mut() = old);
+            let old = self.old.take();
+            self.slot.with(|s| *s.borrow_mut() = old);
         }
     }
-    let _restore = Restore(old);
+    let old = slot.with(|s| s.replace(Some(value)));
+    let _restore = Restore { slot, old };
     f()
 }
 
