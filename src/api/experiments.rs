@@ -116,9 +116,25 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(breakdown_metrics(run))
     .chain(depth_metrics(run))
     .chain(engine_metrics(run))
     .collect()
+}
+
+/// Where the ranks' cycles went, summed over the ranks (`rank_cycles_<activity>`, from
+/// `mpi.cycles.<activity>`): the parts of the measured causes and the breakdown figure.
+fn breakdown_metrics(run: &MpiRun) -> Vec<(String, f64)> {
+    crate::mpi::activity::Activity::ALL
+        .iter()
+        .map(|a| {
+            let v = run.stats.get(&format!("mpi.cycles.{}", a.name()));
+            (
+                format!("rank_cycles_{}", a.name()),
+                v.map_or(0.0, |s| s.value.as_f64()),
+            )
+        })
+        .collect()
 }
 
 /// The device engines' totals over the MOPEDs (`engine{e}_*`), and the engine of one MOPED

@@ -482,7 +482,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 );
             }
         }
-        crate::mpi::add_stats(&mut r, &self.driver);
+        crate::mpi::add_stats(&mut r, &self.driver, self.cycles());
         if !s.mopeds.is_empty() {
             moped_host::register_device_stats(&mut r, &s.mopeds, &s.dev);
         }

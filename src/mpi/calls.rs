@@ -8,6 +8,7 @@ use crate::envelope::{Kind, Peer, Tag};
 use crate::workload::tags::{WIRE_TAGS, WIRE_TAG_MAX};
 use crate::workload::{BufRef, Call, ReqId, CTX_COLL};
 
+use super::activity::Activity;
 use super::layout::Layout;
 use super::ops::Micro;
 use super::rank::{Path, Rank, Req, Step, Task};
@@ -60,6 +61,7 @@ impl Rank {
                 ));
             }
         }
+        self.activity = Activity::of_call(&call);
         match call {
             Call::Compute(n) => self.ops.push_back(Micro::Compute(n)),
             Call::Sweep {

@@ -12,6 +12,7 @@
 //! Every message is checked byte for byte ([`verify`]): the run fails naming the ranks, the
 //! tag and the first differing offset.
 
+pub mod activity;
 mod calls;
 mod entry;
 pub mod layout;
@@ -40,6 +41,7 @@ use crate::stats::StatsRegistry;
 use crate::workload::tags::TagMap;
 use crate::workload::Workload;
 
+use activity::Activity;
 use layout::{Layout, NO_BACKOFF};
 pub use runtime::MpiParams;
 use runtime::{MpiDriver, RankStats};
@@ -90,7 +92,7 @@ pub fn run_workload(
         Some(stop) => stop,
         None => {
             let mut stats = sim.stats(host_seconds);
-            add_stats(&mut stats, &driver);
+            add_stats(&mut stats, &driver, end);
             (end, stats)
         }
     };
@@ -128,7 +130,7 @@ fn run_to_end(
             Pause::Done(cycles) => return Ok((cycles, start, stop)),
         };
         let mut s = sim.stats_at(at, t0.elapsed().as_secs_f64());
-        add_stats(&mut s, driver);
+        add_stats(&mut s, driver, at);
         match pause {
             Pause::RegionStart(_) => start = Some((at, s)),
             _ => stop = Some((at, s)),
@@ -360,8 +362,8 @@ pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedEr
     Ok(())
 }
 
-/// The MPI statistics of a run (`system.cpu{i}.instructions`, `mpi.*`).
-pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
+/// The MPI statistics of a run at cycle `now` (`system.cpu{i}.instructions`, `mpi.*`).
+pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
     let mut total = RankStats::default();
     for r in 0..d.n_ranks() {
         let s = d.rank_stats(r);
@@ -383,12 +385,43 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver) {
         stats.scalar(name, v, desc, unit);
     }
     add_depths(stats, d, &total);
+    add_breakdown(stats, d, now);
+    for (name, dist, desc) in [
+        ("mpi.send_latency", &total.latency[0], "Cycles from each send's post to its completion (its data out of the send buffer; barrier messages included)"),
+        ("mpi.recv_latency", &total.latency[1], "Cycles from each receive's post to its completion (its data in the receive buffer; barrier messages included)"),
+    ] {
+        stats.dist(name, dist, desc, "Cycle");
+    }
     stats.dist(
         "mpi.message_bytes",
         &total.message_bytes,
         "Payload bytes of each message sent (barrier messages included)",
         "Byte",
     );
+}
+
+/// Where each rank's cycles went up to `now` (`mpi.rank{r}.cycles.<activity>`, adding up
+/// to the run's cycles) and the sums over the ranks (`mpi.cycles.<activity>`).
+fn add_breakdown(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
+    let mut total = [0u64; Activity::ALL.len()];
+    for r in 0..d.n_ranks() {
+        let cycles = d.rank_time(r).at(now);
+        for (a, v) in Activity::ALL.iter().zip(cycles) {
+            stats.scalar(
+                format!("mpi.rank{r}.cycles.{}", a.name()),
+                v,
+                a.describe(),
+                "Cycle",
+            );
+        }
+        for (t, v) in total.iter_mut().zip(cycles) {
+            *t += v;
+        }
+    }
+    for (a, v) in Activity::ALL.iter().zip(total) {
+        let desc = format!("{}, summed over the ranks", a.describe());
+        stats.scalar(format!("mpi.cycles.{}", a.name()), v, &desc, "Cycle");
+    }
 }
 
 /// The software path's search depths per rank (`mpi.rank{r}.prq_depth`, `umq_depth`) and

@@ -15,6 +15,7 @@ use crate::stats::Distribution;
 use crate::workload::tags::TagMap;
 use crate::workload::{Call, Origins, ReqId};
 
+use super::activity::{Activity, Breakdown};
 use super::layout::Layout;
 use super::ops::{Loop, Micro};
 use super::overlap::Overlap;
@@ -51,6 +52,8 @@ pub(super) struct Req {
     pub seq: u64,
     /// The call that started it (index into the rank's calls), for reports.
     pub call: usize,
+    /// The cycle it was posted, for its latency.
+    pub posted_at: u64,
 }
 
 impl Req {
@@ -68,6 +71,7 @@ impl Req {
             claim: None,
             seq: 0,
             call: 0,
+            posted_at: 0,
         }
     }
 }
@@ -173,6 +177,8 @@ pub struct RankStats {
     pub depths: [Distribution; 2],
     /// Payload bytes of each message sent.
     pub message_bytes: Distribution,
+    /// Cycles from each request's post to its completion: sends, then receives.
+    pub latency: [Distribution; 2],
 }
 
 impl Default for RankStats {
@@ -195,6 +201,7 @@ impl Default for RankStats {
             lhs_overflows: 0,
             depths: [Distribution::queue_depths(), Distribution::queue_depths()],
             message_bytes: Distribution::message_sizes(),
+            latency: [Distribution::latencies(), Distribution::latencies()],
         }
     }
 }
@@ -240,6 +247,9 @@ impl RankStats {
             mine.merge(theirs).ok();
         }
         self.message_bytes.merge(&s.message_bytes).ok();
+        for (mine, theirs) in self.latency.iter_mut().zip(&s.latency) {
+            mine.merge(theirs).ok();
+        }
     }
 }
 
@@ -281,6 +291,12 @@ pub(super) struct Rank {
     pub stats: RankStats,
     /// Whether the rank's progress-engine passes repeat (see [`PassWatch`]).
     pub pass: PassWatch,
+    /// What the task being stepped does, for the work it queues ...
+    pub activity: Activity,
+    /// ... and what the loop in progress does.
+    pub loop_activity: Activity,
+    /// Where the rank's cycles went.
+    pub time: Breakdown,
 }
 
 /// What the simulator's fast-forward of polling needs to know of a rank
@@ -363,6 +379,9 @@ impl Rank {
             finished: false,
             stats: RankStats::default(),
             pass: PassWatch::default(),
+            activity: Activity::Call,
+            loop_activity: Activity::Call,
+            time: Breakdown::default(),
         }
     }
 }

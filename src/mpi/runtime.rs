@@ -18,6 +18,7 @@ use crate::sim::{Driver, Next, VirtualMemory};
 use crate::workload::tags::TagMap;
 use crate::workload::{Call, ReqId, Workload};
 
+use super::activity::{Activity, Breakdown};
 use super::calls::CallCtx;
 use super::layout::Layout;
 use super::moped_path::MopedPorts;
@@ -151,6 +152,11 @@ impl MpiDriver {
         &self.ranks[r].stats
     }
 
+    /// Where rank `r`'s cycles went.
+    pub fn rank_time(&self, r: usize) -> &Breakdown {
+        &self.ranks[r].time
+    }
+
     /// The process of each rank.
     pub fn procs(&self) -> &[crate::os::ProcId] {
         &self.procs
@@ -176,10 +182,13 @@ impl Driver for MpiDriver {
             return Ok(Next::Done);
         }
         self.now = now;
+        self.ranks[core].time.charge(now);
         if self.ranks[core].waiting {
             return Ok(Next::WaitForCompletion);
         }
-        self.advance(core)
+        let (next, activity) = self.advance(core)?;
+        self.ranks[core].time.switch(activity);
+        Ok(next)
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
@@ -279,8 +288,8 @@ impl MpiDriver {
         }
     }
 
-    /// The next thing core `c` does.
-    fn advance(&mut self, c: usize) -> Result<Next, String> {
+    /// The next thing core `c` does, and the activity it is part of.
+    fn advance(&mut self, c: usize) -> Result<(Next, Activity), String> {
         loop {
             let value = self.ranks[c].loaded.take();
             let rank = &mut self.ranks[c];
@@ -291,7 +300,7 @@ impl MpiDriver {
                         if matches!(n, Next::Access(_) | Next::Independent(_)) {
                             rank.stats.instructions += 1;
                         }
-                        return Ok(n);
+                        return Ok((n, rank.loop_activity));
                     }
                     None => {
                         rank.overlap = None;
@@ -305,7 +314,7 @@ impl MpiDriver {
                     Some(n) => {
                         rank.waiting = l.wants_value();
                         rank.stats.instructions += 1;
-                        return Ok(n);
+                        return Ok((n, rank.loop_activity));
                     }
                     None => {
                         rank.looping = None;
@@ -315,15 +324,20 @@ impl MpiDriver {
             }
             if let Some(m) = rank.ops.pop_front() {
                 rank.pass.dirty = true;
+                let activity = Activity::of_micro(&m).unwrap_or(rank.activity);
+                rank.loop_activity = activity;
                 match self.run_micro(c, m)? {
-                    Some(n) => return Ok(n),
+                    Some(n) => return Ok((n, activity)),
                     None => continue,
                 }
             }
             let Some(task) = self.ranks[c].stack.pop() else {
                 self.ranks[c].finished = true;
-                return Ok(Next::Done);
+                return Ok((Next::Done, Activity::Idle));
             };
+            if let Some(a) = Activity::of_task(&task) {
+                self.ranks[c].activity = a;
+            }
             match self.step(c, task, value)? {
                 Step::Issue(n) => {
                     let rank = &mut self.ranks[c];
@@ -334,7 +348,7 @@ impl MpiDriver {
                             rank.waiting = true;
                         }
                     }
-                    return Ok(n);
+                    return Ok((n, rank.activity));
                 }
                 Step::Again => continue,
             }
@@ -391,6 +405,8 @@ impl MpiDriver {
                 self.last_progress = self.now;
                 if let Some(r) = rank.reqs.get_mut(&req) {
                     r.done = true;
+                    let cycles = self.now.saturating_sub(r.posted_at);
+                    rank.stats.latency[0].sample(i64::try_from(cycles).unwrap_or(i64::MAX));
                 }
                 Ok(false)
             }
@@ -402,6 +418,8 @@ impl MpiDriver {
                     .get_mut(&req)
                     .ok_or_else(|| format!("rank {me}: receive {req} completed twice"))?;
                 r.done = true;
+                let cycles = self.now.saturating_sub(r.posted_at);
+                rank.stats.latency[1].sample(i64::try_from(cycles).unwrap_or(i64::MAX));
                 let claim = r.claim.expect("a posted receive has a claim");
                 self.verifier.recv_completed(
                     me,
@@ -545,6 +563,7 @@ impl MpiDriver {
         let proc = self.procs[c];
         let rank = &mut self.ranks[c];
         let q = rank.reqs.get_mut(&req).ok_or("posting a missing request")?;
+        q.posted_at = self.now;
         match (q.kind, q.peer, q.tag) {
             (Kind::Send, Peer::Rank(dst), Tag::Tag(tag)) => {
                 let tag = self.tags.program_tag(tag);

@@ -63,6 +63,13 @@ impl Distribution {
         Distribution::new(0, (1 << 20) - 1, 16 * 1024).expect("constant bounds are valid")
     }
 
+    /// Latencies in cycles: 64 buckets of 4,096 cycles up to 262,143 (an eager 16 kB
+    /// message takes some thousands); longer ones count as overflows with their exact
+    /// maximum, and the mean and deviation count every sample.
+    pub fn latencies() -> Distribution {
+        Distribution::new(0, (1 << 18) - 1, 4096).expect("constant bounds are valid")
+    }
+
     /// An empty distribution of `bucket_size`-wide buckets covering `[min, max]`: gem5's
     /// `Distribution::init(min, max, bucket_size)`. The range must not be empty, the bucket
     /// size not 0, and the buckets at most [`MAX_BUCKETS`].
