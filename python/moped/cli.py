@@ -2,7 +2,8 @@
 
 ``moped figure10`` also draws Figure 10 (matplotlib: ``figure10.*`` wide and
 ``figure10-2x2.*`` for a column, each as PNG, SVG and PDF) from the ``reductions.json``
-the Rust side wrote into its ``--out`` folder, ``moped matching``
+the Rust side wrote into its ``--out`` folder, and where the ranks' cycles go
+(``breakdown.*``, PNG, SVG and PDF) from its ``breakdown.csv``; ``moped matching``
 its ``matching-*.png`` and ``.svg`` plots from ``matching.csv``, and ``moped engines`` its
 ``engines-*`` plots from ``engines.csv``."""
 
@@ -28,10 +29,16 @@ def main() -> None:
     status = _core.cli_main(["moped", *args])
     if status == 0 and args[:1] == ["figure10"] and "--help" not in args:
         out = _out_dir(args)
+        paths: list[Path] = []
         if out is not None and (out / "reductions.json").is_file():
             from moped.plot import figure10
 
-            paths = figure10(out / "reductions.json", out)
+            paths += figure10(out / "reductions.json", out)
+        if out is not None and (out / "breakdown.csv").is_file():
+            from moped.plot import breakdown
+
+            paths += breakdown(out / "breakdown.csv", out)
+        if paths:
             print("figure: " + ", ".join(p.name for p in paths))
     if status == 0 and args[:1] == ["matching"] and "--help" not in args:
         out = _out_dir(args)

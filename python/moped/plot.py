@@ -21,14 +21,25 @@ with matplotlib's Agg canvas (no display, no global backend change), as PNG, SVG
 or from a results folder: ``moped.plot.figure10("results/fig10", "results/fig10")``, or
 ``python -m moped.plot DIR``.
 
+:func:`breakdown` draws where the ranks' cycles go (``breakdown.csv``, which ``moped
+figure10`` writes beside ``reductions.json``): one panel per benchmark group, in each a bar
+per design per benchmark, stacked by activity (compute, MPI calls, copies, list searches,
+polling, reduction arithmetic, MOPED's ports and waits, idle), each part the activity's
+cycles summed over the ranks over the baseline's cycles on the same benchmark. A bar thus
+reaches the design's cycles over the baseline's, the baseline's own 1.0 (a dashed line)::
+
+    moped.plot.breakdown("results/fig10/breakdown.csv", "results/fig10")
+
 :func:`matching` (from :mod:`moped.plot_matching`) draws the matching experiment's plots,
 :func:`scaling` (from :mod:`moped.plot_scaling`) how host time grows with the cores;
-``python -m moped.plot DIR`` draws them too when DIR holds ``matching.csv``.
+``python -m moped.plot DIR`` draws them too when DIR holds ``breakdown.csv``,
+``matching.csv``, ``engines.csv`` or ``scaling.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
@@ -43,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from moped import _args, _core
 from moped._core import InputError
 from moped.config import SystemConfig, default_values, flatten, read_text
-from moped.designs import LABELS, MOPED_DESIGNS
+from moped.designs import DESIGNS, LABELS, MOPED_DESIGNS
 from moped.plot_engines import engines
 from moped.plot_matching import SAVE_FORMATS, _save, matching
 from moped.plot_scaling import scaling
@@ -54,9 +65,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.text import Annotation
 
 __all__ = [
+    "ACTIVITY_STYLE",
+    "BREAKDOWN_COLUMNS",
     "CLIP_ABOVE",
     "FORMATS",
     "VARIANTS",
+    "breakdown",
+    "draw_breakdown",
     "draw_figure10",
     "engines",
     "figure10",
@@ -279,6 +294,22 @@ def _clipped_label(v: float) -> str:
     return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
 
 
+def _clip_mark(ax: Axes, x: float, value: float) -> Annotation:
+    """The printed value of a bar cut at the top of its panel, just under the top."""
+    return ax.annotate(
+        _clipped_label(value),
+        xy=(x, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(0, -_LABEL_DROP),
+        textcoords="offset points",
+        ha="center",
+        va="top",
+        fontsize=_SMALL,
+        zorder=5,
+        bbox={"boxstyle": "square,pad=0.12", "fc": "white", "ec": "none"},
+    )
+
+
 def _panel(
     ax: Axes,
     by_key: dict[tuple[str, str, str, str], dict[str, Any]],
@@ -318,20 +349,7 @@ def _panel(
                 lo.append(0.0)
                 hi.append(0.0)
             if ratio > cut:
-                labels.append(
-                    ax.annotate(
-                        _clipped_label(ratio),
-                        xy=(bx, 1.0),
-                        xycoords=("data", "axes fraction"),
-                        xytext=(0, -_LABEL_DROP),
-                        textcoords="offset points",
-                        ha="center",
-                        va="top",
-                        fontsize=_SMALL,
-                        zorder=5,
-                        bbox={"boxstyle": "square,pad=0.12", "fc": "white", "ec": "none"},
-                    )
-                )
+                labels.append(_clip_mark(ax, bx, ratio))
             else:
                 ceiling = max(ceiling, ratio + hi[-1])
         has_ci = any(v > 0 for v in lo + hi)
@@ -488,12 +506,7 @@ def figure10(
     data, notes = _load(reductions, notes)
     if isinstance(variants, str) or not isinstance(variants, Iterable):
         raise TypeError(f"variants must be an iterable of str, not {type(variants).__name__}")
-    if isinstance(formats, str) or not isinstance(formats, Iterable):
-        raise TypeError(f"formats must be an iterable of str, not {type(formats).__name__}")
-    formats = [_args.text("formats", f) for f in formats]
-    unknown = [f for f in formats if f not in SAVE_FORMATS]
-    if unknown:
-        raise InputError(f"formats {unknown}: expected some of {', '.join(SAVE_FORMATS)}")
+    formats = _formats(formats)
     figures = [
         (draw_figure10(data, v, notes=notes, clip_above=clip_above), VARIANTS[v].stem)
         for v in variants
@@ -502,18 +515,361 @@ def figure10(
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fig, stem in figures:
-        paths += _save(fig, out, stem, formats, dpi=300)
+        paths += _save_paper(fig, out, stem, formats)
     return paths
+
+
+def _save_paper(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:
+    """Writes a paper figure as ``out/stem.EXT`` for each of ``formats``, at 300 dpi; its
+    SVG's ids hashed with a fixed salt (not a random one), so that a redrawn figure is byte
+    for byte the same in every format."""
+    from matplotlib import rc_context
+
+    with rc_context({"svg.hashsalt": "moped"}):
+        return _save(fig, out, stem, formats, dpi=300)
+
+
+def _formats(formats: Iterable[str]) -> list[str]:
+    """``formats`` checked to be names of :data:`FORMATS`."""
+    if isinstance(formats, str) or not isinstance(formats, Iterable):
+        raise TypeError(f"formats must be an iterable of str, not {type(formats).__name__}")
+    out = [_args.text("formats", f) for f in formats]
+    unknown = [f for f in out if f not in SAVE_FORMATS]
+    if unknown:
+        raise InputError(f"formats {unknown}: expected some of {', '.join(SAVE_FORMATS)}")
+    return out
+
+
+#: The columns of ``breakdown.csv``, in order (the Rust side's
+#: ``analysis::breakdown::CSV_HEADER``).
+BREAKDOWN_COLUMNS = (
+    "group",
+    "benchmark",
+    "design",
+    "activity",
+    "rank_cycles",
+    "share",
+    "of_baseline",
+)
+#: Each activity of ``breakdown.csv`` (``mpi.cycles.<activity>``), in the order its parts
+#: are stacked from the bottom, with its legend entry and colour: the program's own work
+#: and the idle tail in greys, MOPED's ports and waits in greens, the software path's MPI
+#: work in the colours between.
+ACTIVITY_STYLE = {
+    "compute": ("compute", "#525252"),
+    "mpi_call": ("MPI calls", "#6baed6"),
+    "mpi_copy": ("copies", "#d62728"),
+    "mpi_search": ("list searches", "#ff7f0e"),
+    "mpi_poll": ("polling", "#9467bd"),
+    "mpi_reduce": ("reduction arithmetic", "#8c564b"),
+    "moped_port": ("MOPED ports", "#2ca02c"),
+    "moped_wait": ("MOPED waits", "#a1d99b"),
+    "idle": ("idle", "#d9d9d9"),
+}
+#: Each design's label under its bar in the breakdown figure, short for a bar's width;
+#: the caption spells them out.
+SHORT_LABELS = dict(zip(DESIGNS, ("base", "BM", "OC", "OCa"), strict=True))
+#: The breakdown figure's size in inches: a page's full width, for up to 12 benchmarks;
+#: wider for more, :data:`_BREAKDOWN_CLUSTER` a benchmark, so that the labels under its
+#: bars stay apart.
+BREAKDOWN_SIZE = (7.0, 2.9)
+#: The width in inches of a benchmark's cluster of bars where the figure grows with them.
+_BREAKDOWN_CLUSTER = 0.5
+#: The legend's entry for the breakdown figure's dashed line at 1.0.
+BREAKDOWN_BASELINE_LABEL = "baseline's cycles (= 1)"
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One line of ``breakdown.csv``: an activity's part of a (benchmark, design) bar,
+    ``of_baseline`` None where there was no baseline run."""
+
+    group: str
+    benchmark: str
+    design: str
+    activity: str
+    of_baseline: float | None
+
+
+def _nonnegative(value: str, column: str, where: str, optional: bool = False) -> float | None:
+    """A cell of ``breakdown.csv`` as a finite number not below 0 (None for an empty
+    ``optional`` one); else InputError naming ``where`` (the file and line)."""
+    if optional and value == "":
+        return None
+    try:
+        v = float(value)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0):
+        raise InputError(f"{where}: {column} {value!r} is not a number (of 0 or more)")
+    return v
+
+
+def _breakdown_part(cells: dict[str, str], where: str) -> _Part:
+    """A line of ``breakdown.csv``, its cells by column, checked; ``where`` names it."""
+    for c in ("group", "benchmark", "design"):
+        if not cells[c]:
+            raise InputError(f"{where}: {c} is empty")
+    activity = cells["activity"]
+    if activity not in ACTIVITY_STYLE:
+        raise InputError(
+            f"{where}: unknown activity {activity!r} (expected one of {', '.join(ACTIVITY_STYLE)})"
+        )
+    _nonnegative(cells["rank_cycles"], "rank_cycles", where)
+    _nonnegative(cells["share"], "share", where)
+    return _Part(
+        cells["group"],
+        cells["benchmark"],
+        cells["design"],
+        activity,
+        _nonnegative(cells["of_baseline"], "of_baseline", where, optional=True),
+    )
+
+
+def _read_breakdown(csv_path: str | PathLike[str]) -> list[_Part]:
+    """The lines of ``breakdown.csv`` (the file, or a folder holding it), checked: every
+    column of :data:`BREAKDOWN_COLUMNS`, a known activity, numbers where numbers go, each
+    (group, benchmark, design, activity) once. A missing or malformed file raises
+    :class:`moped.InputError` naming the file and the line."""
+    p = Path(_args.path("csv_path", csv_path))
+    path = p / "breakdown.csv" if p.is_dir() else p
+    if not path.is_file():
+        raise InputError(f"{fspath(path)}: no such file (write it with moped figure10)")
+    parts: list[_Part] = []
+    seen: dict[tuple[str, str, str, str], int] = {}
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            try:
+                header = next(reader, None)
+                if header is None:
+                    raise InputError(
+                        f"{fspath(path)}: is empty (expected the header "
+                        f"{','.join(BREAKDOWN_COLUMNS)})"
+                    )
+                missing = [c for c in BREAKDOWN_COLUMNS if c not in header]
+                if missing:
+                    raise InputError(
+                        f"{fspath(path)}, line 1: lacks the columns {', '.join(missing)}"
+                    )
+                index = {c: header.index(c) for c in BREAKDOWN_COLUMNS}
+                for fields in reader:
+                    where = f"{fspath(path)}, line {reader.line_num}"
+                    if not fields:
+                        continue
+                    if len(fields) != len(header):
+                        raise InputError(
+                            f"{where}: {len(fields)} fields, expected {len(header)} "
+                            f"({','.join(header)})"
+                        )
+                    part = _breakdown_part({c: fields[i] for c, i in index.items()}, where)
+                    key = (part.group, part.benchmark, part.design, part.activity)
+                    if key in seen:
+                        raise InputError(
+                            f"{where}: {', '.join(key)} again (first on line {seen[key]})"
+                        )
+                    seen[key] = reader.line_num
+                    parts.append(part)
+            except csv.Error as e:
+                raise InputError(f"{fspath(path)}, line {reader.line_num}: {e}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{fspath(path)}: cannot read: {e}") from e
+    if not parts:
+        raise InputError(f"{fspath(path)}: no breakdown rows to plot")
+    return parts
+
+
+def _benchmark_names(ax: Axes, names: list[Annotation]) -> None:
+    """Moves the benchmarks' names just below the designs' labels under their bars."""
+    if not names:
+        return
+    bottom = min(
+        (t.get_window_extent().y0 for t in ax.get_xticklabels() if t.get_text()),
+        default=ax.bbox.y0,
+    )
+    drop = (ax.bbox.y0 - bottom) * 72 / ax.figure.dpi + 2.0
+    for name in names:
+        name.xyann = (0, -drop)
+
+
+def draw_breakdown(csv_path: str | PathLike[str], *, clip_above: float = CLIP_ABOVE) -> Figure:
+    """The breakdown figure of ``breakdown.csv`` (the file, or a folder holding it) as a
+    matplotlib Figure: one panel per benchmark group (IMB with 16 kB messages, NPB, IMB
+    with 1 MB messages, then any other in the file's order), in each a cluster of bars per
+    benchmark, a bar per design (labelled as :data:`SHORT_LABELS`), stacked by activity in
+    the order and colours of :data:`ACTIVITY_STYLE`, each part its ``of_baseline``. A bar
+    more than ``clip_above`` times the baseline is cut at the top and its height printed,
+    as in :func:`draw_figure10`; a bar without a baseline run is marked n/a."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    clip_above = _args.number("clip_above", clip_above)
+    if not clip_above > 1.0:
+        raise InputError(f"clip_above = {clip_above}: expected a number above 1")
+    parts = _read_breakdown(csv_path)
+    bars: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for part in parts:
+        bars.setdefault((part.group, part.benchmark, part.design), {})[part.activity] = (
+            part.of_baseline
+        )
+    # A bar's height; None where a part lacks its baseline.
+    totals: dict[tuple[str, str, str], float | None] = {
+        key: None if None in bar.values() else sum(v or 0.0 for v in bar.values())
+        for key, bar in bars.items()
+    }
+    present = list(dict.fromkeys(part.group for part in parts))
+    groups = [g for g in GROUPS if g in present] + [g for g in present if g not in GROUPS]
+    designs = _order({part.design for part in parts}, DESIGNS)
+    benches = {g: _order({b for gb, b, _ in bars if gb == g}, ORDER) for g in groups}
+    cut = _cut(totals.values(), clip_above)
+
+    clusters = sum(len(b) for b in benches.values())
+    size = (max(BREAKDOWN_SIZE[0], 1.0 + _BREAKDOWN_CLUSTER * clusters), BREAKDOWN_SIZE[1])
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = list(
+        fig.subplots(
+            1,
+            len(groups),
+            sharey=True,
+            squeeze=False,
+            gridspec_kw={"width_ratios": [len(benches[g]) for g in groups]},
+        ).flat
+    )
+    slot = 0.8 / len(designs)
+    # A thin gap between neighbouring bars, which may end in the same colour.
+    width = 0.88 * slot
+    ceiling = 1.0
+    clipped: list[list[Annotation]] = []
+    names: list[list[Annotation]] = []
+    for ax, g in zip(axes, groups, strict=True):
+        xs: list[float] = []
+        heights: dict[str, list[float]] = {a: [] for a in ACTIVITY_STYLE}
+        ticks: list[tuple[float, str]] = []
+        labels: list[Annotation] = []
+        for i, b in enumerate(benches[g]):
+            for k, d in enumerate(designs):
+                bar = bars.get((g, b, d))
+                if bar is None:
+                    continue
+                x = i + (k - (len(designs) - 1) / 2) * slot
+                ticks.append((x, SHORT_LABELS.get(d, d)))
+                total = totals[(g, b, d)]
+                if total is None:
+                    # No baseline to divide by: marked, not drawn.
+                    ax.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=_SMALL)
+                    continue
+                xs.append(x)
+                for a, hs in heights.items():
+                    hs.append(bar.get(a) or 0.0)
+                if total > cut:
+                    labels.append(_clip_mark(ax, x, total))
+                else:
+                    ceiling = max(ceiling, total)
+        bottoms = [0.0] * len(xs)
+        for a, (_, colour) in ACTIVITY_STYLE.items():
+            ax.bar(xs, heights[a], width, bottom=bottoms, color=colour, linewidth=0, zorder=2)
+            bottoms = [lo + h for lo, h in zip(bottoms, heights[a], strict=True)]
+        clipped.append(labels)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--", zorder=3)
+        ax.set_xticks([x for x, _ in ticks], [t for _, t in ticks])
+        ax.set_xlim(-0.55, len(benches[g]) - 0.45)
+        ax.set_title(GROUPS.get(g, g), fontsize=_TITLE, pad=3)
+        ax.tick_params(labelsize=_TICKS, length=2, pad=1.5, width=0.6)
+        ax.tick_params(axis="x", length=0, rotation=90, labelsize=_SMALL)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.grid(True, linewidth=0.4, color="#dddddd")
+        ax.set_axisbelow(True)
+        for side in ax.spines.values():
+            side.set_linewidth(0.6)
+        # The benchmarks' names under their bars' labels (placed once those are drawn).
+        names.append(
+            [
+                ax.annotate(
+                    b,
+                    xy=(i, 0),
+                    xycoords=("data", "axes fraction"),
+                    xytext=(0, -3.5 * _SMALL),
+                    textcoords="offset points",
+                    ha="center",
+                    va="top",
+                    fontsize=_TICKS,
+                )
+                for i, b in enumerate(benches[g])
+            ]
+        )
+    axes[0].set_ylim(0.0, ceiling * (1 + _HEADROOM))
+
+    handles: list[Any] = [
+        Patch(facecolor=colour, label=label) for label, colour in ACTIVITY_STYLE.values()
+    ]
+    handles.append(
+        Line2D([], [], color="black", linewidth=0.8, linestyle="--", label=BREAKDOWN_BASELINE_LABEL)
+    )
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=5,
+        fontsize=_TEXT,
+        frameon=False,
+        handlelength=1.4,
+        handletextpad=0.4,
+        columnspacing=1.0,
+        borderaxespad=0.2,
+    )
+    fig.supylabel("cycles / baseline's", fontsize=_TEXT)
+    key = ", ".join(f"{SHORT_LABELS.get(d, d)} = {LABELS.get(d, d)}" for d in designs)
+    caption = f"Bars per benchmark: {key}; each split by where the ranks' cycles went."
+    # Wrapped to the figure's width, at about half an em a character.
+    chars = int(size[0] * 72 / (0.55 * _CAPTION))
+    fig.supxlabel(textwrap.fill(caption, chars), fontsize=_CAPTION, x=0.01, ha="left")
+    # Once the layout has placed the panels: the benchmarks' names below the designs'
+    # labels, and clipped bars' labels stacked in a band above the tallest whole bar.
+    fig.draw_without_rendering()
+    for ax, named in zip(axes, names, strict=True):
+        _benchmark_names(ax, named)
+    if any(clipped):
+        share = 0.0
+        for ax, labels in zip(axes, clipped, strict=True):
+            if labels:
+                band = (_LABEL_DROP + _stack(labels) * _LABEL_ROW + 1) / 72 * fig.dpi
+                share = max(share, min(band / ax.bbox.height, 0.5))
+        axes[0].set_ylim(0.0, ceiling * (1 + _HEADROOM) / (1 - share))
+    return fig
+
+
+def breakdown(
+    csv_path: str | PathLike[str],
+    out_dir: str | PathLike[str],
+    formats: Iterable[str] = FORMATS,
+    *,
+    clip_above: float = CLIP_ABOVE,
+) -> list[Path]:
+    """Draws the breakdown figure of ``breakdown.csv`` (the file, or a folder holding it;
+    see :func:`draw_breakdown`) into ``out_dir`` as ``breakdown.*``, in each of
+    ``formats`` (``png``, ``svg``, ``pdf``); returns the paths written. A malformed file
+    raises :class:`moped.InputError` naming the file and the line."""
+    out_dir = _args.path("out_dir", out_dir)
+    formats = _formats(formats)
+    fig = draw_breakdown(csv_path, clip_above=clip_above)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return _save_paper(fig, out, "breakdown", formats)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m moped.plot",
         description=(
-            "Draws the plots of a results folder: Figure 10 from reductions.json (moped "
-            "figure10), matching-* from matching.csv (moped matching), engines-* from "
-            "engines.csv (moped engines), scaling from scaling.csv (moped bench --scaling "
-            "--out DIR/scaling.csv); every one the folder holds."
+            "Draws the plots of a results folder: Figure 10 from reductions.json and the "
+            "breakdown of the ranks' cycles from breakdown.csv (moped figure10), "
+            "matching-* from matching.csv (moped matching), engines-* from engines.csv "
+            "(moped engines), scaling from scaling.csv (moped bench --scaling --out "
+            "DIR/scaling.csv); every one the folder holds."
         ),
     )
     p.add_argument("folder", metavar="DIR", type=Path, help="the results folder")
@@ -530,8 +886,8 @@ def _parser() -> argparse.ArgumentParser:
         dest="formats",
         action="append",
         choices=FORMATS,
-        help="Figure 10's file format, repeatable (default: all three); the other plots "
-        "are written as PNG and SVG",
+        help="Figure 10's and the breakdown's file format, repeatable (default: all "
+        "three); the other plots are written as PNG and SVG",
     )
     p.add_argument(
         "--variant",
@@ -546,28 +902,32 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RATIO",
         type=float,
         default=CLIP_ABOVE,
-        help="cut Figure 10's bars higher than RATIO times the baseline at the top of "
-        f"their panel and print their values (default: {CLIP_ABOVE})",
+        help="cut Figure 10's and the breakdown's bars higher than RATIO times the "
+        f"baseline at the top of their panel and print their values (default: {CLIP_ABOVE})",
     )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/matching.csv,
-    DIR/engines.csv and DIR/scaling.csv, whichever DIR holds, into DIR (or ``--out``)."""
+    """``python -m moped.plot DIR``: draws DIR/reductions.json, DIR/breakdown.csv,
+    DIR/matching.csv, DIR/engines.csv and DIR/scaling.csv, whichever DIR holds, into DIR
+    (or ``--out``)."""
     args = _parser().parse_args(argv)
     folder: Path = args.folder
     out: Path = args.out if args.out is not None else folder
-    reductions, rows = folder / "reductions.json", folder / "matching.csv"
-    engine_rows, scale_rows = folder / "engines.csv", folder / "scaling.csv"
-    if not any(f.is_file() for f in (reductions, rows, engine_rows, scale_rows)):
+    reductions, parts = folder / "reductions.json", folder / "breakdown.csv"
+    rows, engine_rows = folder / "matching.csv", folder / "engines.csv"
+    scale_rows = folder / "scaling.csv"
+    if not any(f.is_file() for f in (reductions, parts, rows, engine_rows, scale_rows)):
         print(
             f"{folder}: holds neither reductions.json (moped figure10, or "
-            "moped.analysis.write_tables), matching.csv (moped matching), engines.csv "
-            "(moped engines) nor scaling.csv (moped bench --scaling)",
+            "moped.analysis.write_tables), breakdown.csv (moped figure10), matching.csv "
+            "(moped matching), engines.csv (moped engines) nor scaling.csv (moped bench "
+            "--scaling)",
             file=sys.stderr,
         )
         return 1
+    formats = list(dict.fromkeys(args.formats or FORMATS))
     paths = []
     try:
         if reductions.is_file():
@@ -575,9 +935,11 @@ def main(argv: list[str] | None = None) -> int:
                 reductions,
                 out,
                 variants=list(dict.fromkeys(args.variants or VARIANTS)),
-                formats=list(dict.fromkeys(args.formats or FORMATS)),
+                formats=formats,
                 clip_above=args.clip_above,
             )
+        if parts.is_file():
+            paths += breakdown(parts, out, formats, clip_above=args.clip_above)
         if rows.is_file():
             paths += matching(rows, out)
         if engine_rows.is_file():

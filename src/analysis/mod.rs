@@ -28,10 +28,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::design::Design;
 
+pub mod breakdown;
 pub mod causes;
 pub mod claims;
 pub mod compare;
 pub mod paper;
+pub mod range_causes;
 pub mod reduce;
 pub mod report;
 pub mod sensitivity;

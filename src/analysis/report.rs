@@ -225,7 +225,7 @@ fn figure_table(out: &mut String, reductions: &[Reduction], sums: &[Summary]) {
     }
 }
 
-fn ranges(out: &mut String, reductions: &[Reduction], sums: &[Summary]) {
+fn ranges(out: &mut String, records: &[RunRecord], reductions: &[Reduction], sums: &[Summary]) {
     let _ = writeln!(out, "## Measured ranges beside the paper's\n");
     let cmp = compare(reductions);
     let _ = writeln!(
@@ -295,6 +295,30 @@ fn ranges(out: &mut String, reductions: &[Reduction], sums: &[Summary]) {
         let _ = writeln!(out, "[{}] Reading: {r}.", i + 1);
     }
     if !readings.is_empty() {
+        out.push('\n');
+    }
+    let causes = super::range_causes::range_causes(&cmp, records);
+    if !causes.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Benchmarks outside the paper's ranges, and why\n\nFor each range above \
+             with benchmarks outside it, each such benchmark's measured cause (the section \
+             \"Where the ranks' cycles go\" below has every benchmark's parts).\n"
+        );
+    }
+    for (i, list) in causes {
+        let c = &cmp[i];
+        let _ = writeln!(
+            out,
+            "{} ({}, {}):
+",
+            c.published.statement,
+            design_label(&c.design),
+            metric_label(c.published.metric)
+        );
+        for cause in list {
+            let _ = writeln!(out, "- {cause}");
+        }
         out.push('\n');
     }
 
@@ -409,7 +433,10 @@ pub fn report_markdown(
     what_was_run(&mut out, records, notes);
     let sums = summaries(reductions);
     figure_table(&mut out, reductions, &sums);
-    ranges(&mut out, reductions, &sums);
+    ranges(&mut out, records, reductions, &sums);
+    out.push_str(&super::breakdown::markdown(&super::breakdown::rows(
+        records,
+    )));
     claims_section(&mut out, claims);
     let _ = writeln!(out, "## Figure\n");
     let _ = writeln!(

@@ -16,7 +16,7 @@ use crate::error::MopedError;
 use crate::moped::engines::StepKind;
 use crate::mpi::{run_workload, MpiParams, MpiRun};
 use crate::sim::{interrupt, SimError};
-use crate::workload::load_workload;
+use crate::workload::load_workload_touched;
 
 use super::output::{self, OutDir, RunInfo};
 use super::store;
@@ -82,6 +82,11 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
         // The parts, for the report's measured causes.
         ("l2_misses_global_cores", g("system.total.l2.misses_memory")),
         (
+            "l2_misses_private_cores",
+            g("system.total.l2.misses_other_cache"),
+        ),
+        ("recv_latency_mean", latency_mean(run, "mpi.recv_latency")),
+        (
             "moped_misses_memory",
             g("system.total.l2.moped_misses_memory"),
         ),
@@ -122,17 +127,30 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
     .collect()
 }
 
+/// The mean of a distribution of the run's, 0 without samples.
+fn latency_mean(run: &MpiRun, name: &str) -> f64 {
+    run.stats
+        .distribution(name)
+        .filter(|d| d.samples() > 0)
+        .map_or(0.0, |d| d.mean())
+}
+
 /// Where the ranks' cycles went, summed over the ranks (`rank_cycles_<activity>`, from
 /// `mpi.cycles.<activity>`): the parts of the measured causes and the breakdown figure.
 fn breakdown_metrics(run: &MpiRun) -> Vec<(String, f64)> {
+    let g = |n: String| run.stats.get(&n).map_or(0.0, |s| s.value.as_f64());
     crate::mpi::activity::Activity::ALL
         .iter()
-        .map(|a| {
-            let v = run.stats.get(&format!("mpi.cycles.{}", a.name()));
-            (
-                format!("rank_cycles_{}", a.name()),
-                v.map_or(0.0, |s| s.value.as_f64()),
-            )
+        .flat_map(|a| {
+            let n = a.name();
+            [
+                (format!("rank_cycles_{n}"), g(format!("mpi.cycles.{n}"))),
+                (format!("l1_misses_in_{n}"), g(format!("mpi.l1_misses.{n}"))),
+                (
+                    format!("memory_misses_in_{n}"),
+                    g(format!("mpi.memory_misses.{n}")),
+                ),
+            ]
         })
         .collect()
 }
@@ -267,8 +285,9 @@ fn simulate_task(
     task: &Task,
     iteration_scale: Option<f64>,
 ) -> Result<(Outcome, MpiRun), MopedError> {
+    let how = (cfg.workload.warmup, cfg.workload.touch_buffers);
     let (w, group) =
-        load_workload(&task.spec, iteration_scale, cfg.workload.warmup).map_err(MopedError::Io)?;
+        load_workload_touched(&task.spec, None, iteration_scale, how).map_err(MopedError::Io)?;
     let run =
         run_workload(cfg, &w, task.design, task.seed, MpiParams::from(&cfg.mpi)).map_err(|e| {
             if e.is_interrupted() {

@@ -114,11 +114,32 @@ fn find_spec(workloads: &Path, rel: &str) -> Option<PathBuf> {
     })
 }
 
+/// The GOAL schedules (`*.goal`) directly in `folder`, by name; none when it holds none
+/// or cannot be read.
+fn goal_schedules(folder: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "goal"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
 /// The tasks of Figure 10: every spec times every seed times every design, in the paper's
-/// order. An error lists every spec that is missing.
+/// order. A `workloads` folder without the paper's specs but with GOAL schedules (`*.goal`,
+/// directly in it) makes those the benchmarks, in file-name order: Figure 10 for a user's
+/// own applications (`large` then adds nothing). An error lists every spec that is
+/// missing.
 pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, MopedError> {
     if seeds.is_empty() {
         return Err(MopedError::Io("figure10 needs at least one seed".into()));
+    }
+    let goals = goal_schedules(workloads);
+    if !goals.is_empty() && find_spec(workloads, FIGURE10[0]).is_none() {
+        return Ok(tasks_of(&goals, seeds));
     }
     let specs = FIGURE10
         .iter()
@@ -130,6 +151,22 @@ pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, M
             missing.push(workloads.join(rel).display().to_string());
             continue;
         };
+        tasks.extend(tasks_of(&[spec], seeds));
+    }
+    if !missing.is_empty() {
+        return Err(MopedError::Io(format!(
+            "workload specs not found (is --workloads the repository's workloads/ folder, or \
+             a folder of GOAL schedules?): {}",
+            missing.join(", ")
+        )));
+    }
+    Ok(tasks)
+}
+
+/// Every workload of `specs` under every seed and design.
+fn tasks_of(specs: &[PathBuf], seeds: &[u64]) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for spec in specs {
         for &seed in seeds {
             for design in Design::ALL {
                 let spec = spec.clone();
@@ -137,13 +174,7 @@ pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, M
             }
         }
     }
-    if !missing.is_empty() {
-        return Err(MopedError::Io(format!(
-            "workload specs not found (is --workloads the repository's workloads/ folder?): {}",
-            missing.join(", ")
-        )));
-    }
-    Ok(tasks)
+    tasks
 }
 
 /// Plans and runs Figure 10 on `opts.jobs` host threads, each run's files in
@@ -277,6 +308,8 @@ pub fn finish(
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(io)?;
     analysis::write_tables(out, &reductions).map_err(analysis_err)?;
+    let breakdown = analysis::breakdown::breakdown_csv(&analysis::breakdown::rows(&records));
+    std::fs::write(out.join("breakdown.csv"), breakdown).map_err(io)?;
     let mut report = analysis::report_markdown(&records, &reductions, &claims, &notes);
     let mut sensitivity = Vec::new();
     if opts.sensitivity {
@@ -340,8 +373,9 @@ fn notes(
         "System configuration: changed from the paper's Table 1 (see config.toml).".into()
     });
     notes.push(if opts.config.workload.warmup {
-        "Each run warmed up first (IMB's warm-up call, NPB's untimed start-up); the \
-         statistics are those of its timed region (sim.timed_from)."
+        "Each IMB and NPB run warmed up first (IMB's warm-up call, NPB's untimed \
+         start-up); the statistics are those of its timed region (sim.timed_from). A GOAL \
+         schedule has no warm-up: every cycle of its run counts."
             .into()
     } else {
         "No warm-up (workload.warmup = false): cold caches, every cycle of each run counted.".into()

@@ -9,7 +9,7 @@ use crate::design::Design;
 use crate::envelope::Peer;
 use crate::error::MopedError;
 use crate::mpi::{run_workload, MpiRun};
-use crate::workload::{load_workload, load_workload_on, Call, Workload};
+use crate::workload::{load_workload, load_workload_touched, Call, Workload};
 
 use super::experiments::metrics;
 use super::figure10::check_scale;
@@ -38,7 +38,8 @@ pub fn mpi(
 ) -> Result<MpiOutcome, MopedError> {
     let mut cfg = cfg.clone();
     let loaded = check_scale(iterations).and_then(|()| {
-        load_workload_on(path, ranks, iterations, cfg.workload.warmup).map_err(MopedError::Io)
+        let how = (cfg.workload.warmup, cfg.workload.touch_buffers);
+        load_workload_touched(path, ranks, iterations, how).map_err(MopedError::Io)
     });
     if let (Some(p), Ok((w, _))) = (ranks, &loaded) {
         cfg.fit_ranks(p, crate::mpi::frame_need(w, &cfg).total());

@@ -93,6 +93,11 @@ pub(super) struct MpiArgs {
     /// as `--set workload.warmup=false`).
     #[arg(long)]
     pub(super) no_warmup: bool,
+    /// A GOAL schedule's messages touched: each sender writes its send buffer before each
+    /// send, each receiver reads its receive buffer after each receive, one word every
+    /// STRIDE bytes (64 if left out: every line); `--set workload.touch_buffers=STRIDE`.
+    #[arg(long, value_name = "STRIDE", num_args = 0..=1, default_missing_value = "64")]
+    pub(super) touch_buffers: Option<u64>,
     #[command(flatten)]
     pub(super) heartbeat: HeartbeatArgs,
 }
@@ -239,6 +244,11 @@ pub(super) struct Figure10Args {
     /// same as `--set workload.warmup=false`).
     #[arg(long)]
     pub(super) no_warmup: bool,
+    /// A GOAL schedule's messages touched: each sender writes its send buffer before each
+    /// send, each receiver reads its receive buffer after each receive, one word every
+    /// STRIDE bytes (64 if left out: every line); `--set workload.touch_buffers=STRIDE`.
+    #[arg(long, value_name = "STRIDE", num_args = 0..=1, default_missing_value = "64")]
+    pub(super) touch_buffers: Option<u64>,
     /// Also rerun Figure 10 under each alternative modelling choice (warm-up, queue
     /// layout, frame order, page walks, core model, port latency, buffer alignment, memory
     /// bandwidth) and write sensitivity.csv and a section of report.md (as many runs again

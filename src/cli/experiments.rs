@@ -30,6 +30,7 @@ pub(super) fn claim_out(
 pub(super) fn cmd_mpi(mut a: MpiArgs, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
     no_warmup(&mut a.set, a.no_warmup);
+    touch_buffers(&mut a.set, a.touch_buffers);
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let ranks = a.ranks.map(|p| p as usize);
@@ -186,6 +187,7 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
 pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult {
     api::figure10::check_scale(a.iterations).map_err(usage)?;
     no_warmup(&mut a.set, a.no_warmup);
+    touch_buffers(&mut a.set, a.touch_buffers);
     let (force, reuse) = api::figure10::claim_terms(&a.out, a.force, a.fresh);
     let opts = api::figure10::Figure10Options {
         out: a.out.clone(),
@@ -282,6 +284,13 @@ pub(super) fn print_figure10(
         f.tasks[0].dir_name(),
         opts.out.display()
     )
+}
+
+/// `--touch-buffers` as the override it stands for, so run.json records it as one.
+pub(super) fn touch_buffers(set: &mut Vec<(String, String)>, stride: Option<u64>) {
+    if let Some(s) = stride {
+        set.push(("workload.touch_buffers".into(), s.to_string()));
+    }
 }
 
 /// `--no-warmup` as the override it stands for, so run.json records it as one.

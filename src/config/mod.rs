@@ -651,6 +651,12 @@ pub struct WorkloadSection {
     /// (16-byte aligned, after its chunk header), so that copies re-align and lines fill
     /// in part.
     pub buffer_align: u64,
+    /// GOAL schedules with data: a sender writes its send buffer before each send and a
+    /// receiver reads its receive buffer after each receive, one 8-byte word every this
+    /// many bytes (64: every line; a multiple of 8). 0: a schedule's messages are never
+    /// touched by a core, as a GOAL trace has no data. IMB and NPB specs touch their
+    /// buffers themselves and ignore it.
+    pub touch_buffers: u64,
 }
 
 impl Default for WorkloadSection {
@@ -660,6 +666,7 @@ impl Default for WorkloadSection {
             // IMB and NPB take their buffers from malloc and static arrays, not page by
             // page: glibc's 16-byte alignment is the closest of the two.
             buffer_align: 16,
+            touch_buffers: 0,
         }
     }
 }
@@ -667,6 +674,15 @@ impl Default for WorkloadSection {
 impl WorkloadSection {
     fn validate(&self) -> Result<(), ConfigError> {
         let page = crate::os::pagetable::PAGE_BYTES;
+        if self.touch_buffers % 8 != 0 {
+            return invalid(
+                "workload.touch_buffers",
+                format!(
+                    "must be 0 or a multiple of 8 bytes (a word every so many bytes), not {}",
+                    self.touch_buffers
+                ),
+            );
+        }
         if !is_pow2(self.buffer_align) || self.buffer_align > page {
             return invalid(
                 "workload.buffer_align",

@@ -8,8 +8,6 @@
 //! a core stalled on a full store buffer are thus charged to the work that issued them,
 //! and the passes fast-forward skips (which only poll) to polling.
 
-use super::ops::Micro;
-use super::rank::Task;
 use crate::workload::Call;
 
 /// What a rank's core is doing.
@@ -88,37 +86,6 @@ impl Activity {
             _ => Activity::Call,
         }
     }
-
-    /// The activity of a task's steps; `None` for [`Task::NextCall`], whose call decides.
-    pub(super) fn of_task(task: &Task) -> Option<Activity> {
-        Some(match task {
-            Task::NextCall => return None,
-            Task::Wait { .. } | Task::Progress { .. } | Task::Poll { step: 0..=2, .. } => {
-                Activity::Poll
-            }
-            Task::Search { .. } => Activity::Search,
-            Task::MopedPost { .. } => Activity::MopedPort,
-            Task::MopedPoll { .. } | Task::Drain { .. } => Activity::MopedWait,
-            Task::Post { .. }
-            | Task::Push { .. }
-            | Task::Poll { .. }
-            | Task::Incoming { .. }
-            | Task::RecvPosted { .. }
-            | Task::SelfSend { .. }
-            | Task::Barrier { .. } => Activity::Call,
-        })
-    }
-
-    /// The activity of queued work, where its kind decides; `None` where the task that
-    /// queued it does.
-    pub(super) fn of_micro(m: &Micro) -> Option<Activity> {
-        match m {
-            Micro::Copy { .. } => Some(Activity::Copy),
-            Micro::Combine { .. } => Some(Activity::Reduce),
-            Micro::Sweep { .. } => Some(Activity::Compute),
-            _ => None,
-        }
-    }
 }
 
 /// A rank's cycles per [`Activity`].
@@ -150,6 +117,11 @@ impl Breakdown {
     /// From now on the core does `a`.
     pub(super) fn switch(&mut self, a: Activity) {
         self.current = a;
+    }
+
+    /// What the core is doing.
+    pub fn current(&self) -> Activity {
+        self.current
     }
 
     /// The cycles per activity up to `now`, the activity in progress charged up to it.

@@ -422,6 +422,24 @@ fn add_breakdown(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
         let desc = format!("{}, summed over the ranks", a.describe());
         stats.scalar(format!("mpi.cycles.{}", a.name()), v, &desc, "Cycle");
     }
+    let mut l1 = [0u64; Activity::ALL.len()];
+    let mut memory = [0u64; Activity::ALL.len()];
+    for r in 0..d.n_ranks() {
+        let s = d.rank_stats(r);
+        for (t, v) in l1.iter_mut().zip(s.l1_misses_in) {
+            *t += v;
+        }
+        for (t, v) in memory.iter_mut().zip(s.memory_in) {
+            *t += v;
+        }
+    }
+    for (a, (l1, memory)) in Activity::ALL.iter().zip(l1.into_iter().zip(memory)) {
+        let what = a.name();
+        let desc = format!("The cores' accesses that missed their L1 while in {what} (as mpi.cycles.{what}), summed over the ranks");
+        stats.scalar(format!("mpi.l1_misses.{what}"), l1, &desc, "Count");
+        let desc = format!("The cores' accesses served by memory while in {what} (as mpi.cycles.{what}), summed over the ranks");
+        stats.scalar(format!("mpi.memory_misses.{what}"), memory, &desc, "Count");
+    }
 }
 
 /// The software path's search depths per rank (`mpi.rank{r}.prq_depth`, `umq_depth`) and

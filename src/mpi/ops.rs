@@ -1,6 +1,7 @@
 //! Straight-line work a rank's core does: single accesses, and the loops (memcpy, array
 //! sweeps, a reduction's combine) that expand into one access per word.
 
+use super::activity::Activity;
 use crate::coherence::{AccessKind, CoreReq};
 use crate::sim::Next;
 use crate::workload::SweepKind;
@@ -39,6 +40,19 @@ pub enum Micro {
     Compute(u64),
     /// Runtime bookkeeping, in order with the accesses around it.
     Mark(Mark),
+}
+
+impl Micro {
+    /// The activity of queued work, where its kind decides; `None` where the task that
+    /// queued it does.
+    pub(super) fn activity(&self) -> Option<Activity> {
+        match self {
+            Micro::Copy { .. } => Some(Activity::Copy),
+            Micro::Combine { .. } => Some(Activity::Reduce),
+            Micro::Sweep { .. } => Some(Activity::Compute),
+            _ => None,
+        }
+    }
 }
 
 /// Bookkeeping a rank does once the accesses queued before it have issued.

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use crate::coherence::HitLevel;
 use crate::envelope::{Kind, Peer, Tag};
 use crate::sim::Next;
 use crate::stats::Distribution;
@@ -144,6 +145,28 @@ pub(super) enum Task {
     Barrier { k: u32, step: u8 },
 }
 
+impl Task {
+    /// The activity of a task's steps; `None` for [`Task::NextCall`], whose call decides.
+    pub(super) fn activity(&self) -> Option<Activity> {
+        Some(match self {
+            Task::NextCall => return None,
+            Task::Wait { .. } | Task::Progress { .. } | Task::Poll { step: 0..=2, .. } => {
+                Activity::Poll
+            }
+            Task::Search { .. } => Activity::Search,
+            Task::MopedPost { .. } => Activity::MopedPort,
+            Task::MopedPoll { .. } | Task::Drain { .. } => Activity::MopedWait,
+            Task::Post { .. }
+            | Task::Push { .. }
+            | Task::Poll { .. }
+            | Task::Incoming { .. }
+            | Task::RecvPosted { .. }
+            | Task::SelfSend { .. }
+            | Task::Barrier { .. } => Activity::Call,
+        })
+    }
+}
+
 /// What a task does at a step.
 pub(super) enum Step {
     /// Issue this access or wait; a load's value goes back to the task.
@@ -179,6 +202,10 @@ pub struct RankStats {
     pub message_bytes: Distribution,
     /// Cycles from each request's post to its completion: sends, then receives.
     pub latency: [Distribution; 2],
+    /// The core's accesses that missed its L1, and those served by memory, per
+    /// [`Activity`] the core was in when they completed.
+    pub l1_misses_in: [u64; ACTIVITIES],
+    pub memory_in: [u64; ACTIVITIES],
 }
 
 impl Default for RankStats {
@@ -202,6 +229,8 @@ impl Default for RankStats {
             depths: [Distribution::queue_depths(), Distribution::queue_depths()],
             message_bytes: Distribution::message_sizes(),
             latency: [Distribution::latencies(), Distribution::latencies()],
+            l1_misses_in: [0; ACTIVITIES],
+            memory_in: [0; ACTIVITIES],
         }
     }
 }
@@ -216,8 +245,11 @@ macro_rules! rank_counters {
     };
 }
 
-/// Number of [`RankStats`] plain counters.
-pub(super) const RANK_COUNTERS: usize = 15;
+/// Number of [`RankStats`] plain counters named in `rank_counters`...
+const PLAIN_COUNTERS: usize = 15;
+/// ... and in all, with the per-activity miss counts after them.
+pub(super) const RANK_COUNTERS: usize = PLAIN_COUNTERS + 2 * ACTIVITIES;
+const ACTIVITIES: usize = Activity::ALL.len();
 
 impl RankStats {
     /// The plain counters, in declaration order.
@@ -225,7 +257,13 @@ impl RankStats {
         macro_rules! get {
             ($s:expr; $($f:ident),*) => { [$($s.$f),*] };
         }
-        rank_counters!(get, self)
+        let plain: [u64; PLAIN_COUNTERS] = rank_counters!(get, self);
+        let mut out = [0; RANK_COUNTERS];
+        let per_activity = self.l1_misses_in.iter().chain(&self.memory_in);
+        for (o, v) in out.iter_mut().zip(plain.iter().chain(per_activity)) {
+            *o = *v;
+        }
+        out
     }
 
     /// Adds `times` times `d` (counters in declaration order) to the plain counters.
@@ -236,7 +274,26 @@ impl RankStats {
                 $($s.$f += d.next().expect("one per counter") * times;)*
             }};
         }
-        rank_counters!(put, self)
+        rank_counters!(put, self);
+        let (l1, memory) = d[PLAIN_COUNTERS..].split_at(ACTIVITIES);
+        for (mine, v) in self.l1_misses_in.iter_mut().zip(l1) {
+            *mine += v * times;
+        }
+        for (mine, v) in self.memory_in.iter_mut().zip(memory) {
+            *mine += v * times;
+        }
+    }
+
+    /// Counts a completed access of the core's, served at `level`, in activity `a`.
+    pub(super) fn served(&mut self, a: Activity, level: HitLevel) {
+        match level {
+            HitLevel::L1 | HitLevel::Port => {}
+            HitLevel::Memory => {
+                self.l1_misses_in[a as usize] += 1;
+                self.memory_in[a as usize] += 1;
+            }
+            _ => self.l1_misses_in[a as usize] += 1,
+        }
     }
 
     /// Adds another rank's counters to these.
@@ -303,7 +360,7 @@ pub(super) struct Rank {
 /// (`sim::fastforward`): whether a pass of the progress engine just began, and whether the
 /// pass before it only polled and left the rank where it stood when that pass began, so
 /// that, as long as the memory it polls does not change, every pass after it is the same.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PassWatch {
     /// A pass began in the step being run.
     pub started: bool,
@@ -314,6 +371,18 @@ pub(super) struct PassWatch {
     pub counters: [u64; RANK_COUNTERS],
     /// The counters one idle pass adds.
     pub delta: [u64; RANK_COUNTERS],
+}
+
+impl Default for PassWatch {
+    fn default() -> Self {
+        PassWatch {
+            started: false,
+            dirty: false,
+            stack: Vec::new(),
+            counters: [0; RANK_COUNTERS],
+            delta: [0; RANK_COUNTERS],
+        }
+    }
 }
 
 impl PassWatch {

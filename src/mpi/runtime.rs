@@ -192,6 +192,12 @@ impl Driver for MpiDriver {
     }
 
     fn completed(&mut self, core: usize, c: &Completed, _now: u64) -> Result<(), String> {
+        if let Some(r) = self.ranks.get_mut(core) {
+            // Attributed to what the core does as the access completes: for a load that
+            // blocks the core, what issued it; a store or an overlapped load may complete
+            // in the activity after.
+            r.stats.served(r.time.current(), c.level);
+        }
         if c.req.kind == AccessKind::Load && core < self.ranks.len() {
             let r = &mut self.ranks[core];
             if r.overlap
@@ -324,7 +330,7 @@ impl MpiDriver {
             }
             if let Some(m) = rank.ops.pop_front() {
                 rank.pass.dirty = true;
-                let activity = Activity::of_micro(&m).unwrap_or(rank.activity);
+                let activity = m.activity().unwrap_or(rank.activity);
                 rank.loop_activity = activity;
                 match self.run_micro(c, m)? {
                     Some(n) => return Ok((n, activity)),
@@ -335,7 +341,7 @@ impl MpiDriver {
                 self.ranks[c].finished = true;
                 return Ok((Next::Done, Activity::Idle));
             };
-            if let Some(a) = Activity::of_task(&task) {
+            if let Some(a) = task.activity() {
                 self.ranks[c].activity = a;
             }
             match self.step(c, task, value)? {

@@ -114,7 +114,9 @@ pub fn load_goal(path: &Path) -> Result<Workload, GoalError> {
     parse_goal(crate::textparse::utf8_text(&file, &bytes)?, &file)
 }
 
+mod touch;
 mod write;
+pub use touch::touch_buffers;
 pub use write::write_goal;
 
 // ---------------------------------------------------------------------------------------

@@ -215,6 +215,23 @@ pub fn load_workload(
     load_workload_on(path, None, iteration_scale, warmup)
 }
 
+/// [`load_workload_on`] with a GOAL schedule's message buffers touched, one word every
+/// `touch_stride` bytes, when that is not 0 ([`goal::touch_buffers`]); other workloads
+/// touch their buffers themselves.
+pub fn load_workload_touched(
+    path: &std::path::Path,
+    ranks: Option<usize>,
+    iteration_scale: Option<f64>,
+    (warmup, touch_stride): (bool, u64),
+) -> Result<(Workload, String), String> {
+    let (mut w, group) = load_workload_on(path, ranks, iteration_scale, warmup)?;
+    if touch_stride > 0 && group == "goal" {
+        goal::touch_buffers(&mut w, touch_stride)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok((w, group))
+}
+
 /// [`load_workload`] on `ranks` ranks instead of the spec's own count (IMB and NPB specs;
 /// the workload's notes say so). A GOAL schedule or queue benchmark has its ranks fixed:
 /// asking for another count is an error.
