@@ -1925,6 +1925,88 @@ mod tests {
         }
     }
 
+    /// Loads and stores the program itself issues (its sweeps, copies and combines; the
+    /// MPI runtime's are not in the workload), summed over the ranks.
+    fn memory_ops(w: &Workload) -> (u64, u64) {
+        let (mut loads, mut stores) = (0, 0);
+        for call in w.ranks.iter().flat_map(|r| &r.calls) {
+            match call {
+                Call::Sweep {
+                    bytes,
+                    stride,
+                    kind,
+                    ..
+                } => {
+                    let words = bytes.div_ceil(*stride);
+                    match kind {
+                        SweepKind::Load => loads += words,
+                        SweepKind::Store => stores += words,
+                        SweepKind::Update => {
+                            loads += words;
+                            stores += words;
+                        }
+                    }
+                }
+                Call::Copy { bytes, .. } => {
+                    loads += bytes.div_ceil(8);
+                    stores += bytes.div_ceil(8);
+                }
+                Call::Combine { bytes, .. } => {
+                    loads += 2 * bytes.div_ceil(8);
+                    stores += bytes.div_ceil(8);
+                }
+                _ => {}
+            }
+        }
+        (loads, stores)
+    }
+
+    /// Per timed iteration, summed over 16 ranks, the skeletons' compute instructions
+    /// against the class S operation count of each benchmark's Mop/s formula (NPB 3.3:
+    /// CG 2 na (3 + z(z+1) + 25 (5 + z(z+1)) + 3) with na = 1400, z = 7; MG 58 n^3 with
+    /// n = 32; FT n^3 (5.23518 + 7.21113 ln n^3) with n = 64; BT and SP their polynomials
+    /// in n = 12), within 1 %; and the loads and stores they issue, the table in
+    /// docs/npb-operations.md.
+    #[test]
+    fn operations_per_iteration_against_the_mop_formulas() {
+        let ln = (64.0f64 * 64.0 * 64.0).ln();
+        let formulas = [
+            (NpbBenchmark::Cg, 2.0 * 1400.0 * 1587.0),
+            (NpbBenchmark::Mg, 58.0 * 32768.0),
+            (NpbBenchmark::Ft, 262_144.0 * (5.23518 + 7.21113 * ln)),
+            (
+                NpbBenchmark::Bt,
+                3478.8 * 1728.0 - 17655.7 * 144.0 + 28023.7 * 12.0,
+            ),
+            (
+                NpbBenchmark::Sp,
+                881.174 * 1728.0 - 4683.91 * 144.0 + 11484.5 * 12.0 - 19272.4,
+            ),
+        ];
+        for (bench, ops) in formulas {
+            let w1 = build(bench, NpbClass::S, 16, 1, false).unwrap();
+            let w2 = build(bench, NpbClass::S, 16, 2, false).unwrap();
+            let instr = |w: &Workload| -> u64 {
+                w.ranks
+                    .iter()
+                    .flat_map(|r| &r.calls)
+                    .map(|c| if let Call::Compute(n) = c { *n } else { 0 })
+                    .sum()
+            };
+            let compute = instr(&w2) - instr(&w1);
+            let ((l1, s1), (l2, s2)) = (memory_ops(&w1), memory_ops(&w2));
+            let (loads, stores) = (l2 - l1, s2 - s1);
+            eprintln!(
+                "{bench:?}: {ops:.0} ops, {compute} instructions, {loads} loads, {stores} stores"
+            );
+            assert!(
+                (compute as f64 - ops).abs() < 0.01 * ops,
+                "{bench:?}: {compute} instructions per iteration against {ops}"
+            );
+            assert!(loads > 0 && stores > 0, "{bench:?}");
+        }
+    }
+
     #[test]
     fn compute_follows_the_mop_formulas() {
         // CG: 2*na*(3 + 56 + 25*(5 + 56) + 3) / 16 per rank and iteration.
