@@ -294,6 +294,21 @@ def _clipped_label(v: float) -> str:
     return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
 
 
+def _legend(fig: Figure, handles: list[Any], ncols: int) -> None:
+    """The figure's legend, in a row (or rows of ``ncols``) above its panels."""
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=ncols,
+        fontsize=_TEXT,
+        frameon=False,
+        handlelength=1.4,
+        handletextpad=0.4,
+        columnspacing=1.0,
+        borderaxespad=0.2,
+    )
+
+
 def _clip_mark(ax: Axes, x: float, value: float) -> Annotation:
     """The printed value of a bar cut at the top of its panel, just under the top."""
     return ax.annotate(
@@ -456,17 +471,7 @@ def draw_figure10(
 
     # The line at 1.0 first, then the designs' bars.
     handles, _ = axes[0].get_legend_handles_labels()
-    fig.legend(
-        handles=handles,
-        loc="outside upper center",
-        ncols=len(handles),
-        fontsize=_TEXT,
-        frameon=False,
-        handlelength=1.4,
-        handletextpad=0.4,
-        columnspacing=1.0,
-        borderaxespad=0.2,
-    )
+    _legend(fig, handles, len(handles))
     fig.supylabel("design / baseline", fontsize=_TEXT)
     if notes:
         # Wrapped to the figure's width, at about half an em a character.
@@ -810,17 +815,7 @@ def draw_breakdown(csv_path: str | PathLike[str], *, clip_above: float = CLIP_AB
     handles.append(
         Line2D([], [], color="black", linewidth=0.8, linestyle="--", label=BREAKDOWN_BASELINE_LABEL)
     )
-    fig.legend(
-        handles=handles,
-        loc="outside upper center",
-        ncols=5,
-        fontsize=_TEXT,
-        frameon=False,
-        handlelength=1.4,
-        handletextpad=0.4,
-        columnspacing=1.0,
-        borderaxespad=0.2,
-    )
+    _legend(fig, handles, 5)
     fig.supylabel("cycles / baseline's", fontsize=_TEXT)
     key = ", ".join(f"{SHORT_LABELS.get(d, d)} = {LABELS.get(d, d)}" for d in designs)
     caption = f"Bars per benchmark: {key}; each split by where the ranks' cycles went."
