@@ -69,6 +69,12 @@ parser.add_argument("--iterations", type=float, default=1.0, help="scale iterati
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--config", default=None, help="moped system config (TOML)")
 parser.add_argument("--set", action="append", default=[], help="KEY=VALUE override")
+parser.add_argument(
+    "--network",
+    default="moped",
+    choices=moped_ruby.NETWORKS,
+    help="moped's network model (default; the embedded simulator's timing) or gem5's SimpleNetwork",
+)
 args = parser.parse_args()
 
 moped_ruby.check_build()
@@ -86,7 +92,9 @@ system.voltage_domain = VoltageDomain()
 system.clk_domain = SrcClockDomain(
     clock=f"{cfg['system']['core_ghz']}GHz", voltage_domain=system.voltage_domain
 )
-core_seqs, moped_seqs, _ = moped_ruby.build(system, cfg, args.design, cores, mem_bytes)
+core_seqs, moped_seqs, _ = moped_ruby.build(
+    system, cfg, args.design, cores, mem_bytes, network=args.network
+)
 system.moped = MopedSystem(
     workload=workload_path(args.workload, args.size),
     design=args.design,
@@ -94,6 +102,7 @@ system.moped = MopedSystem(
     seed=args.seed,
     config_file=os.path.abspath(args.config) if args.config else "",
     sets=";".join(args.set),
+    network=system.ruby.network,
     clk_domain=system.ruby_clk_domain,
 )
 for seq in core_seqs:

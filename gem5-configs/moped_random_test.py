@@ -36,6 +36,12 @@ parser.add_argument(
     "1, as the workload configs use, spends most host time on retries)",
 )
 parser.add_argument("--no-moped-ports", action="store_true", help="only the cores test")
+parser.add_argument(
+    "--network",
+    default="moped",
+    choices=moped_ruby.NETWORKS,
+    help="moped's network model (default) or gem5's SimpleNetwork",
+)
 args = parser.parse_args()
 if args.recycle_latency < 1:
     parser.error("--recycle-latency must be at least 1")
@@ -61,7 +67,7 @@ system = System(cpu=tester, mem_ranges=[AddrRange(mem_bytes)])
 system.voltage_domain = VoltageDomain()
 system.clk_domain = SrcClockDomain(clock="1GHz", voltage_domain=system.voltage_domain)
 core_seqs, moped_seqs, _ = moped_ruby.build(
-    system, cfg, args.design, args.cores, mem_bytes, args.recycle_latency
+    system, cfg, args.design, args.cores, mem_bytes, args.recycle_latency, args.network
 )
 system.ruby.randomization = True
 

@@ -1,8 +1,11 @@
 # The paper's CMP (Table 1) as a gem5 Ruby system running moped's MOPED_CMP_directory
 # protocol: per core a private L2 controller (the L1 D-cache placed under it) with a core
-# sequencer and a MOPED sequencer, directory banks at memory, and a hierarchical switch
-# network. The sizes and latencies come from moped's own system config, so gem5 and the
-# embedded simulator model the same machine.
+# sequencer and a MOPED sequencer, directory banks at memory, and a network. The sizes
+# and latencies come from moped's own system config, so gem5 and the embedded simulator
+# model the same machine. The network is moped's own model by default (MopedNetwork: the
+# embedded simulator's links, serialization, hop latency and contention, shared with the
+# MOPEDs' messages); `network="simple"` gives gem5's SimpleNetwork on the same
+# hierarchical switch instead.
 #
 # Used by moped_cmp.py and moped_random_test.py; run those with a gem5 built with
 # EXTRAS=<this folder>/moped_ext.
@@ -14,9 +17,12 @@ from m5.defines import buildEnv
 from m5.objects import (
     LRURP,
     AddrRange,
+    BasicExtLink,
+    BasicRouter,
     Directory_Controller,
     L2Cache_Controller,
     MessageBuffer,
+    MopedNetwork,
     MopedSequencer,
     RubyCache,
     RubyDirectoryMemory,
@@ -34,6 +40,7 @@ from m5.objects import (
 
 PROTOCOL = "MOPED_CMP_directory"
 DESIGNS = ["baseline", "basemoped", "optcopy", "optcache"]
+NETWORKS = ["moped", "simple"]
 LINE_BYTES = 64
 
 
@@ -87,13 +94,16 @@ def _cache(size_bytes, assoc, latency):
     )
 
 
-def build(system, cfg, design, cores, mem_bytes, recycle_latency=1):
-    """Adds `system.ruby` for `cores` cores under `design`; returns (core sequencers,
-    MOPED sequencers, L2 controllers). A request that finds its line busy is retried
-    after `recycle_latency` cycles (1 by default: next cycle, as near as recycling gets
-    to the embedded model's wake-up when the line frees)."""
+def build(system, cfg, design, cores, mem_bytes, recycle_latency=1, network="moped"):
+    """Adds `system.ruby` for `cores` cores under `design` on `network` (one of
+    NETWORKS); returns (core sequencers, MOPED sequencers, L2 controllers). A request
+    that finds its line busy is retried after `recycle_latency` cycles (1 by default:
+    next cycle, as near as recycling gets to the embedded model's wake-up when the line
+    frees)."""
     if design not in DESIGNS:
         m5.util.fatal(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
+    if network not in NETWORKS:
+        m5.util.fatal(f"unknown network {network!r}: expected one of {', '.join(NETWORKS)}")
     design_index = DESIGNS.index(design)
     core_ghz = float(cfg["system"]["core_ghz"])
     system.ruby_clk_domain = SrcClockDomain(clock=f"{core_ghz}GHz", voltage_domain=VoltageDomain())
@@ -180,19 +190,51 @@ def build(system, cfg, design, cores, mem_bytes, recycle_latency=1):
         setattr(system.ruby, f"dir_cntrl{b}", d)
         dirs.append(d)
 
-    _network(ruby, cfg, l2_cntrls, dirs, core_ghz)
+    if network == "moped":
+        _moped_network(ruby, cfg, l2_cntrls, dirs, core_ghz)
+    else:
+        _simple_network(ruby, cfg, l2_cntrls, dirs, core_ghz)
+    _connect(ruby.network, l2_cntrls, dirs)
     system.sys_port_proxy = RubyPortProxy(ruby_system=ruby)
     system.system_port = system.sys_port_proxy.in_ports
     ruby.num_of_sequencers = 2 * cores
     return core_seqs, moped_seqs, l2_cntrls
 
 
-def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
-    """A hierarchical switch: a leaf switch per `cores_per_leaf` cores, the directories
-    on a root switch that links every leaf. Latencies in core cycles (the Ruby clock);
-    link bandwidth converted from bytes per network cycle to bytes per core cycle (with
-    SimpleNetwork's default endpoint_bandwidth of 1000 a link moves `bandwidth_factor`
-    bytes per cycle)."""
+def _moped_network(ruby, cfg, l2_cntrls, dirs, core_ghz):
+    """moped's network model: each message arrives when the embedded simulator's links
+    say. The one router and its links only register the controllers with Ruby."""
+    net = cfg["network"]
+    network = MopedNetwork(
+        ruby_system=ruby,
+        number_of_virtual_networks=3,
+        netifs=[],
+        control_msg_size=int(net["header_bytes"]),
+        cores_per_leaf=int(net["cores_per_leaf"]),
+        hop_latency=int(net["hop_latency"]),
+        link_bytes_per_cycle=int(net["link_bytes_per_cycle"]),
+        core_ghz=core_ghz,
+        net_mhz=float(net["net_mhz"]),
+    )
+    ruby.network = network
+    router = BasicRouter(router_id=0)
+    network.routers = [router]
+    network.ext_links = [
+        BasicExtLink(link_id=n, ext_node=node, int_node=router)
+        for n, node in enumerate(list(l2_cntrls) + list(dirs))
+    ]
+    network.int_links = []
+    ruby.number_of_virtual_networks = 3
+
+
+def _simple_network(ruby, cfg, l2_cntrls, dirs, core_ghz):
+    """gem5's SimpleNetwork on a hierarchical switch: a leaf switch per `cores_per_leaf`
+    cores, the directories on a root switch that links every leaf. Latencies in core
+    cycles (the Ruby clock); link bandwidth converted from bytes per network cycle to
+    bytes per core cycle (with SimpleNetwork's default endpoint_bandwidth of 1000 a link
+    moves `bandwidth_factor` bytes per cycle). Unlike moped's model, a message is not
+    serialized on its controller's link into its switch, and it leaves each switch after
+    the link's latency whatever its size."""
     net = cfg["network"]
     ratio = core_ghz * 1000.0 / float(net["net_mhz"])
     hop = max(1, round(int(net["hop_latency"]) * ratio))
@@ -203,6 +245,7 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
         ruby_system=ruby,
         number_of_virtual_networks=3,
         netifs=[],
+        control_msg_size=int(net["header_bytes"]),
     )
     ruby.network = network
     routers = [Switch(router_id=i, latency=hop) for i in range(leaves + 1)]
@@ -222,6 +265,12 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
         for n, (src, dst) in enumerate(pairs)
     ]
     network.int_links = internal
+    ruby.number_of_virtual_networks = 3
+    network.setup_buffers()
+
+
+def _connect(network, l2_cntrls, dirs):
+    """Every controller's queues to and from the network."""
     for c in l2_cntrls:
         c.requestFromL2.out_port = network.in_port
         c.responseFromL2.out_port = network.in_port
@@ -232,5 +281,3 @@ def _network(ruby, cfg, l2_cntrls, dirs, core_ghz):
         d.responseToDir.in_port = network.out_port
         d.forwardFromDir.out_port = network.in_port
         d.responseFromDir.out_port = network.in_port
-    ruby.number_of_virtual_networks = 3
-    network.setup_buffers()

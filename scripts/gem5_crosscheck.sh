@@ -9,8 +9,9 @@
 #   GEM5=/path/to/gem5/build/MOPED/gem5.opt bash scripts/gem5_crosscheck.sh [OUT]
 #
 # GEM5 must name a gem5 v24.0 built with EXTRAS=gem5-configs/moped_ext (README, "gem5").
-# CHECKS (default 1000000), DESIGNS, WORKLOADS and JOBS (parallel gem5 runs, default 2)
-# may be set in the environment; RT=0 leaves out the RubyTester runs (the report then
+# CHECKS (default 1000000), DESIGNS, WORKLOADS, JOBS (parallel gem5 runs, default 2) and
+# NETWORK (gem5's network: moped, the embedded model's timing, by default; or simple,
+# gem5's SimpleNetwork) may be set in the environment; RT=0 leaves out the RubyTester runs (the report then
 # shows those already in OUT), and RUN=0 runs nothing and writes the report of OUT. Results go to OUT (default results/gem5-crosscheck).
 set -euo pipefail
 
@@ -23,6 +24,7 @@ WORKLOADS="${WORKLOADS:-imb-pingpong imb-alltoall npb-cg}"
 JOBS="${JOBS:-2}"
 RT="${RT:-1}"
 RUN="${RUN:-1}"
+NETWORK="${NETWORK:-moped}"
 MOPED="${MOPED:-moped}"
 PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
@@ -60,10 +62,10 @@ run_job() {
     case "$1" in
         rt)
             timed "$OUT/rt-$2.log" "$GEM5" -d "$OUT/rt-$2" gem5-configs/moped_random_test.py \
-                --design "$2" --checks "$CHECKS" ;;
+                --design "$2" --checks "$CHECKS" --network "$NETWORK" ;;
         cmp)
             timed "$OUT/gem5-$3-$2.log" "$GEM5" -d "$OUT/gem5-$3-$2" gem5-configs/moped_cmp.py \
-                --design "$2" --workload "$3" &&
+                --design "$2" --workload "$3" --network "$NETWORK" &&
             # The gem5 companion runs a workload whole, from cold caches, with no warm-up
             # and no timed region, and its cores block on every load (src/gem5/host.rs):
             # so does the embedded run it is compared with.
@@ -72,7 +74,7 @@ run_job() {
     esac
 }
 export -f run_job timed spec
-export OUT CHECKS GEM5 MOPED
+export OUT CHECKS GEM5 MOPED NETWORK
 
 if [ "$RUN" != 0 ]; then
     printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_job "{}" || echo "FAILED: {}"' \
@@ -80,7 +82,31 @@ if [ "$RUN" != 0 ]; then
 fi
 
 {
-    echo "# gem5 cross-check"
+    echo "# gem5 cross-check (gem5's network: $NETWORK)"
+    echo
+    "$PY" - "$OUT" "$WORKLOADS" "$DESIGNS" <<'PYEOF'
+import sys
+from pathlib import Path
+
+import moped
+
+# gem5 - embedded in percent of gem5, per run: the summary of the tables below.
+out, workloads, designs = Path(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split()
+metrics = ["cycles", "l1_misses", "l2_misses", "l2_misses_private", "l2_misses_global"]
+print("| workload | design | gem5 cycles | embedded cycles | " +
+      " | ".join(m.replace("_", " ") + " %" for m in metrics) + " |")
+print("|---|---|---:|---:|" + "---:|" * len(metrics))
+for w in workloads:
+    for d in designs:
+        try:
+            df = moped.compare(out / f"gem5-{w}-{d}", out / f"emb-{w}-{d}").set_index("metric")
+        except moped.StatsError as e:
+            print(f"| {w} | {d} | ({e}) |" + " |" * (len(metrics) + 1))
+            continue
+        cells = [f"{df.at[m, 'relative_pct']:+.2f}" if m in df.index else "" for m in metrics]
+        print(f"| {w} | {d} | {df.at['cycles', 'gem5']:,.0f} | "
+              f"{df.at['cycles', 'embedded']:,.0f} | " + " | ".join(cells) + " |")
+PYEOF
     echo
     echo "| RubyTester | result | host s |"
     echo "|---|---|---:|"

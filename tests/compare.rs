@@ -497,7 +497,7 @@ fn command_line() {
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        "error: 2 of 9 metrics differ by more than 10 %: private L2 misses, upgrade L2 misses\n"
+        "error: 2 of 10 metrics differ by more than 10 %: private L2 misses, upgrade L2 misses\n"
     );
     let (code, _, _) = moped(
         &[

@@ -500,6 +500,80 @@ fn every_entry_point_takes_a_null_host() {
             2
         );
         ffi::moped_g5_host_free(null);
+        let net = std::ptr::null_mut::<ffi::MopedG5Net>();
+        assert_eq!(ffi::moped_g5_host_net_send(null, 0, 1, 8, 0, 5), u64::MAX);
+        assert_eq!(ffi::moped_g5_net_matches(null, net), 0);
+        assert_eq!(
+            ffi::moped_g5_net_send(net, 0, 1, 8, 0, 5, buf.as_mut_ptr(), buf.len()),
+            u64::MAX
+        );
+        assert!(ffi::moped_g5_net_new(std::ptr::null(), buf.as_mut_ptr(), buf.len()).is_null());
+        ffi::moped_g5_net_free(net);
+    }
+}
+
+/// The default system's network parameters (Table 1).
+fn table1_net() -> ffi::MopedG5NetConfig {
+    ffi::MopedG5NetConfig {
+        cores: 16,
+        dirs: 4,
+        cores_per_leaf: 4,
+        hop_latency: 1,
+        link_bytes_per_cycle: 16,
+        header_bytes: 8,
+        core_ghz: 1.0,
+        net_mhz: 500.0,
+    }
+}
+
+#[test]
+fn rubys_messages_take_the_embedded_networks_time_and_share_the_hosts_links() {
+    let mut err = [0 as c_char; 256];
+    let text = |e: &[c_char]| {
+        unsafe { CStr::from_ptr(e.as_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    unsafe {
+        let net = ffi::moped_g5_net_new(&table1_net(), err.as_mut_ptr(), err.len());
+        assert!(!net.is_null(), "{}", text(&err));
+        // A data message from core 0 to core 15: four links of 10 cycles' serialization
+        // (72 bytes at 16 per 2-cycle network cycle) and a 2-cycle hop each.
+        let send = |net, src, dst, bytes, now, err: &mut [c_char]| {
+            ffi::moped_g5_net_send(net, src, dst, bytes, 2, now, err.as_mut_ptr(), err.len())
+        };
+        assert_eq!(send(net, 0, 15, 72, 100, &mut err), 148);
+        // The next one waits for the first to leave core 0's link.
+        assert_eq!(send(net, 0, 15, 72, 100, &mut err), 158);
+        assert_eq!(send(net, 0, 20, 72, 100, &mut err), u64::MAX);
+        assert!(text(&err).contains("node 20"), "{}", text(&err));
+
+        let mut mem = Shared::default();
+        let h = c_new(args("optcopy"), &mut mem).unwrap();
+        assert_eq!(ffi::moped_g5_net_matches(h, net), 1);
+        let mut other = table1_net();
+        other.hop_latency = 2;
+        let slow = ffi::moped_g5_net_new(&other, err.as_mut_ptr(), err.len());
+        assert_eq!(ffi::moped_g5_net_matches(h, slow), 0);
+        other.link_bytes_per_cycle = 0;
+        assert!(ffi::moped_g5_net_new(&other, err.as_mut_ptr(), err.len()).is_null());
+        assert!(
+            text(&err).contains("network.link_bytes_per_cycle"),
+            "{}",
+            text(&err)
+        );
+        // On the host's links the same two messages take the same times.
+        assert_eq!(ffi::moped_g5_host_net_send(h, 0, 15, 72, 2, 100), 148);
+        assert_eq!(ffi::moped_g5_host_net_send(h, 0, 15, 72, 2, 100), 158);
+        // A message the network cannot carry fails the run, saying why.
+        assert_eq!(ffi::moped_g5_host_net_send(h, 0, 1, 8, 3, 100), u64::MAX);
+        assert_eq!(ffi::moped_g5_finished(h), -1);
+        ffi::moped_g5_error(h, err.as_mut_ptr(), err.len());
+        assert!(text(&err).contains("virtual network 3"), "{}", text(&err));
+        ffi::moped_g5_host_free(h);
+        ffi::moped_g5_net_free(net);
+        ffi::moped_g5_net_free(slow);
     }
 }
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, gem5_binary
 
 import moped
+from moped.batch import run_workload
 
 DESIGNS = ["baseline", "basemoped", "optcopy", "optcache"]
 
@@ -94,3 +95,33 @@ def test_an_l2_hit_takes_the_l2_latency(tmp_path: Path) -> None:
     assert df[f"{hist}::0"] > 0  # L1 hits: 1 cycle
     assert df[f"{hist}::5"] > 0  # L2 hits: 11 cycles
     assert sum(df[f"{hist}::{b}"] for b in range(1, 5)) <= 0.01 * df[f"{hist}::samples"]
+
+
+@pytest.mark.gem5
+def test_gem5_and_the_embedded_simulator_agree_on_cycles(tmp_path: Path) -> None:
+    # gem5's MopedNetwork times Ruby's messages on moped's own network model, on the same
+    # links as the MOPEDs' messages: PingPong under OPTCOPY then takes the embedded
+    # simulator's cycles within 10 %, and each MOPED line own is counted once.
+    gem5_dir, emb_dir = tmp_path / "gem5", tmp_path / "embedded"
+    r = run_gem5(
+        gem5_dir,
+        "moped_cmp.py",
+        "--design",
+        "optcopy",
+        "--workload",
+        "imb-pingpong",
+        "--iterations",
+        "0.2",
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "type=MopedNetwork" in (gem5_dir / "config.ini").read_text()
+    # The gem5 companion runs a workload from cold caches on blocking cores: so does the
+    # embedded run it is compared with.
+    cfg = moped.SystemConfig(workload={"warmup": False}, system={"core_model": "blocking"})
+    spec = ROOT / "workloads" / "imb" / "pingpong-16k.toml"
+    run_workload(str(spec), "optcopy", cfg.to_toml(), 1, 0.2, str(emb_dir))
+    df = moped.compare(gem5_dir, emb_dir).set_index("metric")
+    assert abs(df.at["cycles", "relative_pct"]) <= 10, df.loc["cycles"].to_dict()
+    assert df.at["moped_line_owns", "gem5"] == df.at["moped_line_owns", "embedded"]
+    stats = moped.read_stats(gem5_dir / "stats.txt").set_index("name")["value"]
+    assert stats["system.ruby.network.messages"] > 0

@@ -106,14 +106,23 @@ pub const METRIC_SOURCES: &[MetricSource] = &[
         embedded: Stat("system.moped.line_reads"),
         gem5: Stat("system.moped.lineReads"),
     },
-    // Receive lines requested with their data (M_GETX). In gem5 the copy unit's writes into
-    // lines it was granted are M_GETX requests too, so gem5 counts more of them.
+    // Receive lines requested with their data (M_GETX). gem5 answers the rights-only
+    // M_GETX at once and counts the own there; the copy unit's write that follows is an
+    // M_GETX with the bytes, counted as a write below.
     MetricSource {
         key: "moped_line_owns",
         label: "MOPED line owns",
         required: false,
         embedded: Stat("system.moped.line_owns"),
         gem5: Stat("system.moped.lineOwns"),
+    },
+    // The copy unit's writes into receive lines.
+    MetricSource {
+        key: "moped_line_writes",
+        label: "MOPED line writes",
+        required: false,
+        embedded: Stat("system.moped.line_writes"),
+        gem5: Stat("system.moped.lineWrites"),
     },
     // Receive lines requested without their data (OPTCACHE's fills).
     MetricSource {

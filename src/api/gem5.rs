@@ -8,6 +8,7 @@ use crate::error::MopedError;
 
 pub use crate::gem5::host::{Gem5Host, HostOptions, RunState};
 pub use crate::gem5::platform::{Op, Port, Request};
+pub use crate::gem5::ruby_net::{RubyMsg, RubyNet};
 pub use crate::gem5::{write_slicc, GeneratedFile};
 
 /// A gem5 run (`gem5_dir`) beside an embedded run, metric by metric, against a tolerance

@@ -18,6 +18,7 @@ use crate::os::phys::PhysMem;
 
 pub use crate::api::gem5::{Gem5Host, HostOptions, RunState};
 pub use crate::api::gem5::{Op, Port, Request};
+pub use crate::api::gem5::{RubyMsg, RubyNet};
 
 /// Bytes of a line (`MOPED_G5_LINE_BYTES`).
 pub const MOPED_G5_LINE_BYTES: usize = LINE_BYTES;
@@ -215,17 +216,7 @@ pub unsafe extern "C" fn moped_g5_host_new(
             host: Gem5Host::new(&opts, mem)?,
         })
     }));
-    match made {
-        Ok(Ok(h)) => Box::into_raw(Box::new(h)),
-        Ok(Err(e)) => {
-            write_c(&e, err, err_len);
-            std::ptr::null_mut()
-        }
-        Err(p) => {
-            write_c(&panic_text(p), err, err_len);
-            std::ptr::null_mut()
-        }
-    }
+    boxed_or_null(made, err, err_len)
 }
 
 /// Frees a host (null is ignored).
@@ -384,4 +375,177 @@ pub unsafe extern "C" fn moped_g5_summary_json(
 ) -> usize {
     let text = read_host(host, "{}".to_string(), |h| h.summary_json());
     write_c(&text, out, len)
+}
+
+/// A Ruby message from the C arguments.
+fn ruby_msg(src: u32, dst: u32, bytes: u32, vnet: u32, now: u64) -> RubyMsg {
+    RubyMsg {
+        src: src as usize,
+        dst: dst as usize,
+        bytes,
+        vnet: vnet as usize,
+        now,
+    }
+}
+
+/// A new object's pointer, or null with the error or panic message in `err`.
+fn boxed_or_null<T>(
+    made: std::thread::Result<Result<T, String>>,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut T {
+    match made {
+        Ok(Ok(t)) => Box::into_raw(Box::new(t)),
+        Ok(Err(e)) => {
+            write_c(&e, err, err_len);
+            std::ptr::null_mut()
+        }
+        Err(p) => {
+            write_c(&panic_text(p), err, err_len);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// The links of a network without a workload (`MopedG5Net`): gem5's RubyTester runs.
+pub struct MopedG5Net {
+    net: RubyNet,
+}
+
+/// The parameters of a network (`MopedG5NetConfig`), as moped's system config names them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MopedG5NetConfig {
+    pub cores: u32,
+    pub dirs: u32,
+    pub cores_per_leaf: u32,
+    pub hop_latency: u32,
+    pub link_bytes_per_cycle: u32,
+    pub header_bytes: u32,
+    pub core_ghz: f64,
+    pub net_mhz: f64,
+}
+
+impl MopedG5NetConfig {
+    /// The default system with these network parameters.
+    fn system(&self) -> crate::config::SystemConfig {
+        let mut cfg = crate::config::SystemConfig::default();
+        cfg.system.cores = self.cores as usize;
+        cfg.system.core_ghz = self.core_ghz;
+        cfg.directory.banks = self.dirs as usize;
+        cfg.network.cores_per_leaf = self.cores_per_leaf as usize;
+        cfg.network.hop_latency = self.hop_latency;
+        cfg.network.link_bytes_per_cycle = self.link_bytes_per_cycle;
+        cfg.network.header_bytes = self.header_bytes;
+        cfg.network.net_mhz = self.net_mhz;
+        cfg
+    }
+}
+
+/// Creates the links `cfg` describes; null on error, with the message (naming the config
+/// key) in `err`.
+///
+/// # Safety
+/// `cfg` is null or points to a config; `err` is null or has `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_net_new(
+    cfg: *const MopedG5NetConfig,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut MopedG5Net {
+    // SAFETY: the caller's promise.
+    let Some(cfg) = (unsafe { cfg.as_ref() }) else {
+        write_c("cfg: a null pointer", err, err_len);
+        return std::ptr::null_mut();
+    };
+    let made = catch_unwind(AssertUnwindSafe(|| {
+        RubyNet::new(&cfg.system()).map(|net| MopedG5Net { net })
+    }));
+    boxed_or_null(made, err, err_len)
+}
+
+/// Frees a network (null is ignored).
+///
+/// # Safety
+/// `net` is null or came from [`moped_g5_net_new`] and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_net_free(net: *mut MopedG5Net) {
+    if !net.is_null() {
+        // SAFETY: the caller's promise.
+        drop(unsafe { Box::from_raw(net) });
+    }
+}
+
+/// A Ruby message on `net`: the cycle it arrives, or `u64::MAX` for a node, virtual
+/// network or size the network does not have (the message into `err`).
+///
+/// # Safety
+/// `net` is null or a live network; `err` is null or has `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_net_send(
+    net: *mut MopedG5Net,
+    src: u32,
+    dst: u32,
+    bytes: u32,
+    vnet: u32,
+    now: u64,
+    err: *mut c_char,
+    err_len: usize,
+) -> u64 {
+    // SAFETY: the caller's promise; the network is not shared between threads.
+    let Some(n) = (unsafe { net.as_mut() }) else {
+        write_c("net: a null pointer", err, err_len);
+        return u64::MAX;
+    };
+    let sent = catch_unwind(AssertUnwindSafe(|| {
+        n.net.send(ruby_msg(src, dst, bytes, vnet, now))
+    }));
+    match sent {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            write_c(&e, err, err_len);
+            u64::MAX
+        }
+        Err(p) => {
+            write_c(&panic_text(p), err, err_len);
+            u64::MAX
+        }
+    }
+}
+
+/// A Ruby message on the host's network, beside the MOPEDs' messages: the cycle it
+/// arrives, or `u64::MAX` when it fails the run (see [`moped_g5_error`]).
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_host_net_send(
+    host: *mut MopedG5Host,
+    src: u32,
+    dst: u32,
+    bytes: u32,
+    vnet: u32,
+    now: u64,
+) -> u64 {
+    with_host(host, u64::MAX, u64::MAX, |h| {
+        h.ruby_send(ruby_msg(src, dst, bytes, vnet, now))
+            .unwrap_or(u64::MAX)
+    })
+}
+
+/// 1 if `net` has the links of the host's network (so the host can take its messages
+/// over), else 0.
+///
+/// # Safety
+/// `host` and `net` are null or live.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_net_matches(
+    host: *const MopedG5Host,
+    net: *const MopedG5Net,
+) -> c_int {
+    // SAFETY: the caller's promise.
+    let Some(n) = (unsafe { net.as_ref() }) else {
+        return 0;
+    };
+    read_host(host, 0, |h| c_int::from(h.net_matches(&n.net)))
 }

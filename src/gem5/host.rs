@@ -12,6 +12,7 @@ use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::engine::EventQueue;
 use crate::mem::{LineData, LINE_BYTES};
+use crate::moped::device::DevMsg;
 use crate::mpi::runtime::MpiDriver;
 use crate::mpi::MpiParams;
 use crate::os::phys::PhysMem;
@@ -22,6 +23,7 @@ use crate::sim::{Driver, SimError};
 use crate::stats::{StatValue, StatsRegistry};
 
 use super::platform::{Counted, G5Platform, Pending, Request};
+use super::ruby_net::{RubyMsg, RubyNet, RubyTypes, RUBY_NAMES};
 
 /// What to simulate: the arguments of `moped_g5_host_new`.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,7 +133,7 @@ impl<M: PhysMem> Gem5Host<M> {
         let protocol = Protocol::of(opts.design);
         let n = cfg.system.cores;
         let mopeds = moped_host::build_mopeds(&cfg, &protocol).map_err(|e| e.to_string())?;
-        let mut net = moped_host::network(&cfg);
+        let mut net = moped_host::network(&cfg, &RUBY_NAMES);
         let dev = DevNet::new(&cfg, &mut net, mopeds.len());
         let mut sys = G5Platform {
             fill: protocol.l2.event_id("M_FILL").is_some(),
@@ -200,6 +202,23 @@ impl<M: PhysMem> Gem5Host<M> {
     /// Whether the design has MOPEDs.
     pub fn has_moped(&self) -> bool {
         !self.sys.mopeds.is_empty()
+    }
+
+    /// Sends a Ruby message on the host's network, beside the MOPEDs' messages (see
+    /// [`super::ruby_net::send`]); an error fails the run.
+    pub fn ruby_send(&mut self, m: RubyMsg) -> Result<u64, String> {
+        let types = RubyTypes {
+            first: crate::coherence::MsgType::NAMES.len() + DevMsg::NAMES.len(),
+            header_bytes: self.sys.cfg.network.header_bytes,
+        };
+        super::ruby_net::send(&mut self.sys.net, types, m).inspect_err(|e| {
+            self.fail_with(format!("gem5's network: {e}"));
+        })
+    }
+
+    /// Whether `net` has the links of this host's network (the same parameters).
+    pub fn net_matches(&self, net: &RubyNet) -> bool {
+        net.describes(&self.sys.cfg)
     }
 
     /// Bytes of physical memory the OS hands frames from (gem5's memory must cover them).
@@ -482,7 +501,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 );
             }
         }
-        crate::mpi::add_stats(&mut r, &self.driver, self.cycles());
+        crate::mpi::add_stats(&mut r, &self.driver, self.cycles(), levels_known);
         if !s.mopeds.is_empty() {
             moped_host::register_device_stats(&mut r, &s.mopeds, &s.dev);
         }

@@ -8,6 +8,7 @@
 
 pub mod host;
 pub mod platform;
+pub mod ruby_net;
 pub mod slicc;
 
 use std::path::{Path, PathBuf};

@@ -92,7 +92,7 @@ pub fn run_workload(
         Some(stop) => stop,
         None => {
             let mut stats = sim.stats(host_seconds);
-            add_stats(&mut stats, &driver, end);
+            add_stats(&mut stats, &driver, end, true);
             (end, stats)
         }
     };
@@ -130,7 +130,7 @@ fn run_to_end(
             Pause::Done(cycles) => return Ok((cycles, start, stop)),
         };
         let mut s = sim.stats_at(at, t0.elapsed().as_secs_f64());
-        add_stats(&mut s, driver, at);
+        add_stats(&mut s, driver, at, true);
         match pause {
             Pause::RegionStart(_) => start = Some((at, s)),
             _ => stop = Some((at, s)),
@@ -363,7 +363,9 @@ pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedEr
 }
 
 /// The MPI statistics of a run at cycle `now` (`system.cpu{i}.instructions`, `mpi.*`).
-pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
+/// `levels_known` says whether each access's completion said where it was served: without
+/// it (gem5, whose packets do not carry it) the misses by activity are left out.
+pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver, now: u64, levels_known: bool) {
     let mut total = RankStats::default();
     for r in 0..d.n_ranks() {
         let s = d.rank_stats(r);
@@ -386,6 +388,9 @@ pub fn add_stats(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
     }
     add_depths(stats, d, &total);
     add_breakdown(stats, d, now);
+    if levels_known {
+        add_activity_misses(stats, d);
+    }
     for (name, dist, desc) in [
         ("mpi.send_latency", &total.latency[0], "Cycles from each send's post to its completion (its data out of the send buffer; barrier messages included)"),
         ("mpi.recv_latency", &total.latency[1], "Cycles from each receive's post to its completion (its data in the receive buffer; barrier messages included)"),
@@ -422,6 +427,11 @@ fn add_breakdown(stats: &mut StatsRegistry, d: &MpiDriver, now: u64) {
         let desc = format!("{}, summed over the ranks", a.describe());
         stats.scalar(format!("mpi.cycles.{}", a.name()), v, &desc, "Cycle");
     }
+}
+
+/// The cores' L1 misses and misses to memory by activity, summed over the ranks
+/// (`mpi.l1_misses.<activity>`, `mpi.memory_misses.<activity>`).
+fn add_activity_misses(stats: &mut StatsRegistry, d: &MpiDriver) {
     let mut l1 = [0u64; Activity::ALL.len()];
     let mut memory = [0u64; Activity::ALL.len()];
     for r in 0..d.n_ranks() {

@@ -347,7 +347,7 @@ impl Sim {
                     .map_err(|e| SimError::Config(e.to_string()))?,
             );
         }
-        let mut net = moped_host::network(cfg);
+        let mut net = moped_host::network(cfg, &[]);
         let mopeds = moped_host::build_mopeds(cfg, &protocol)?;
         let moped_host = MopedHost::new(cfg, &mut net, mopeds.len());
         let classes = MsgType::ALL

@@ -57,11 +57,12 @@ pub(crate) fn build_mopeds(
 }
 
 /// The network of a system: the coherence message types, then the MOPEDs' messages on a
-/// virtual network of their own.
-pub(crate) fn network(cfg: &SystemConfig) -> Network {
+/// virtual network of their own, then `extra` types (gem5's Ruby messages).
+pub(crate) fn network(cfg: &SystemConfig, extra: &[&'static str]) -> Network {
     let names: Vec<&'static str> = crate::coherence::MsgType::NAMES
         .iter()
         .chain(DevMsg::NAMES.iter())
+        .chain(extra.iter())
         .copied()
         .collect();
     Network::new(

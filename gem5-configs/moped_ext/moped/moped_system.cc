@@ -8,6 +8,7 @@
 #include "base/output.hh"
 #include "base/trace.hh"
 #include "debug/MopedSystem.hh"
+#include "moped_ext/moped/moped_network.hh"
 #include "sim/sim_exit.hh"
 #include "sim/system.hh"
 
@@ -98,6 +99,8 @@ MopedSystem::startup()
     if (moped_g5_has_moped(host) && cores > mopedPorts.size())
         fatal("%s: design %s needs %u MOPED ports but %u are connected",
               name(), params.design, cores, mopedPorts.size());
+    if (auto *net = dynamic_cast<ruby::MopedNetwork *>(params.network))
+        net->attach(host);
     schedule(processEvent, clockEdge());
 }
 
@@ -232,10 +235,12 @@ MopedSystem::issue(const MopedG5Request &r)
         stats.coreRequests++;
     else
         stats.mopedRequests++;
+    // A masked M_GETX is the copy unit's write into a line it owns (counted there when
+    // its rights-only M_GETX was answered above), so it counts as a write, not an own.
     if (r.op == MOPED_G5_M_GETS)
         stats.lineReads++;
     else if (r.op == MOPED_G5_M_GETX)
-        stats.lineOwns++;
+        stats.lineWrites++;
     else if (r.op == MOPED_G5_M_FILL)
         stats.lineFills++;
     DPRINTF(MopedSystem, "issue %llu op %u on %s %u at %#x\n", r.id, r.op,
@@ -305,8 +310,10 @@ MopedSystem::MopedStats::MopedStats(statistics::Group *parent)
       ADD_STAT(lineReads, statistics::units::Count::get(),
                "MOPED line reads for the copy unit and page walks (M_GETS)"),
       ADD_STAT(lineOwns, statistics::units::Count::get(),
-               "MOPED requests for exclusive rights, with or without bytes to "
-               "write (M_GETX)"),
+               "MOPED receive lines owned (M_GETX for the rights, answered at "
+               "once: the write that follows gains them)"),
+      ADD_STAT(lineWrites, statistics::units::Count::get(),
+               "MOPED writes into receive lines (M_GETX with the bytes)"),
       ADD_STAT(lineFills, statistics::units::Count::get(),
                "MOPED requests for whole receive lines without their data "
                "(M_FILL)"),

@@ -85,6 +85,7 @@ class MopedSystem : public ClockedObject
         statistics::Scalar mopedRequests;
         statistics::Scalar lineReads;
         statistics::Scalar lineOwns;
+        statistics::Scalar lineWrites;
         statistics::Scalar lineFills;
         statistics::Scalar retries;
     } stats;

@@ -9,7 +9,8 @@
  * per-core TLBs, the MMIO ports, the MOPED devices and the messages between them, page
  * faults served by the OS, checking every MPI message's bytes) runs in Rust, the same code
  * the embedded simulator runs. Messages between MOPEDs do not travel through Ruby's
- * network: they take the latency the embedded simulator's network model gives them.
+ * network: they take the latency the embedded simulator's network model gives them, on
+ * the same links as Ruby's messages when gem5's MopedNetwork carries those (below).
  *
  * Time is in the CMP's cycles (gem5's curCycle() of the object driving the host). A call
  * that names a cycle before the latest one named is taken as at the latest one.
@@ -122,6 +123,47 @@ size_t moped_g5_error(const MopedG5Host *host, char *out, size_t len);
  * "workload", "design", "state" (running, finished or failed), "error", "notes", and
  * "cycles", "messages_verified" and "bytes_verified" as {value, unit, desc}. */
 size_t moped_g5_summary_json(const MopedG5Host *host, char *out, size_t len);
+
+/* Ruby's network on moped's network model. gem5's MopedNetwork hands every message a
+ * controller sends to one of the send functions below and delivers it at the cycle they
+ * return: the links, their serialization, hop latency and contention are the embedded
+ * simulator's (`src/net`). Nodes are the cores' L2 controllers 0..cores, then the
+ * directory banks; `vnet` is the protocol's virtual network (0 requests, 1 forwards,
+ * 2 responses); `bytes` the message's size (header, plus the line for data). */
+
+/* The links' parameters, as moped's system config names them (system.cores,
+ * directory.banks, network.*, system.core_ghz). */
+typedef struct MopedG5NetConfig {
+    uint32_t cores;
+    uint32_t dirs;
+    uint32_t cores_per_leaf;
+    uint32_t hop_latency;
+    uint32_t link_bytes_per_cycle;
+    uint32_t header_bytes;
+    double core_ghz;
+    double net_mhz;
+} MopedG5NetConfig;
+
+typedef struct MopedG5Net MopedG5Net;
+
+/* Links of their own, for a system without a workload (gem5's RubyTester). On error
+ * returns NULL and writes a message naming the config key into `err`. */
+MopedG5Net *moped_g5_net_new(const MopedG5NetConfig *cfg, char *err, size_t err_len);
+void moped_g5_net_free(MopedG5Net *net);
+
+/* Sends a message entering the network at cycle `now`; returns the cycle it arrives, or
+ * UINT64_MAX for a node, vnet or size the network does not have (the message in `err`). */
+uint64_t moped_g5_net_send(MopedG5Net *net, uint32_t src, uint32_t dst, uint32_t bytes,
+                           uint32_t vnet, uint64_t now, char *err, size_t err_len);
+
+/* The same on the host's own network, which also carries the messages between MOPEDs, so
+ * both kinds wait for each other as in the embedded simulator. UINT64_MAX when the
+ * message fails the run (see moped_g5_error). */
+uint64_t moped_g5_host_net_send(MopedG5Host *host, uint32_t src, uint32_t dst,
+                                uint32_t bytes, uint32_t vnet, uint64_t now);
+
+/* 1 if `net` has the links of the host's network (same parameters), else 0. */
+int moped_g5_net_matches(const MopedG5Host *host, const MopedG5Net *net);
 
 #ifdef __cplusplus
 }
