@@ -9,6 +9,7 @@
 #include "mem/ruby/network/MessageBuffer.hh"
 #include "mem/ruby/protocol/MachineType.hh"
 #include "mem/ruby/slicc_interface/AbstractController.hh"
+#include "moped_ext/moped/moped_system.hh"
 
 namespace gem5
 {
@@ -86,11 +87,8 @@ MopedNetwork::send(uint32_t src, uint32_t dst, uint32_t bytes, int vnet,
 {
     if (host) {
         uint64_t at = moped_g5_host_net_send(host, src, dst, bytes, vnet, now);
-        if (at == UINT64_MAX) {
-            std::vector<char> buf(4096);
-            moped_g5_error(host, buf.data(), buf.size());
-            fatal("%s: %s", name(), buf.data());
-        }
+        if (at == UINT64_MAX)
+            fatal("%s: %s", name(), hostError(host));
         return at;
     }
     char err[1024] = {0};

@@ -35,6 +35,8 @@ writeLineCb(void *ctx, uint64_t paddr,
     static_cast<MopedSystem *>(ctx)->writeLine(paddr, data);
 }
 
+} // anonymous namespace
+
 std::string
 hostError(const MopedG5Host *host)
 {
@@ -42,8 +44,6 @@ hostError(const MopedG5Host *host)
     moped_g5_error(host, buf.data(), buf.size());
     return std::string(buf.data());
 }
-
-} // anonymous namespace
 
 MopedSystem::MopedSystem(const MopedSystemParams &p)
     : ClockedObject(p), params(p), requestorId(p.system->getRequestorId(this)),

@@ -22,6 +22,9 @@
 namespace gem5
 {
 
+// The host's failure message (moped_g5_error), or "".
+std::string hostError(const MopedG5Host *host);
+
 class MopedSystem : public ClockedObject
 {
   public:
