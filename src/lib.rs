@@ -12,7 +12,8 @@
 //! - the memory system: `net` (on-chip network), `coherence` (the controllers executing
 //!   the tables);
 //! - what stands on it: `os` (processes, page tables, physical memory), `moped` (the
-//!   device), `core` (program-driven cores), `workload` (MPI programs: IMB, NPB, GOAL);
+//!   device), `nic` (the LHS paper's network interface), `core` (program-driven cores),
+//!   `workload` (MPI programs: IMB, NPB, GOAL);
 //! - simulation: `sim` (the timing simulator), `tester` (random tester), `checker`
 //!   (exhaustive checker), `error` (the crate-wide error), `mpi` (the MPICH-like runtime),
 //!   `gem5` (SLICC generation and the host gem5 drives), `analysis` (Figure 10's
@@ -40,6 +41,7 @@ pub mod mem;
 pub mod moped;
 pub mod mpi;
 pub mod net;
+pub mod nic;
 pub mod os;
 pub mod protocol;
 #[cfg(feature = "python")]

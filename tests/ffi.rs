@@ -762,3 +762,15 @@ fn a_panic_behind_an_entry_point_fails_the_run_instead_of_unwinding_into_c() {
         ffi::moped_g5_host_free(h);
     }
 }
+
+/// The LHS paper's NICs, flushes and software prefetch run on the embedded simulator only:
+/// the gem5 host refuses them up front, saying where they run.
+#[test]
+fn the_gem5_host_refuses_the_nic_setting() {
+    for set in ["nic.enabled", "mpi.search_prefetch"] {
+        let mut o = opts("baseline", 0.3);
+        o.sets = vec![(set.to_string(), "true".to_string())];
+        let e = Gem5Host::new(&o, Shared::default()).err().expect(set);
+        assert!(e.contains("embedded simulator only"), "{set}: {e}");
+    }
+}

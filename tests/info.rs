@@ -82,7 +82,19 @@ fn a_distribution_is_one_entry_and_its_lines_match_it() {
         .find(|s| s.name == "system.cpu{N}.l1d.hits")
         .unwrap();
     assert_eq!((hits.kind, hits.unit.as_str()), ("counter", "Count"));
-    assert_eq!(hits.runs.len(), 2 * Design::ALL.len(), "{:?}", hits.runs);
+    // An MPI run and a program run of each design, and an MPI run through the NICs.
+    assert_eq!(
+        hits.runs.len(),
+        2 * Design::ALL.len() + 1,
+        "{:?}",
+        hits.runs
+    );
+    assert!(hits.runs.contains(&"mpi:baseline+nic".to_string()));
+    let nic = catalogue
+        .iter()
+        .find(|s| s.name == "system.nic{N}.vl_commands")
+        .expect("the NICs' statistics");
+    assert_eq!(nic.runs, ["mpi:baseline+nic"]);
     let gem5 = |name: &str| {
         let s = catalogue.iter().find(|s| s.name == name).unwrap();
         s.gem5.clone().unwrap_or_default()

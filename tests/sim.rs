@@ -546,3 +546,25 @@ fn the_next_line_prefetcher_turns_a_scan_into_l1_hits_without_changing_a_value()
         "{pf_l2_misses} against {l2_misses}"
     );
 }
+
+/// Flushes (`clflush`) and software prefetches only move lines: with a tenth of the picks
+/// flushing or prefetching a check's line, every loaded value is still the last stored,
+/// in every design, the hardware prefetcher on or off.
+#[test]
+fn random_tester_passes_with_flushes_and_software_prefetches() {
+    use moped::config::PrefetchKind;
+    for prefetch in [PrefetchKind::None, PrefetchKind::Stride] {
+        for design in Design::ALL {
+            let mut cfg = TesterConfig::new(16, 20_000, 7);
+            cfg.design = design;
+            cfg.prefetch = prefetch;
+            cfg.cache_ops = true;
+            let r = tester::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!((r.mismatches, r.watchdog_trips), (0, 0), "{design}");
+            assert!(r.flushes > 100 && r.sw_prefetches > 100, "{design}: {r:?}");
+        }
+    }
+    let mut cfg = TesterConfig::new(4, 10, 1);
+    cfg.cache_ops = true;
+    assert!(cfg.replay_command().ends_with("--cache-ops"));
+}

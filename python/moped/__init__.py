@@ -156,18 +156,21 @@ def random_test(
     seed: int = 1,
     design: str = BASELINE,
     prefetch: str = "none",
+    cache_ops: bool = False,
 ) -> dict[str, int]:
     """Runs the random coherence tester under ``design`` (its MOPEDs read, own and fill the
     lines the cores store to, unless it is the baseline), the cores' L1s with the
-    ``prefetch`` prefetcher (``"none"``, ``"next_line"`` or ``"stride"``); raises
-    :class:`SimulationError` (naming the seed and the replay command) on a failure, else
-    returns its counters."""
+    ``prefetch`` prefetcher (``"none"``, ``"next_line"`` or ``"stride"``), and with
+    ``cache_ops`` a tenth of the cores' picks flushing or software-prefetching a line;
+    raises :class:`SimulationError` (naming the seed and the replay command) on a failure,
+    else returns its counters."""
     return _core.random_test(
         _args.integer("cores", cores),
         _args.integer("checks", checks),
         _args.integer("seed", seed),
         _args.text("design", design),
         _args.text("prefetch", prefetch),
+        _args.flag("cache_ops", cache_ops),
     )
 
 

@@ -61,7 +61,12 @@ def run(
     force: bool = False,
 ) -> dict[str, Any]: ...
 def random_test(
-    cores: int, checks: int, seed: int, design: str = "baseline", prefetch: str = "none"
+    cores: int,
+    checks: int,
+    seed: int,
+    design: str = "baseline",
+    prefetch: str = "none",
+    cache_ops: bool = False,
 ) -> dict[str, int]: ...
 def designs() -> list[tuple[str, str, str]]: ...
 def protocol_names() -> list[str]: ...
@@ -172,6 +177,19 @@ def matching(
     progress: bool = True,
     force: bool = False,
     workloads: str | None = None,
+) -> dict[str, Any]: ...
+
+# The LHS paper in its own setting (src/api/lhs): DIMMnet-2 and the emulated DIMMnet-3;
+# writes lhs.csv and report.md into `out`.
+__all__ += ["lhs"]
+
+def lhs(
+    out: str,
+    overrides: list[tuple[str, str]] = ...,
+    quick: bool = False,
+    jobs: int | None = None,
+    progress: bool = True,
+    force: bool = False,
 ) -> dict[str, Any]: ...
 
 # The engines experiment (src/api/engines): IMB Uniband, Biband and PingPong under each

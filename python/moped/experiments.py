@@ -21,6 +21,12 @@ reads them back from a finished folder, :func:`read_stream64` the microcoded mat
 
     df = moped.experiments.matching("results/matching", quick=True, engines=["fsm", "cam"])
 
+:func:`lhs` runs the LHS paper's experiments in its own setting, DIMMnet-2 and the
+emulated DIMMnet-3 (``configs/dimmnet2.toml``, ``configs/dimmnet3.toml``), as ``moped
+lhs`` does (``src/api/lhs``), and returns the rows of ``lhs.csv`` (:func:`read_lhs`)::
+
+    df = moped.experiments.lhs("results/lhs", quick=True, set={"nic.vl_cycles": 40})
+
 :func:`engines` runs IMB Uniband, Biband and PingPong under MOPED with one and two engines
 in each scheme of the multi-CPU NIC paper (base, SO, RO, DSR, SR), as ``moped engines``
 does (``src/api/engines``), and returns the rows of ``engines.csv``
@@ -70,6 +76,7 @@ __all__ = [
     "figure10",
     "figure10_specs",
     "find_workloads_dir",
+    "lhs",
     "matching",
     "read_engines",
     "read_lhs",
@@ -286,6 +293,53 @@ def matching(
     stream64 = Path(out_dir) / "stream64.csv"
     draw(df, out_dir, stream64=stream64 if stream64.is_file() else None)
     return df
+
+
+def lhs(
+    out: str | PathLike[str],
+    *,
+    quick: bool = False,
+    jobs: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pandas.DataFrame:
+    """Runs the LHS paper's experiments (Tanabe and Ohta, IEICE Trans. 2013, section 4)
+    in its own setting and writes into ``out`` what ``moped lhs`` writes:
+
+    * ``lhs.csv`` (the returned frame, columns :data:`LHS_COLUMNS`): a row per run of the
+      unexpected search (N messages, the receive for the x-th), ``setting`` ``dimmnet2``
+      or ``dimmnet3``, ``condition`` the paper's (``fig5-2``: Fig. 5's condition 2) or
+      ours, with its time per message searched (``search_ns_per_entry``) and counters;
+    * ``report.md``: the like-for-like speed-up first, then the paper's claims one by one
+      beside ours, the tables behind its Figs. 4 to 6 and the counters per message;
+    * ``<host>-<condition>/runs/<point>/``: each simulation's statistics and record.
+
+    ``set`` overrides keys of both hosts' presets (``{"nic.vl_cycles": 40}``) before each
+    condition sets the factors it varies. ``quick`` keeps searches up to 256 entries deep
+    (about a second) instead of the sweep to 16,384. The simulations run on ``jobs`` host
+    threads (default: every core); ``progress`` prints a line per finished run. ``out``
+    must be missing, empty or hold only a FAILED marker, unless ``force``.
+    """
+    out_dir = _args.path("out", out)
+    quick = _args.flag("quick", quick)
+    if jobs is not None:
+        jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
+    pairs = [(k, _set_value(k, v)) for k, v in _args.mapping("set", set or {}).items()]
+    force = _args.flag("force", force)
+    progress = _args.flag("progress", progress)
+    _core.lhs(out_dir, pairs, quick, jobs, progress, force)
+    return read_lhs(out_dir)
+
+
+def _set_value(key: str, value: Any) -> str:
+    """A ``set`` value as ``--set`` writes it (TOML: a bool as true or false, a number as
+    written, a str as is)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise TypeError(f"set[{key!r}] must be a bool, int, float or str, not {type(value).__name__}")
 
 
 def engines(

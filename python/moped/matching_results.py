@@ -53,10 +53,26 @@ _STREAM64_FLOATS = tuple(
     c for c in STREAM64_COLUMNS if c not in (*_STREAM64_TEXTS, *_STREAM64_INTS)
 )
 
-#: The columns of ``lhs.csv``, in order (the Rust side's ``lhs::CSV_HEADER``).
+#: The columns of ``lhs.csv``, in order (the Rust side's ``api::lhs_csv::CSV_HEADER``), the
+#: same for ``moped matching``'s CMP rows and ``moped lhs``'s DIMMnet rows.
 LHS_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_LHS_CSV_HEADER)
-_LHS_TEXTS = ("queue", "prefetch", "layout")
-_LHS_FLOATS = ("search_cycles", "search_cycles_per_entry")
+_LHS_TEXTS = (
+    "queue",
+    "prefetch",
+    "layout",
+    "setting",
+    "condition",
+    "sw_prefetch",
+    "attribute",
+    "flush",
+    "matcher",
+)
+_LHS_FLOATS = (
+    "search_cycles",
+    "search_cycles_per_entry",
+    "core_ghz",
+    "search_ns_per_entry",
+)
 #: Every other column: sizes, positions and counters.
 _LHS_INTS = tuple(c for c in LHS_COLUMNS if c not in (*_LHS_TEXTS, *_LHS_FLOATS))
 
@@ -101,17 +117,23 @@ def read_stream64(path: str | PathLike[str]) -> pandas.DataFrame:
 
 def read_lhs(path: str | PathLike[str]) -> pandas.DataFrame:
     """The rows of ``lhs.csv``, the LHS paper's unexpected-search experiment (N unexpected
-    messages, the receive for the x-th; the list, LHS with 64- and 16-byte entries, each
-    with the L1 prefetcher off, next-line and stride), from a finished folder of ``moped
-    matching`` or :func:`moped.experiments.matching` that ran ``software-lhs``, or from the
-    file itself, typed: ``queue``, ``prefetch`` and ``layout`` as str,
-    ``search_cycles`` and ``search_cycles_per_entry`` as float (NaN at position 1), the
-    rest as int64. A missing or malformed file raises :class:`moped.InputError`."""
+    messages, the receive for the x-th): in the CMP (``setting`` ``cmp``: the list, LHS
+    with 64- and 16-byte entries, each with the L1 prefetcher off, next-line and stride)
+    from a finished folder of ``moped matching`` or :func:`moped.experiments.matching`
+    that ran ``software-lhs``, or in the paper's own setting (``dimmnet2``, ``dimmnet3``,
+    each row one of the paper's conditions) from ``moped lhs`` or
+    :func:`moped.experiments.lhs`, or from the file itself, typed: ``queue``,
+    ``prefetch``, ``layout``, ``setting``, ``condition``, ``sw_prefetch`` (``off`` or the
+    offset), ``attribute`` and ``flush`` (empty where there is no LH buffer on a NIC) and
+    ``matcher`` (``host``, or the NIC's engine) as str, ``search_cycles``,
+    ``search_cycles_per_entry``, ``core_ghz`` and ``search_ns_per_entry`` as float (NaN at
+    position 1), the rest as int64. A missing or malformed file raises
+    :class:`moped.InputError`."""
     return _read(
         path,
         "lhs.csv",
         LHS_COLUMNS,
-        writer="moped matching with software-lhs among its engines",
+        writer="moped matching with software-lhs among its engines, or moped lhs",
         texts=_LHS_TEXTS,
         ints=_LHS_INTS,
         floats=_LHS_FLOATS,

@@ -194,6 +194,15 @@ def test_random_test_with_the_l1_prefetcher() -> None:
         moped.random_test(prefetch="sideways")
 
 
+def test_random_test_with_flushes_and_software_prefetches() -> None:
+    report = moped.random_test(cores=4, checks=2000, seed=1, cache_ops=True)
+    assert report["mismatches"] == 0
+    assert report["flushes"] > 0 and report["sw_prefetches"] > 0
+    assert moped.random_test(cores=4, checks=200, seed=1)["flushes"] == 0
+    with pytest.raises(TypeError, match="cache_ops"):
+        moped.random_test(cache_ops="yes")  # type: ignore[arg-type]
+
+
 def test_version() -> None:
     assert moped.__version__
 

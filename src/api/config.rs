@@ -20,12 +20,18 @@ pub fn config_with(
     set: &[(String, String)],
 ) -> Result<SystemConfig, MopedError> {
     let mut cfg = load_config(path)?;
+    apply_set(&mut cfg, set)?;
+    Ok(cfg)
+}
+
+/// `KEY=VALUE` overrides applied to `cfg` in order, then validated.
+pub fn apply_set(cfg: &mut SystemConfig, set: &[(String, String)]) -> Result<(), MopedError> {
     for (key, value) in set {
         cfg.set(key, value)
             .map_err(|e| MopedError::Io(format!("--set {key}={value}: {e}")))?;
     }
     cfg.validate()?;
-    Ok(cfg)
+    Ok(())
 }
 
 /// A config from TOML text (`file` names it in errors; missing fields take their

@@ -118,6 +118,12 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
         ("match_searches", g("system.moped.match_searches")),
         ("list_entries_searched", g("mpi.list_entries_searched")),
         ("backoff_refused", g("mpi.backoff_refused")),
+        // The LHS paper's setting: software prefetches, flushes, the NICs' work.
+        ("sw_prefetches", g("system.total.l1d.sw_prefetches")),
+        ("flushes", g("system.total.l1d.flushes")),
+        ("nic_vl_commands", g("system.total.nic.vl_commands")),
+        ("nic_window_loads", g("system.total.nic.window_loads")),
+        ("nic_lh_loads", g("system.total.nic.lh_loads")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

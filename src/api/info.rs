@@ -160,7 +160,8 @@ pub struct StatInfo {
     pub unit: String,
     pub description: String,
     /// The kinds of run that wrote it: `mpi:<design>` (`moped mpi`, `moped figure10`,
-    /// sweeps), `run:<design>` (`moped run` of a program file).
+    /// sweeps), `mpi:baseline+nic` (an MPI run through the NICs of `[nic]`, `moped lhs`),
+    /// `run:<design>` (`moped run` of a program file).
     pub runs: Vec<String>,
     /// What counts the same in a gem5 run of the MOPED protocol (the statistics
     /// `moped compare` reads there), where something does.
@@ -254,6 +255,12 @@ fn probe_runs() -> Result<Vec<(String, StatsRegistry)>, MopedError> {
         let run = super::run::run_program(&cfg, &program, design, 1)?;
         runs.push((format!("run:{design}"), run.stats));
     }
+    // The LHS paper's setting: messages through NICs (`[nic]`), with LHS.
+    let mut nic = cfg.clone();
+    nic.nic.enabled = true;
+    nic.mpi.unexpected_queue = crate::config::UnexpectedQueue::Lhs;
+    let mpi = crate::mpi::run_workload(&nic, &goal, Design::Baseline, 1, (&nic.mpi).into())?;
+    runs.push(("mpi:baseline+nic".to_string(), mpi.stats));
     Ok(runs)
 }
 

@@ -27,6 +27,8 @@ pub mod experiments;
 pub mod figure10;
 pub mod gem5;
 pub mod info;
+pub mod lhs;
+pub mod lhs_csv;
 pub mod matching;
 pub mod mpi;
 pub mod output;

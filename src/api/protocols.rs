@@ -143,11 +143,12 @@ pub fn random_test(
     cores: usize,
     checks: u64,
     seed: u64,
-    (design, prefetch): (Design, PrefetchKind),
+    (design, prefetch, cache_ops): (Design, PrefetchKind, bool),
 ) -> (TesterConfig, Result<TesterReport, String>, f64) {
     let mut tc = TesterConfig::new(cores, checks, seed);
     tc.design = design;
     tc.prefetch = prefetch;
+    tc.cache_ops = cache_ops;
     let t0 = Instant::now();
     let r = tester::run(&tc);
     (tc, r, t0.elapsed().as_secs_f64())

@@ -169,6 +169,27 @@ pub(super) struct MatchingArgs {
 }
 
 #[derive(Args, Debug)]
+pub(super) struct LhsArgs {
+    /// Folder for the results (created if missing; refused if it holds results).
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the run succeeds).
+    #[arg(long)]
+    pub(super) force: bool,
+    /// Host threads running simulations (default: every host core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(super) jobs: Option<u64>,
+    /// Searches up to 256 entries deep (seconds instead of the full sweep to 16,384).
+    #[arg(long)]
+    pub(super) quick: bool,
+    /// Override one field of both hosts' presets (configs/dimmnet2.toml and
+    /// dimmnet3.toml), e.g. `--set nic.vl_cycles=40` (repeatable); each condition then sets
+    /// the factors it varies.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub(super) set: Vec<(String, String)>,
+}
+
+#[derive(Args, Debug)]
 pub(super) struct EnginesArgs {
     /// Folder for the results (created if missing; refused if it holds results).
     #[arg(long, value_name = "DIR")]
@@ -308,6 +329,10 @@ pub(super) struct RandomTestArgs {
     /// The L1 prefetcher the cores' caches run (`l1.prefetch`): none, next_line or stride.
     #[arg(long, default_value = "none", value_parser = <PrefetchKind as std::str::FromStr>::from_str, value_name = "KIND")]
     pub(super) prefetch: PrefetchKind,
+    /// A tenth of the cores' picks flush a check's line out of their caches (clflush) or
+    /// prefetch it (a software prefetch); neither may change a value.
+    #[arg(long)]
+    pub(super) cache_ops: bool,
 }
 
 #[derive(Args, Debug)]

@@ -16,8 +16,12 @@ pub(super) fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let (tc, r, secs) =
-            api::protocols::random_test(a.cores, a.checks, seed, (a.design, a.prefetch));
+        let (tc, r, secs) = api::protocols::random_test(
+            a.cores,
+            a.checks,
+            seed,
+            (a.design, a.prefetch, a.cache_ops),
+        );
         match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(

@@ -81,6 +81,9 @@ enum Command {
     Goal(GoalArgs),
     /// MPI matching engines on the queue benchmarks: matching.csv and a report of the papers' claims.
     Matching(MatchingArgs),
+    /// The LHS paper in its own setting (DIMMnet-2, the emulated DIMMnet-3): its Figs. 4
+    /// to 6 and claims, lhs.csv and report.md.
+    Lhs(LhsArgs),
     /// MOPED with one and two engines under each scheme (base, SO, RO, DSR, SR) on IMB
     /// Uniband, Biband and PingPong: engines.csv and a report of the multi-CPU NIC paper's claims.
     Engines(EnginesArgs),
@@ -195,6 +198,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Figure10(a) => cmd_figure10(a, command),
         Command::Matching(a) => cmd_matching(a, command),
         Command::Engines(a) => cmd_engines(a, command),
+        Command::Lhs(a) => cmd_lhs(a, command),
         Command::Goal(a) => cmd_goal(&a),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },

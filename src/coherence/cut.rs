@@ -293,6 +293,7 @@ impl DirCut {
             latency: 2,
             mem_latency: 35,
             mem_channel_cycles: 0,
+            device: None,
         };
         DirCut {
             ctrl: DirCtrl::new(p, protocol.dir.clone()).expect("protocol binds"),

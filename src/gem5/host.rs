@@ -121,6 +121,14 @@ impl<M: PhysMem> Gem5Host<M> {
             ));
         }
         let mut cfg = opts.config()?;
+        if cfg.nic.enabled || cfg.mpi.search_prefetch {
+            return Err(
+                "nic.enabled and mpi.search_prefetch (the LHS paper's NICs, flushes and \
+                 software prefetch) run on the embedded simulator only; `moped lhs` runs \
+                 them there"
+                    .into(),
+            );
+        }
         // gem5 keeps its own statistics, and this host has no hook yet to reset them where
         // the timed region starts: under gem5 a workload runs cold, from its first cycle
         // counted, and its config says so.

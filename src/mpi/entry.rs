@@ -32,4 +32,25 @@ pub(super) enum Unexp {
     Rts { sreq: u32, bytes: u64 },
     /// A send to the rank itself, waiting for its receive.
     SelfSend(ReqId),
+    /// A message in the NIC's receive ring (`[nic]`): its position is the entry's `slot`.
+    Nic,
+}
+
+/// A tag as MPICH stores it, with ANY_TAG as 0xFFFF. The runtime's tags are already the
+/// 16-bit numbers they travel as (`workload::tags`; checked when a call is taken).
+pub(super) fn tag_value(tag: Tag) -> u16 {
+    match tag {
+        Tag::Tag(t) => t as u16,
+        Tag::Any => 0xFFFF,
+    }
+}
+
+/// The match word of an envelope.
+pub(super) fn entry_word(src: Peer, tag: Tag, ctx: u16) -> u64 {
+    let s = match src {
+        Peer::Rank(r) => r as u64,
+        Peer::Any => 0xFFFF,
+    };
+    let t = tag_value(tag) as u64;
+    1 << 63 | (ctx as u64) << 32 | t << 16 | s
 }

@@ -50,6 +50,62 @@ pub struct Layout {
     pub flag_va: u64,
     /// Bytes from one ch3:shm queue to the next.
     pub queue_stride: u64,
+    /// With `[nic]` on: every rank's NIC, whose receive ring is its unexpected queue (the
+    /// LH buffer's entries in the NIC, `lh_entry_bytes` 0 without LHS).
+    pub nic: Option<NicLayout>,
+    /// LHS: the search's software prefetch, bytes past the entry read (`mpi.search_prefetch`).
+    pub search_prefetch: Option<u64>,
+}
+
+/// Where a rank finds its NIC (rank `r`'s is NIC `r`), and how the NIC keeps messages.
+#[derive(Clone, Copy, Debug)]
+pub struct NicLayout {
+    pub map: crate::nic::NicMap,
+    /// The Size Information Location Register.
+    pub size_offset: u64,
+    pub slot_bytes: u64,
+    pub window_bytes: u64,
+    /// The library flushes an LH-buffer line once it has read it (`nic.flush` with a
+    /// write-back mapping).
+    pub flush: bool,
+    /// The NIC matches (`nic.matcher`): receives are posted to it, pairs taken from its
+    /// completion queue.
+    pub matcher: bool,
+}
+
+impl NicLayout {
+    /// Rank `me`'s register `reg` (`nic::reg`).
+    pub fn reg(&self, me: u16, reg: u64) -> u64 {
+        self.map.addr(me as usize, crate::nic::Region::Regs, reg)
+    }
+
+    /// The first byte of rank `me`'s send window, Read Window, LH buffer.
+    pub fn send(&self, me: u16) -> u64 {
+        self.map.addr(me as usize, crate::nic::Region::Send, 0)
+    }
+
+    pub fn window(&self, me: u16) -> u64 {
+        self.map
+            .addr(me as usize, crate::nic::Region::ReadWindow, 0)
+    }
+
+    pub fn lh(&self, me: u16) -> u64 {
+        self.map.addr(me as usize, crate::nic::Region::Lh, 0)
+    }
+
+    /// The address of pair `i` of rank `me`'s NIC's completion queue.
+    pub fn pair(&self, me: u16, i: u64) -> u64 {
+        self.map.addr(
+            me as usize,
+            crate::nic::Region::Cq,
+            16 * (i % crate::nic::CQ_PAIRS),
+        )
+    }
+
+    /// The bulk-memory address of position `seq`'s slot in a ring of `positions`.
+    pub fn slot(&self, seq: u64, positions: u64) -> u64 {
+        (seq % positions) * self.slot_bytes
+    }
 }
 
 /// Bytes malloc keeps before each block it hands out (glibc's chunk header, rounded to its
@@ -146,6 +202,8 @@ impl Layout {
             lh_entry_bytes: 0,
             flag_va: FLAG_VA,
             queue_stride: stride.bytes(),
+            nic: None,
+            search_prefetch: None,
         };
         layout.set_list_entries(LIST_ENTRIES);
         layout
@@ -170,7 +228,7 @@ impl Layout {
 
     /// The end of the runtime's private region.
     pub fn priv_end(&self) -> u64 {
-        if self.lh_entries == 0 {
+        if self.lh_entries == 0 || self.nic.is_some() {
             return self.tmp_base + self.tmp_bytes;
         }
         round_up(

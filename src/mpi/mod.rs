@@ -18,6 +18,7 @@ mod entry;
 pub mod layout;
 mod lhs;
 mod moped_path;
+mod nic_path;
 mod ops;
 mod overlap;
 mod queues;
@@ -72,6 +73,7 @@ pub fn run_workload(
     seed: u64,
     params: MpiParams,
 ) -> Result<MpiRun, MopedError> {
+    check_nic(cfg, w, design)?;
     let expected_messages = refuse_certain_failures(w)?;
     let proto = Protocol::of(design);
     let moped = proto.has_moped();
@@ -109,6 +111,48 @@ pub fn run_workload(
         bytes_verified: driver.verifier.bytes,
         stats,
     })
+}
+
+/// Fails at once a run the NIC setting (`[nic]`) cannot make: a design other than the
+/// baseline (the NICs replace shared memory, not MOPED), or a message larger than a NIC's
+/// send window holds with its header (the NIC path sends every message eagerly).
+fn check_nic(cfg: &SystemConfig, w: &Workload, design: Design) -> Result<(), MopedError> {
+    if !cfg.nic.enabled {
+        return Ok(());
+    }
+    let fail = |detail: String| {
+        Err(MopedError::Simulation(SimError::Config(format!(
+            "workload {}: {detail}",
+            w.name
+        ))))
+    };
+    if design != Design::Baseline {
+        return fail(format!(
+            "nic.enabled runs the unmodified-MPI baseline only, not {}: the NICs carry the \
+             messages MOPED would",
+            design.name()
+        ));
+    }
+    let room = cfg.nic.slot_bytes - crate::nic::HEADER_BYTES;
+    for (r, prog) in w.ranks.iter().enumerate() {
+        for (i, call) in prog.calls.iter().enumerate() {
+            if let crate::workload::Call::Isend { bytes, .. } = call {
+                if *bytes > room {
+                    let at = w
+                        .origins
+                        .as_ref()
+                        .and_then(|o| o.at(r, i))
+                        .map_or(String::new(), |p| format!(" at {p}"));
+                    return fail(format!(
+                        "rank {r} call {i}{at} sends {bytes} bytes, but a NIC carries at most \
+                         {room} (nic.slot_bytes less the {}-byte header)",
+                        crate::nic::HEADER_BYTES
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The statistics at a cycle, the runtime's included.
@@ -247,8 +291,26 @@ pub fn prepare(
 fn layout_of(w: &Workload, cfg: &SystemConfig) -> Layout {
     let mut layout = Layout::new(w, cfg.mpi.queue_stride, cfg.workload.buffer_align);
     layout.set_list_entries(cfg.mpi.list_entries);
-    if cfg.mpi.unexpected_queue == crate::config::UnexpectedQueue::Lhs {
+    let lhs = cfg.mpi.unexpected_queue == crate::config::UnexpectedQueue::Lhs;
+    if lhs {
         layout.set_lh_buffer(cfg.mpi.lhs_entries, cfg.mpi.lhs_entry_bytes);
+    }
+    if cfg.nic.enabled {
+        // The NIC's receive ring is the unexpected queue, with or without LHS.
+        let entry_bytes = crate::nic::NicMap::entry_bytes(cfg);
+        layout.set_lh_buffer(cfg.mpi.lhs_entries, entry_bytes);
+        let n = &cfg.nic;
+        layout.nic = Some(layout::NicLayout {
+            map: crate::nic::NicMap::of(cfg),
+            size_offset: n.size_offset,
+            slot_bytes: n.slot_bytes,
+            window_bytes: n.window_bytes,
+            flush: n.flush && n.lh_attribute == crate::config::MemAttr::WriteBack,
+            matcher: n.matcher != crate::config::NicMatcher::Host,
+        });
+    }
+    if lhs && cfg.mpi.search_prefetch {
+        layout.search_prefetch = Some(cfg.mpi.search_prefetch_offset);
     }
     layout
 }

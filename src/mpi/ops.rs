@@ -38,6 +38,8 @@ pub enum Micro {
     },
     /// Non-memory instructions.
     Compute(u64),
+    /// `clflush` of this physical line (a NIC's LH buffer, `nic.flush`).
+    Flush(u64),
     /// Runtime bookkeeping, in order with the accesses around it.
     Mark(Mark),
 }

@@ -14,29 +14,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::envelope::{Peer, Tag};
 
-pub(super) use super::entry::{Entry, Unexp};
+pub(super) use super::entry::{entry_word, tag_value, Entry, Unexp};
 use super::layout::Layout;
 use super::lhs::{LhBuffer, ENVELOPE_BYTES};
 use super::ops::Micro;
-
-/// A tag as MPICH stores it, with ANY_TAG as 0xFFFF. The runtime's tags are already the
-/// 16-bit numbers they travel as (`workload::tags`; checked when a call is taken).
-pub(super) fn tag_value(tag: Tag) -> u16 {
-    match tag {
-        Tag::Tag(t) => t as u16,
-        Tag::Any => 0xFFFF,
-    }
-}
-
-/// The match word of an envelope.
-pub(super) fn entry_word(src: Peer, tag: Tag, ctx: u16) -> u64 {
-    let s = match src {
-        Peer::Rank(r) => r as u64,
-        Peer::Any => 0xFFFF,
-    };
-    let t = tag_value(tag) as u64;
-    1 << 63 | (ctx as u64) << 32 | t << 16 | s
-}
 
 /// A receive's match word against a message's: same context, tag and source unless the
 /// receive's are wildcards.
@@ -56,8 +37,9 @@ fn list_name(posted: bool) -> &'static str {
 }
 
 /// One step of a search of a list (`posted`: the PRQ, else the UMQ) for `key`: entry `i`
-/// at step 0 loads the entry's match word, at step 1 compares it. With an LH buffer, `i`
-/// counts its positions (holes included) and then the list's entries.
+/// at step 0 loads the entry's match word (at step 2 too, after its software prefetch),
+/// at step 1 compares it. With an LH buffer, `i` counts its positions (holes included)
+/// and then the list's entries.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Search {
     pub posted: bool,
@@ -70,6 +52,9 @@ pub(super) struct Search {
 pub(super) enum Probe {
     /// Load the match word at this address and come back at step 1.
     Load(u64),
+    /// Read the header at this bulk-memory address through a VL command and the Read
+    /// Window (a NIC without LHS), loading its match word; come back at step 1.
+    Vl(u64),
     /// No match: the next pointer's load is queued; go on with the next entry.
     Next,
     /// The search is over; [`Queues::found`] holds the result.
@@ -87,20 +72,72 @@ pub(super) struct Queues {
     /// The index of the entry the last search found: in the UMQ, the LH buffer's live
     /// entries come first.
     pub found: Option<usize>,
-    /// The LH buffer, with `mpi.unexpected_queue = "lhs"`.
+    /// The LH buffer, with `mpi.unexpected_queue = "lhs"`; with a NIC, its receive ring.
     lhs: Option<LhBuffer>,
+    /// The rank whose queues these are.
+    me: u16,
 }
 
 impl Queues {
-    /// Lists of `entries` records each, and an LH buffer if `lhs`.
-    pub fn new(entries: u64, lhs: bool) -> Queues {
+    /// Rank `me`'s lists of `entries` records each, and an LH buffer (or a NIC's ring) if
+    /// `lhs`.
+    pub fn new(entries: u64, lhs: bool, me: u16) -> Queues {
         Queues {
             posted: Vec::new(),
             unexpected: Vec::new(),
             free_slots: [(0..entries).rev().collect(), (0..entries).rev().collect()],
             found: None,
             lhs: lhs.then(LhBuffer::default),
+            me,
         }
+    }
+
+    /// The match word at the NIC's position `seq`, as the rank knows it.
+    pub fn nic_word(&self, seq: u64) -> Option<u64> {
+        self.lhs.as_ref()?.word_at(seq)
+    }
+
+    /// A NIC's head the rank has moved and not yet stored.
+    pub fn take_nic_head(&mut self) -> Option<u64> {
+        self.lhs.as_mut()?.take_pending_head()
+    }
+
+    /// The address of the LH entry a search of the unexpected queue reads at place `i`,
+    /// if `i` falls in the LH buffer (and the buffer has entries to load).
+    pub fn ring_addr(&self, layout: &Layout, i: usize) -> Option<u64> {
+        let b = self.lhs.as_ref()?;
+        let in_ring = (i as u64) < b.span() && layout.lh_entry_bytes > 0;
+        in_ring.then(|| LhBuffer::entry_addr(layout, self.me, b.seq_at(i as u64)))
+    }
+
+    /// The next position of the NIC's receive ring this rank has not yet taken.
+    pub fn nic_next(&self) -> u64 {
+        self.lhs.as_ref().map_or(0, LhBuffer::tail)
+    }
+
+    /// The NIC's message at the next position, with envelope `(src, tag, ctx)`: waiting
+    /// as unexpected, or (`taken`) matched by a posted receive at once.
+    pub fn nic_arrived(
+        &mut self,
+        (src, tag, ctx): (Peer, Tag, u16),
+        taken: bool,
+    ) -> Result<(), String> {
+        let b = self
+            .lhs
+            .as_mut()
+            .ok_or("a NIC's message without its ring")?;
+        if taken {
+            b.push_taken(entry_word(src, tag, ctx));
+        } else {
+            b.push_arrived(Entry {
+                slot: 0,
+                src,
+                tag,
+                ctx,
+                what: Unexp::Nic,
+            });
+        }
+        Ok(())
     }
 
     /// Whether the UMQ starts with an LH buffer.
@@ -178,13 +215,15 @@ impl Queues {
     ) -> Result<Probe, String> {
         let b = self.lhs.as_ref().ok_or("no LH buffer")?;
         let seq = b.seq_at(s.i as u64);
-        let at = LhBuffer::entry_addr(layout, seq);
-        if s.step == 0 {
-            return Ok(Probe::Load(at));
+        if s.step != 1 {
+            return Ok(match &layout.nic {
+                Some(n) if layout.lh_entry_bytes == 0 => Probe::Vl(n.slot(seq, layout.lh_entries)),
+                _ => Probe::Load(LhBuffer::entry_addr(layout, me, seq)),
+            });
         }
         let got = value.ok_or("no entry value")?;
         let live = b.find(seq);
-        let want = live.map_or(0, |k| {
+        let want = live.map_or(b.hole_word(seq), |k| {
             let e = b.entries[k];
             entry_word(e.src, e.tag, e.ctx)
         });
@@ -218,7 +257,7 @@ impl Queues {
             return Ok(Probe::Done);
         };
         let at = Queues::addr(layout, s.posted, e.slot);
-        if s.step == 0 {
+        if s.step != 1 {
             return Ok(Probe::Load(at));
         }
         let got = value.ok_or("no entry value")?;
@@ -258,7 +297,7 @@ impl Queues {
         let lh_len = self.lh_len();
         if let (false, Some(b)) = (posted, self.lhs.as_mut()) {
             if i < lh_len {
-                return b.remove(layout, i, ops);
+                return b.remove(layout, self.me, i, ops);
             }
         }
         let i = if posted { i } else { i - lh_len };
@@ -351,6 +390,7 @@ fn payload_word(what: Unexp) -> u64 {
         Unexp::Posted(r) | Unexp::SelfSend(r) => r as u64,
         Unexp::Eager { tmp, .. } => tmp,
         Unexp::Rts { sreq, .. } => sreq as u64,
+        Unexp::Nic => 0,
     }
 }
 

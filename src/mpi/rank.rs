@@ -34,6 +34,8 @@ pub(super) enum Path {
     Moped(u16),
     /// On the shared-memory path.
     Shm,
+    /// Through the NICs (`[nic]`).
+    Nic,
 }
 
 /// A send or receive request.
@@ -143,15 +145,53 @@ pub(super) enum Task {
     SelfSend { req: ReqId },
     /// The dissemination barrier, round `k`.
     Barrier { k: u32, step: u8 },
+    /// A look at the NIC: its tail read, then each new position taken; or, where the NIC
+    /// matches, its pairs' count, then each new pair taken.
+    NicPoll { step: u8 },
+    /// Pair `i` of the NIC's completion queue: its receive's request (step 0, the value at
+    /// step 1), its message's position (the value at step 2), then the delivery.
+    NicPair { i: u64, step: u8, req: u32 },
+    /// The NIC's message at position `seq`: its match word read, then the posted-receive
+    /// queue searched.
+    NicArrival { seq: u64, step: u8 },
+    /// After that search: the message delivered or left waiting.
+    NicIncoming { seq: u64, word: u64 },
+    /// The message at `seq` copied into receive `req`'s buffer: its size read (step 0),
+    /// then the copy (step 1).
+    NicDeliver { seq: u64, req: ReqId, step: u8 },
+    /// More of a payload in the bulk memory, block by block.
+    NicBlocks { from: u64, to: u64, left: u64 },
+    /// A block in the Read Window copied to `to`.
+    NicCopyOut { to: u64, bytes: u64 },
+    /// The message at `seq` delivered: flushes, the head, the receive's completion.
+    NicDone { seq: u64, req: ReqId, size: u64 },
+    /// A VL command: its store, the completion count polled until it reaches `target`,
+    /// then a load of `then` (0: none) whose value goes to the task below.
+    Vl {
+        addr: u64,
+        bytes: u64,
+        step: u8,
+        target: u64,
+        then: u64,
+    },
 }
 
 impl Task {
-    /// The activity of a task's steps; `None` for [`Task::NextCall`], whose call decides.
+    /// The activity of a task's steps; `None` for [`Task::NextCall`], whose call decides,
+    /// and for a VL command, which serves the search or copy that pushed it.
     pub(super) fn activity(&self) -> Option<Activity> {
         Some(match self {
-            Task::NextCall => return None,
-            Task::Wait { .. } | Task::Progress { .. } | Task::Poll { step: 0..=2, .. } => {
-                Activity::Poll
+            Task::NextCall | Task::Vl { .. } => return None,
+            Task::Wait { .. }
+            | Task::Progress { .. }
+            | Task::Poll { step: 0..=2, .. }
+            | Task::NicPoll { .. } => Activity::Poll,
+            Task::NicDeliver { .. }
+            | Task::NicBlocks { .. }
+            | Task::NicCopyOut { .. }
+            | Task::NicDone { .. } => Activity::Copy,
+            Task::NicArrival { .. } | Task::NicIncoming { .. } | Task::NicPair { .. } => {
+                Activity::Call
             }
             Task::Search { .. } => Activity::Search,
             Task::MopedPost { .. } => Activity::MopedPort,
@@ -287,7 +327,7 @@ impl RankStats {
     /// Counts a completed access of the core's, served at `level`, in activity `a`.
     pub(super) fn served(&mut self, a: Activity, level: HitLevel) {
         match level {
-            HitLevel::L1 | HitLevel::Port => {}
+            HitLevel::L1 | HitLevel::Port | HitLevel::Device => {}
             HitLevel::Memory => {
                 self.l1_misses_in[a as usize] += 1;
                 self.memory_in[a as usize] += 1;
@@ -354,6 +394,11 @@ pub(super) struct Rank {
     pub loop_activity: Activity,
     /// Where the rank's cycles went.
     pub time: Breakdown,
+    /// The NIC path: VL commands issued, the NIC's tail (or pairs' count) as last read,
+    /// and the pairs taken where the NIC matches.
+    pub nic_vl: u64,
+    pub nic_tail: u64,
+    pub nic_pairs: u64,
 }
 
 /// What the simulator's fast-forward of polling needs to know of a rank
@@ -440,7 +485,7 @@ impl Rank {
             seq: 0,
             software: !moped,
             epoch: 0,
-            queues: Queues::new(layout.list_entries, layout.lh_entries > 0),
+            queues: Queues::new(layout.list_entries, layout.lh_entries > 0, me),
             outgoing: vec![VecDeque::new(); p],
             incoming: vec![None; p],
             tmp: Arena::new(layout.tmp_base, layout.tmp_bytes),
@@ -451,6 +496,9 @@ impl Rank {
             activity: Activity::Call,
             loop_activity: Activity::Call,
             time: Breakdown::default(),
+            nic_vl: 0,
+            nic_tail: 0,
+            nic_pairs: 0,
         }
     }
 }
@@ -501,6 +549,7 @@ impl Rank {
                     Path::New => "not posted".to_string(),
                     Path::Moped(d) => format!("MOPED descriptor {d:#06x}"),
                     Path::Shm => "shared memory".to_string(),
+                    Path::Nic => "the NIC".to_string(),
                 };
                 let what = crate::envelope::describe_call(
                     q.kind,

@@ -257,6 +257,10 @@ impl Driver for MpiDriver {
         Some((self.verifier.messages, self.expected_messages?))
     }
 
+    fn device_progress(&mut self, now: u64) {
+        self.last_progress = now;
+    }
+
     fn stuck(&mut self, now: u64, limits: &WatchdogSection) -> Option<String> {
         let waiting = self.ranks.iter().filter(|r| !r.finished);
         if waiting.clone().any(|r| !r.in_blocking_call()) {
@@ -379,6 +383,10 @@ impl MpiDriver {
             Micro::Store { addr, size, value } => {
                 rank.stats.instructions += 1;
                 return Ok(Some(store(addr, size, value)));
+            }
+            Micro::Flush(addr) => {
+                rank.stats.instructions += 1;
+                return Ok(Some(Next::Flush(addr)));
             }
             Micro::Compute(n) => {
                 rank.stats.instructions += n;
@@ -528,6 +536,38 @@ impl MpiDriver {
             }
             Task::RecvPosted { req } => self.ranks[c].recv_posted(layout, req),
             Task::SelfSend { req } => self.ranks[c].self_send(layout, req),
+            task => self.nic_step(c, task, value),
+        }
+    }
+
+    /// One step of a task of the NIC path (`nic_path`).
+    fn nic_step(&mut self, c: usize, task: Task, value: Option<u64>) -> Result<Step, String> {
+        let (layout, rank) = (&self.layout, &mut self.ranks[c]);
+        match task {
+            Task::NicPoll { step } => rank.nic_poll(layout, step, value),
+            Task::NicArrival { seq, step } => rank.nic_arrival(layout, seq, step, value),
+            Task::NicIncoming { seq, word } => {
+                self.last_progress = self.now;
+                rank.nic_incoming(layout, seq, word)
+            }
+            Task::NicDeliver { seq, req, step } => {
+                rank.nic_delivery(layout, (seq, req), step, value)
+            }
+            Task::NicBlocks { from, to, left } => rank.nic_blocks(layout, from, to, left),
+            Task::NicCopyOut { to, bytes } => rank.nic_copy_out(layout, to, bytes),
+            Task::NicDone { seq, req, size } => rank.nic_done(layout, seq, req, size),
+            Task::NicPair { i, step, req } => rank.nic_pair(layout, i, (step, req), value),
+            Task::Vl {
+                addr,
+                bytes,
+                step,
+                target,
+                then,
+            } => rank.vl(layout, (addr, bytes, target, then), step, value),
+            other => Err(format!(
+                "rank {}: task {other:?} reached the NIC path",
+                rank.me
+            )),
         }
     }
 
@@ -540,6 +580,9 @@ impl MpiDriver {
             0 => {
                 self.register(c, req)?;
                 let rank = &mut self.ranks[c];
+                if self.layout.nic.is_some() {
+                    return rank.post_nic(&self.layout, req);
+                }
                 if !self.moped || rank.software {
                     return rank.post_shm(req);
                 }

@@ -429,19 +429,39 @@ impl Rank {
         s: Search,
         value: Option<u64>,
     ) -> Result<Step, String> {
-        match self
+        let probe = self
             .queues
-            .search_step(layout, self.me, s, value, &mut self.ops)?
-        {
+            .search_step(layout, self.me, s, value, &mut self.ops)?;
+        if s.step == 1 {
+            let matched = matches!(probe, Probe::Done) && self.queues.found.is_some();
+            self.flush_passed(layout, s, matched);
+        }
+        let again = |step| Task::Search {
+            posted: s.posted,
+            key: s.key,
+            i: s.i,
+            step,
+        };
+        match probe {
             Probe::Load(at) => {
+                if let Some(prefetch) = self.search_prefetch(layout, s, at) {
+                    self.stack.push(again(2));
+                    return Ok(Step::Issue(prefetch));
+                }
                 self.stats.list_searched += 1;
-                self.stack.push(Task::Search {
-                    posted: s.posted,
-                    key: s.key,
-                    i: s.i,
-                    step: 1,
-                });
+                self.stack.push(again(1));
                 Ok(Step::Issue(load(at, 8)))
+            }
+            Probe::Vl(addr) => {
+                self.stats.list_searched += 1;
+                self.stack.push(again(1));
+                let window = layout
+                    .nic
+                    .as_ref()
+                    .ok_or("a VL read without a NIC")?
+                    .window(self.me);
+                self.push_vl(addr, crate::nic::HEADER_BYTES, Some(window));
+                Ok(Step::Again)
             }
             Probe::Next => {
                 self.stack.push(Task::Search {
@@ -673,6 +693,7 @@ impl Rank {
                 self.send_cts(src, sreq, req);
             }
             Unexp::SelfSend(sreq) => self.copy_to_self(sreq, req)?,
+            Unexp::Nic => return self.nic_deliver(e.slot, req),
             Unexp::Posted(_) => return Err(format!("rank {me}: unexpected list holds a receive")),
         }
         Ok(Step::Again)

@@ -119,6 +119,7 @@ pub(crate) fn handle<P: Platform, D: Driver + ?Sized>(
             Ok(())
         }
         Ev::Watchdog => p.watchdog(now),
+        Ev::NicTick(n) => p.nic_tick(n as usize, now, driver),
     }
 }
 
@@ -155,6 +156,9 @@ fn step<P: Platform, D: Driver + ?Sized>(
         schedule_step(p, c, at);
         return Ok(());
     }
+    if let Some(addr) = core.flush {
+        return flush(p, c, addr, now);
+    }
     let mlp = p.cfg().system.core_model == CoreModel::Mlp;
     let mut next = driver
         .next(c, now)
@@ -164,7 +168,8 @@ fn step<P: Platform, D: Driver + ?Sized>(
     if let Next::Independent(req) = next {
         // A blocking core, and any core for a port (whose loads the MOPED may answer
         // late), waits for the value all the same; its driver still hears the load's id.
-        if !mlp || req.kind != AccessKind::Load || p.dev().is_port(req.addr) {
+        let uncached = p.dev().is_port(req.addr) || p.is_uncached(req.addr);
+        if !mlp || req.kind != AccessKind::Load || uncached {
             next = Next::Access(req);
             independent = true;
         }
@@ -200,6 +205,16 @@ fn step<P: Platform, D: Driver + ?Sized>(
         }
         Next::Moped(op) => {
             p.driver_line(c, op, now, driver)?;
+            schedule_step(p, c, now + 1);
+        }
+        Next::Flush(addr) => match quiet_physical(p, c, addr) {
+            Some(pa) => flush(p, c, pa, now)?,
+            None => schedule_step(p, c, now + 1),
+        },
+        Next::Prefetch(addr) => {
+            if let Some(pa) = quiet_physical(p, c, addr) {
+                p.software_prefetch(c, pa, now)?;
+            }
             schedule_step(p, c, now + 1);
         }
         Next::Switch(proc) => {
@@ -263,7 +278,8 @@ fn enter<P: Platform, D: Driver + ?Sized>(
     driver: &mut D,
 ) -> Result<(), SimError> {
     let mlp = p.cfg().system.core_model == CoreModel::Mlp;
-    if independent && mlp && req.kind == AccessKind::Load && !p.dev().is_port(req.addr) {
+    let uncached = p.dev().is_port(req.addr) || p.is_uncached(req.addr);
+    if independent && mlp && req.kind == AccessKind::Load && !uncached {
         return mlp::take(p, c, req, now, driver);
     }
     let sb_entries = p.cfg().system.store_buffer_entries.max(1);
@@ -310,7 +326,7 @@ fn physical<P: Platform>(
     let Some(proc) = p.cores()[c].proc else {
         return Ok(Some(req.addr));
     };
-    if p.dev().is_port(req.addr) {
+    if p.dev().is_port(req.addr) || p.is_nic(req.addr) {
         return Ok(Some(req.addr));
     }
     let offset = req.addr - page_of(req.addr);
@@ -432,9 +448,45 @@ fn issue<P: Platform, D: Driver + ?Sized>(
 ) -> Result<(), SimError> {
     if p.dev().is_port(req.addr) {
         port_access(p, c, req, now)
+    } else if p.is_uncached(req.addr) {
+        p.nic_access(c, req, now)
+    } else if req.kind == AccessKind::Store && p.is_nic(req.addr) {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!(
+                "core {c}: a store to {:#x}, a NIC's LH buffer, which only the NIC writes",
+                req.addr
+            ),
+        })
     } else {
         p.memory_access(c, req, now, driver)
     }
+}
+
+/// The physical address of `addr` for core `c`'s flush or prefetch, without a walk's
+/// loads or a page fault: `None` for a page not mapped.
+fn quiet_physical<P: Platform>(p: &mut P, c: usize, addr: u64) -> Option<u64> {
+    let proc = p.cores()[c].proc;
+    let Some(proc) = proc.filter(|_| !p.dev().is_port(addr) && !p.is_nic(addr)) else {
+        return Some(addr);
+    };
+    let offset = addr - page_of(addr);
+    let (os, tlb, mem) = p.os_parts();
+    if let Some(frame) = tlb.lookup(c, proc, page_of(addr)) {
+        return Some(frame | offset);
+    }
+    let frame = os.procs.get(proc)?.space.translate(&mem, page_of(addr))?;
+    Some(frame | offset)
+}
+
+/// Core `c`'s `clflush` of physical `addr`: done, the core busy for `nic.flush_cycles`;
+/// or kept until the line settles, tried again next cycle.
+fn flush<P: Platform>(p: &mut P, c: usize, addr: u64, now: u64) -> Result<(), SimError> {
+    let done = p.flush_line(c, addr, now)?;
+    let cycles = p.cfg().nic.flush_cycles.max(1);
+    p.cores_mut()[c].flush = (!done).then_some(addr);
+    schedule_step(p, c, now + if done { cycles } else { 1 });
+    Ok(())
 }
 
 /// A core's load or store to a port: answered by its local MOPED after the port latency,

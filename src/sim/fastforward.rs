@@ -234,7 +234,7 @@ impl Sim {
                 (c as usize, false)
             }
             Ev::Deliver(slot) => (self.wire.slab[slot as usize].dst as usize, false),
-            Ev::MopedTick(m) | Ev::FaultDone(m, ..) => (m as usize, false),
+            Ev::MopedTick(m) | Ev::FaultDone(m, ..) | Ev::NicTick(m) => (m as usize, false),
             Ev::DevDeliver(slot) => (self.moped_host.dev.slab[slot as usize].0 as usize, false),
             Ev::Watchdog => return Ok(()),
         };

@@ -2,8 +2,8 @@
 //! on-chip network and a deterministic event queue. Whatever generates accesses (program
 //! cores, the random tester) plugs in as a [`Driver`].
 
-// Sibling modules form a DAG: platform <- moped_host <- cores <- memory, fastforward; stats
-// uses none.
+// Sibling modules form a DAG: platform <- moped_host <- cores <- memory, fastforward,
+// nic_host; stats uses none.
 pub(crate) mod cores;
 mod fastforward;
 pub mod heartbeat;
@@ -12,6 +12,7 @@ pub mod interrupt;
 mod memory;
 mod mlp;
 pub(crate) mod moped_host;
+mod nic_host;
 pub(crate) mod platform;
 pub use platform::EventKinds;
 mod stats;
@@ -53,6 +54,14 @@ pub enum Next {
     /// Run process `Some(p)` on this core from now on (its addresses are virtual), or none
     /// (physical addresses); a context switch or a migration.
     Switch(Option<ProcId>),
+    /// Flush the line of this address out of the core's caches (x86 `clflush`): the core
+    /// is busy `nic.flush_cycles` cycles; a line with a request in flight is flushed once
+    /// it settles. A virtual address is translated without a walk's loads; an unmapped
+    /// page holds nothing to flush.
+    Flush(u64),
+    /// Prefetch the line of this address into the L1 (an SSE `prefetch` instruction, one
+    /// cycle): dropped for an uncacheable address or an unmapped page.
+    Prefetch(u64),
     /// Have the MOPED beside this core carry out a line operation, as its copy unit would
     /// (physical, line-aligned addresses); the answer comes through [`Driver::moped_done`].
     /// The core steps again next cycle.
@@ -145,6 +154,9 @@ pub trait Driver {
     fn stuck(&mut self, _now: u64, _limits: &WatchdogSection) -> Option<String> {
         None
     }
+    /// A device works on the driver's behalf at `now` (a NIC's engine searching, a message
+    /// on its wire): the driver's own watchdog counts it as progress.
+    fn device_progress(&mut self, _now: u64) {}
     /// Progress toward a known end, `(done, of)`, for the run's heartbeat
     /// ([`heartbeat`]); `None` where the end is not known.
     fn progress(&self) -> Option<(u64, u64)> {
@@ -284,6 +296,8 @@ pub struct Sim {
     started: bool,
     /// Polling passes skipped (`sim.fast_forward`).
     ff: fastforward::FastForward,
+    /// The NICs of the LHS paper's setting (`[nic]`), if on.
+    nics: Option<nic_host::NicHost>,
 }
 
 /// Where [`Sim::run_to_mark`] stopped.
@@ -341,6 +355,11 @@ impl Sim {
                 latency: cfg.directory.latency as u32,
                 mem_latency: cfg.memory.latency as u32,
                 mem_channel_cycles: cfg.memory.channel_cycles,
+                device: cfg.nic.enabled.then(|| {
+                    let end = cfg.nic.base + n as u64 * crate::nic::NIC_STRIDE;
+                    let extra = u32::try_from(cfg.nic.access_cycles).unwrap_or(u32::MAX);
+                    (cfg.nic.base, end, extra)
+                }),
             };
             dirs.push(
                 DirCtrl::new(p, protocol.dir.clone())
@@ -348,6 +367,7 @@ impl Sim {
             );
         }
         let mut net = moped_host::network(cfg, &[]);
+        let nics = nic_host::NicHost::new(cfg, |c| memory_round_trip(cfg, &net, c));
         let mopeds = moped_host::build_mopeds(cfg, &protocol)?;
         let moped_host = MopedHost::new(cfg, &mut net, mopeds.len());
         let classes = MsgType::ALL
@@ -387,6 +407,7 @@ impl Sim {
             moped_host,
             tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
             ff: fastforward::FastForward::new(cfg.sim.fast_forward, n),
+            nics,
         })
     }
 
@@ -468,7 +489,11 @@ impl Sim {
                 }
                 if now >= check_at {
                     self.check_watchdog(now)?;
+                    if self.nics_busy(now) {
+                        driver.device_progress(now);
+                    }
                     if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
+                        let detail = detail + &self.nic_notes();
                         return Err(SimError::Watchdog { cycle: now, detail });
                     }
                     check_at = now.saturating_add(period);
@@ -898,6 +923,37 @@ impl Platform for Sim {
     fn pass_started(&mut self, c: usize, now: u64, idle: bool) {
         self.ff_pass_started(c, now, idle)
     }
+
+    #[inline]
+    fn is_uncached(&self, addr: u64) -> bool {
+        self.nics.as_ref().is_some_and(|h| h.is_uncached(addr))
+    }
+
+    #[inline]
+    fn is_nic(&self, addr: u64) -> bool {
+        self.nics.as_ref().is_some_and(|h| h.map.covers(addr))
+    }
+
+    fn nic_access(&mut self, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
+        Sim::nic_access(self, c, req, now)
+    }
+
+    fn nic_tick<D: Driver + ?Sized>(
+        &mut self,
+        n: usize,
+        now: u64,
+        driver: &mut D,
+    ) -> Result<(), SimError> {
+        Sim::nic_tick(self, n, now, driver)
+    }
+
+    fn flush_line(&mut self, c: usize, addr: u64, now: u64) -> Result<bool, SimError> {
+        Sim::flush_line(self, c, addr, now)
+    }
+
+    fn software_prefetch(&mut self, c: usize, addr: u64, now: u64) -> Result<(), SimError> {
+        Sim::software_prefetch(self, c, addr, now)
+    }
 }
 
 /// Stamps a controller's violation with the cycle of the event that raised it (the
@@ -908,6 +964,26 @@ pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
         v.cycle = now;
         SimError::Protocol(v)
     }
+}
+
+/// Core 0's uncontended load from memory on `cfg`'s system, in core cycles: what an L2
+/// miss served by memory takes, and a NIC access (`[nic]`) before its own cycles.
+pub fn memory_load_cycles(cfg: &SystemConfig) -> u64 {
+    memory_round_trip(cfg, &moped_host::network(cfg, &[]), 0)
+}
+
+/// Core `c`'s uncontended round trip to memory and back through directory bank 0: its L1
+/// and L2 lookups, the request's and the data's network paths, the directory and memory.
+fn memory_round_trip(cfg: &SystemConfig, net: &Network, c: usize) -> u64 {
+    let dir = net.dir_node(0);
+    let header = cfg.network.header_bytes;
+    let data = header + crate::mem::LINE_BYTES as u32;
+    cfg.l1.latency
+        + cfg.l2.latency
+        + net.uncontended_latency(c, dir, header)
+        + cfg.directory.latency
+        + cfg.memory.latency
+        + net.uncontended_latency(dir, c, data)
 }
 
 /// A line's bit in a controller's `stalled_lines` mask (a multiplicative hash: a directory

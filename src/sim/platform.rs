@@ -47,6 +47,9 @@ pub(crate) enum Ev {
     MopedTick(u16),
     /// The OS finished MOPED `m`'s page fault for active slot `s`: (m, s, mapped).
     FaultDone(u16, u16, bool),
+    /// A NIC's tick (`[nic]`): host accesses that reached it, VL commands, messages to
+    /// divide.
+    NicTick(u16),
 }
 
 /// Within a cycle, the events of the memory system, the network and the devices first, in
@@ -67,7 +70,8 @@ impl crate::engine::Tie for Ev {
             | Ev::Watchdog
             | Ev::DevDeliver(_)
             | Ev::MopedTick(_)
-            | Ev::FaultDone(..) => 0,
+            | Ev::FaultDone(..)
+            | Ev::NicTick(_) => 0,
         }
     }
 }
@@ -87,6 +91,7 @@ pub struct EventKinds {
     pub dev_deliver: u64,
     pub moped_tick: u64,
     pub fault_done: u64,
+    pub nic_tick: u64,
 }
 
 impl EventKinds {
@@ -105,6 +110,7 @@ impl EventKinds {
             Ev::DevDeliver(_) => &mut self.dev_deliver,
             Ev::MopedTick(_) => &mut self.moped_tick,
             Ev::FaultDone(..) => &mut self.fault_done,
+            Ev::NicTick(_) => &mut self.nic_tick,
         };
         *n += 1;
     }
@@ -139,6 +145,8 @@ pub(crate) struct CoreState {
     pub window: super::window::Window,
     /// The page walk of a TLB miss; its loads occupy `load`.
     pub walk: Option<CoreWalk>,
+    /// A `clflush` waiting for its line to settle (physical address).
+    pub flush: Option<u64>,
 }
 
 impl CoreState {
@@ -238,6 +246,60 @@ pub(crate) trait Platform: VirtualMemory + Sized {
 
     /// Whether MOPED `m` has a line request its memory system has not answered.
     fn lines_waiting(&self, m: usize) -> bool;
+    /// Whether the cores reach `addr` without their caches: a NIC's uncacheable or
+    /// write-combining window (`[nic]`).
+    fn is_uncached(&self, _addr: u64) -> bool {
+        false
+    }
+
+    /// Whether `addr` lies in the NICs' windows: a physical address, never translated.
+    fn is_nic(&self, _addr: u64) -> bool {
+        false
+    }
+
+    /// Core `c`'s access to a NIC's uncached window; the platform marks it outstanding
+    /// and completes it later.
+    fn nic_access(&mut self, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!(
+                "core {c}: access to NIC address {:#x}: this host models no NICs ([nic] runs \
+                 on the embedded simulator)",
+                req.addr
+            ),
+        })
+    }
+
+    /// NIC `n`'s tick ([`Ev::NicTick`]).
+    fn nic_tick<D: Driver + ?Sized>(
+        &mut self,
+        n: usize,
+        now: u64,
+        _driver: &mut D,
+    ) -> Result<(), SimError> {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!("NIC {n} ticked on a host that models no NICs"),
+        })
+    }
+
+    /// Core `c`'s `clflush` of physical `addr`; false while the line is busy (the core
+    /// tries again).
+    fn flush_line(&mut self, c: usize, addr: u64, now: u64) -> Result<bool, SimError> {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: clflush of {addr:#x}: not modelled on this host"),
+        })
+    }
+
+    /// Core `c`'s software prefetch of physical `addr`.
+    fn software_prefetch(&mut self, c: usize, addr: u64, now: u64) -> Result<(), SimError> {
+        Err(SimError::Check {
+            cycle: now,
+            detail: format!("core {c}: software prefetch of {addr:#x}: not modelled on this host"),
+        })
+    }
+
     /// Core `c`'s step at `now` began a pass of its driver's polling loop (`idle`: see
     /// [`Driver::take_pass_start`]); a platform that fast-forwards polling watches it.
     fn pass_started(&mut self, _c: usize, _now: u64, _idle: bool) {}

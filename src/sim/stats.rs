@@ -4,6 +4,7 @@
 
 use crate::coherence::cache::CacheStats;
 use crate::coherence::dir::DirStats;
+use crate::nic::NicStats;
 use crate::protocol::{Machine, TransitionCounts};
 use crate::stats::{stat_table, StatDef, StatsRegistry};
 
@@ -49,6 +50,7 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
         "MOPED-to-MOPED messages delivered";
     "sim.event_kinds.moped_tick" => kinds.moped_tick, "Count", "MOPED ticks";
     "sim.event_kinds.fault_done" => kinds.fault_done, "Count", "MOPED page faults served";
+    "sim.event_kinds.nic_tick" => kinds.nic_tick, "Count", "NIC ticks ([nic])";
     "sim.messages" => messages, "Count", "Coherence messages sent";
     "sim.max_queue" => max_queue, "Count", "Largest number of pending events (whole run)", level;
     "sim.message_stalls" => message_stalls, "Count",
@@ -79,6 +81,12 @@ const CORE_STATS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
         "Prefetched lines a demand access then hit in the L1";
     "l1d.prefetches_dropped" => cache.l1_prefetches_dropped, "Count",
         "L1 prefetch candidates dropped (held, busy, or no room without stalling)";
+    "l1d.sw_prefetches" => cache.sw_prefetches, "Count",
+        "Software prefetches (prefetch instructions) that requested a line (mpi.search_prefetch)";
+    "l1d.sw_prefetches_dropped" => cache.sw_prefetches_dropped, "Count",
+        "Software prefetches dropped (line held or busy, no room, or uncacheable)";
+    "l1d.flushes" => cache.flushes, "Count",
+        "Lines the core's clflush instructions took out of its caches (nic.flush)";
     "l2.hits" => cache.l2_hits, "Count", "L1 misses served by this core's L2";
     "l2.misses" => cache.l2_misses, "Count", "L2 misses: requests sent to the directory";
     "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",
@@ -108,6 +116,9 @@ const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
         "L1 prefetches issued, all cores";
     "l1d.prefetches_useful" => cache.l1_prefetches_useful, "Count",
         "Prefetched lines a demand access then hit in the L1, all cores";
+    "l1d.sw_prefetches" => cache.sw_prefetches, "Count",
+        "Software prefetches that requested a line, all cores";
+    "l1d.flushes" => cache.flushes, "Count", "Lines clflush took out of the caches, all cores";
     "l2.hits" => cache.l2_hits, "Count", "L2 hits, all cores";
     "l2.misses" => cache.l2_misses, "Count", "L2 misses, all cores";
     "l2.misses_other_cache" => cache.l2_misses_other_cache, "Count",
@@ -120,6 +131,35 @@ const CORE_TOTALS: &[StatDef<CoreCounts>] = stat_table!(CoreCounts {
     "l2.writebacks_clean" => cache.writebacks_clean, "Count",
         "Clean owned lines handed back, all cores";
     "l2.invalidations" => cache.invalidations, "Count", "Invalidations received, all cores";
+});
+
+/// Each NIC's, under `system.nicN` (`[nic]`).
+const NIC_STATS: &[StatDef<NicStats>] = stat_table!(NicStats {
+    "packets_sent" => packets_sent, "Count", "Messages the NIC put on the wire";
+    "bytes_sent" => bytes_sent, "Byte", "Bytes of the messages it sent, headers included";
+    "packets_received" => packets_received, "Count",
+        "Messages its receive dividing controller took into the receive ring";
+    "heads" => heads, "Count", "Messages whose head went to the LH buffer (LHS)";
+    "bulk_bytes" => bulk_bytes, "Byte", "Bytes written to the bulk memory (SO-DIMM)";
+    "ring_full_cycles" => ring_full_cycles, "Cycle",
+        "Cycles arrived messages waited for a free receive-ring position";
+    "vl_commands" => vl_commands, "Count",
+        "VL commands: bulk-memory blocks copied to the Read Window";
+    "vl_bytes" => vl_bytes, "Byte", "Bytes the VL commands copied";
+    "register_loads" => register_loads, "Count", "Host loads of the NIC's registers";
+    "window_loads" => window_loads, "Count", "Host loads of the Read Window";
+    "host_stores" => host_stores, "Count", "Host stores to the NIC's registers and send window";
+    "lh_loads" => lh_loads, "Count",
+        "Host loads of an uncacheable or write-combining LH buffer (nic.lh_attribute)";
+    "invalidations" => invalidations, "Count",
+        "Cached LH-buffer lines the dividing controller's writes took out of the cores' caches";
+    "match_searches" => match_searches, "Count",
+        "Searches of the NIC's matching engine (nic.matcher): receives posted, messages arrived";
+    "match_traversed" => match_traversed, "Count",
+        "Entries the NIC engine's searches read one after another (an overflow list's, say)";
+    "match_engine_cycles" => match_engine_cycles, "Cycle",
+        "The NIC engine's busy cycles at its own clock (nic.matcher_mhz)";
+    "matches" => matches, "Count", "Receive-message pairs the NIC's engine made";
 });
 
 /// Each directory bank's, under `system.dirN`.
@@ -184,6 +224,13 @@ impl Sim {
         let dirs: Vec<DirStats> = self.dirs.iter().map(|d| d.stats.clone()).collect();
         r.table_sums("system.total.dir", DIR_STATS, &dirs);
         self.register_moped_stats(&mut r);
+        if let Some(h) = self.nic_host() {
+            for (i, n) in h.nics.iter().enumerate() {
+                r.table(&format!("system.nic{i}"), NIC_STATS, &n.stats);
+            }
+            let all: Vec<NicStats> = h.nics.iter().map(|n| n.stats.clone()).collect();
+            r.table_sums("system.total.nic", NIC_STATS, &all);
+        }
         self.wire.net.register_stats(&mut r, "system.network");
         transition_stats(
             &mut r,

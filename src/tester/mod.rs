@@ -49,6 +49,10 @@ pub struct TesterConfig {
     /// `sim.fast_forward` (its driver has no polling loop, so it never engages: the same
     /// run either way, which a test checks).
     pub fast_forward: bool,
+    /// A tenth of the cores' picks flush a random check's line out of the core's caches
+    /// (`clflush`) or prefetch it into its L1 (a software prefetch), half each: neither
+    /// may change a value a load sees.
+    pub cache_ops: bool,
 }
 
 impl TesterConfig {
@@ -67,6 +71,7 @@ impl TesterConfig {
             moped_share: 0.4,
             prefetch: PrefetchKind::None,
             fast_forward: true,
+            cache_ops: false,
         }
     }
 
@@ -80,8 +85,9 @@ impl TesterConfig {
             PrefetchKind::None => String::new(),
             p => format!(" --prefetch {}", p.name()),
         };
+        let cache_ops = if self.cache_ops { " --cache-ops" } else { "" };
         format!(
-            "moped random-test --cores {} --checks {} --seed {}{design}{prefetch}",
+            "moped random-test --cores {} --checks {} --seed {}{design}{prefetch}{cache_ops}",
             self.cores, self.checks, self.seed
         )
     }
@@ -127,6 +133,10 @@ pub struct TesterReport {
     /// The cores' L1 prefetches issued, and those a demand access then hit.
     pub prefetches_issued: u64,
     pub prefetches_useful: u64,
+    /// The cores' software prefetches that requested a line, and lines their `clflush`es
+    /// took out of their caches (`cache_ops`).
+    pub sw_prefetches: u64,
+    pub flushes: u64,
     /// MOPED line reads (`M_GETS`) issued.
     pub moped_reads: u64,
     /// MOPED exclusive requests (`M_GETX`) issued, asks after lost rights included.
@@ -220,6 +230,8 @@ pub struct RandomTester {
     line_checks: BTreeMap<LineAddr, Vec<usize>>,
     /// Whether a pick goes to a MOPED (never, on a design without them).
     moped_coin: Option<Bernoulli>,
+    /// Whether a core's pick is a flush or a prefetch (`cache_ops`).
+    cache_coin: Option<Bernoulli>,
     /// The design fills lines (`M_FILL`).
     fill: bool,
     /// MOPED reads and owns in flight, oldest first.
@@ -258,7 +270,11 @@ impl RandomTester {
         }
         let rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x7e57_7e57);
         let n = cfg.cores;
+        let cache_coin = cfg
+            .cache_ops
+            .then(|| Bernoulli::new(0.1).expect("0.1 is a probability"));
         RandomTester {
+            cache_coin,
             cfg,
             pick_check: Uniform::new(0, checks.len().max(1)),
             coin: Bernoulli::new(0.5).expect("0.5 is a probability"),
@@ -312,6 +328,14 @@ impl Driver for RandomTester {
         }
         if !self.in_flight[core].is_empty() && self.coin.sample(&mut self.rng) {
             return Ok(Next::WaitForCompletion);
+        }
+        if self.cache_coin.is_some_and(|b| b.sample(&mut self.rng)) {
+            let addr = self.checks[self.pick_check.sample(&mut self.rng)].addr;
+            return Ok(if self.coin.sample(&mut self.rng) {
+                Next::Flush(addr)
+            } else {
+                Next::Prefetch(addr)
+            });
         }
         // Pick a random idle check; a few tries, then think for a while.
         for _ in 0..8 {
@@ -459,6 +483,8 @@ pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<Teste
     for c in &sim.caches {
         t.report.prefetches_issued += c.stats.l1_prefetches_issued;
         t.report.prefetches_useful += c.stats.l1_prefetches_useful;
+        t.report.sw_prefetches += c.stats.sw_prefetches;
+        t.report.flushes += c.stats.flushes;
     }
     match r {
         Ok(_) => Ok(t.report),

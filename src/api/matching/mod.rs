@@ -518,7 +518,7 @@ fn engine_info(cfg: &SystemConfig, engine: Matcher) -> RunInfo {
     }
 }
 
-fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, MopedError> {
+pub(crate) fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, MopedError> {
     super::experiments::write_specs(dir, points.iter().map(|p| (p.name(), p.spec())))
 }
 

@@ -151,6 +151,7 @@ impl<'a> CmpModel<'a> {
             latency: 1,
             mem_latency: 1,
             mem_channel_cycles: 0,
+            device: None,
         };
         let mut dir = DirCtrl::new(dp, Arc::clone(&self.dirm)).map_err(|e| e.to_string())?;
         dir.transitions = TransitionCounts::default();

@@ -14,6 +14,13 @@ use super::request::{
 };
 use super::{CacheCtrl, Ctx, Loc, MAX_PREFETCHES_IN_FLIGHT, PREFETCH_ID};
 
+/// Who asked for a prefetch: the L1's prefetcher, or the core's `prefetch` instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PrefetchBy {
+    Hardware,
+    Software,
+}
+
 impl CacheCtrl {
     fn violation(&self, addr: LineAddr, state: StateId, event: EventId, detail: &str) -> Violation {
         Violation {
@@ -130,7 +137,7 @@ impl CacheCtrl {
         done: &mut Vec<Completed>,
     ) -> Result<CoreOutcome, Violation> {
         let outcome = self.demand_request(req, out, done)?;
-        if self.prefetcher.enabled() {
+        if self.prefetcher.enabled() || self.prefetched_lines {
             self.after_demand(line_of(req.addr), outcome, out, done)?;
         }
         Ok(outcome)
@@ -257,7 +264,8 @@ impl CacheCtrl {
     // ---- The L1 prefetcher ----
 
     /// Trains the prefetcher on a demand access to `addr` and issues the lines it picks:
-    /// after an L1 miss, or the first demand hit on a prefetched line (counted useful).
+    /// after an L1 miss, or the first demand hit on a prefetched line (counted useful,
+    /// whoever prefetched it).
     fn after_demand(
         &mut self,
         addr: LineAddr,
@@ -280,7 +288,7 @@ impl CacheCtrl {
             CoreOutcome::Hit(_) | CoreOutcome::Miss => false,
         };
         for line in self.prefetcher.train(addr, tagged) {
-            self.prefetch(line, out, done)?;
+            self.prefetch(line, PrefetchBy::Hardware, out, done)?;
         }
         Ok(())
     }
@@ -291,6 +299,7 @@ impl CacheCtrl {
     fn prefetch(
         &mut self,
         addr: LineAddr,
+        by: PrefetchBy,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<(), Violation> {
@@ -304,18 +313,69 @@ impl CacheCtrl {
                 self.try_swap_up(addr);
                 if matches!(self.way_of(addr), Loc::L1(_)) {
                     self.mark_prefetched(addr);
-                    self.stats.l1_prefetches_l2 += 1;
-                    self.stats.l1_prefetches_issued += 1;
+                    self.count_prefetch(by, Some(true));
                 } else {
-                    self.stats.l1_prefetches_dropped += 1;
+                    self.count_prefetch(by, None);
                 }
             }
             Loc::Absent if !busy && self.prefetches_in_flight() < MAX_PREFETCHES_IN_FLIGHT => {
-                self.prefetch_miss(addr, out, done)?
+                self.prefetch_miss(addr, by, out, done)?
             }
-            _ => self.stats.l1_prefetches_dropped += 1,
+            _ => self.count_prefetch(by, None),
         }
         Ok(())
+    }
+
+    /// Counts a prefetch by `by`: issued (`Some(true)` from this L2, `Some(false)` from the
+    /// directory) or dropped (`None`).
+    fn count_prefetch(&mut self, by: PrefetchBy, issued: Option<bool>) {
+        self.prefetched_lines |= issued.is_some();
+        let s = &mut self.stats;
+        match (by, issued) {
+            (PrefetchBy::Hardware, Some(from_l2)) => {
+                s.l1_prefetches_issued += 1;
+                if from_l2 {
+                    s.l1_prefetches_l2 += 1;
+                } else {
+                    s.l1_prefetches_network += 1;
+                }
+            }
+            (PrefetchBy::Hardware, None) => s.l1_prefetches_dropped += 1,
+            (PrefetchBy::Software, Some(_)) => s.sw_prefetches += 1,
+            (PrefetchBy::Software, None) => s.sw_prefetches_dropped += 1,
+        }
+    }
+
+    /// A software prefetch (the core's `prefetch` instruction) of `addr`'s line into the
+    /// L1, taken as the hardware prefetcher's requests are and counted apart from them.
+    pub fn software_prefetch(
+        &mut self,
+        addr: u64,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<(), Violation> {
+        self.prefetch(line_of(addr), PrefetchBy::Software, out, done)
+    }
+
+    /// The core's `clflush` of `addr`'s line: out of this core's caches through the
+    /// table's `Replacement`, written back if modified. False while the line is busy (a
+    /// request of its own in flight): the core tries again.
+    pub fn flush(
+        &mut self,
+        addr: u64,
+        out: &mut dyn Outbox,
+        done: &mut Vec<Completed>,
+    ) -> Result<bool, Violation> {
+        let line = line_of(addr);
+        let st = self.state(line);
+        if st == self.ids.i && !self.tbes.iter().any(|t| t.addr == line) {
+            return Ok(true);
+        }
+        let flushed = self.evict(line, out, done)?;
+        if flushed {
+            self.stats.flushes += 1;
+        }
+        Ok(flushed)
     }
 
     /// The prefetched bit of the line's way, wherever it sits.
@@ -342,11 +402,12 @@ impl CacheCtrl {
     fn prefetch_miss(
         &mut self,
         addr: LineAddr,
+        by: PrefetchBy,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<(), Violation> {
         if !self.make_room(addr, out, done)? {
-            self.stats.l1_prefetches_dropped += 1;
+            self.count_prefetch(by, None);
             return Ok(());
         }
         let req = CoreReq {
@@ -364,11 +425,10 @@ impl CacheCtrl {
         match self.handle(self.ids.load, &mut ctx)? {
             Delivery::Stalled => {
                 self.drop_empty_line(addr);
-                self.stats.l1_prefetches_dropped += 1;
+                self.count_prefetch(by, None);
             }
             Delivery::Done => {
-                self.stats.l1_prefetches_network += 1;
-                self.stats.l1_prefetches_issued += 1;
+                self.count_prefetch(by, Some(false));
                 self.mark_prefetched(addr);
             }
         }

@@ -101,6 +101,13 @@ pub struct CacheStats {
     pub l1_prefetches_network: u64,
     pub l1_prefetches_useful: u64,
     pub l1_prefetches_dropped: u64,
+    /// Software prefetches (the core's `prefetch` instructions): lines requested (up from
+    /// this L2 or from the directory) and those dropped as the hardware's are; a demand hit
+    /// on such a line counts in `l1_prefetches_useful` too.
+    pub sw_prefetches: u64,
+    pub sw_prefetches_dropped: u64,
+    /// Lines the core's `clflush` instructions took out of its caches.
+    pub flushes: u64,
 }
 
 /// State and event ids the Rust side needs, resolved once when the table is loaded.
@@ -244,6 +251,9 @@ pub struct CacheCtrl {
     /// Answers for the MOPED, in the order they happened; the host drains them.
     moped_done: Vec<MopedDone>,
     prefetcher: Prefetcher,
+    /// A prefetch (the prefetcher's or a software one) has brought a line: demand hits then
+    /// look for the line's prefetched bit, to count the prefetch useful.
+    prefetched_lines: bool,
 }
 
 impl CacheCtrl {
@@ -265,6 +275,7 @@ impl CacheCtrl {
             transitions: TransitionCounts::new(n),
             moped_done: Vec::new(),
             prefetcher,
+            prefetched_lines: false,
         })
     }
 

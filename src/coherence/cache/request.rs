@@ -32,6 +32,8 @@ pub enum HitLevel {
     Upgrade,
     /// A MOPED port access (uncached, answered by the device).
     Port,
+    /// An uncacheable or write-combining access to a NIC (`[nic]`), answered by it.
+    Device,
 }
 
 /// A finished core access: the value loaded (or stored) and where it was served.

@@ -54,6 +54,9 @@ pub struct DirParams {
     pub mem_latency: u32,
     /// Cycles the bank's memory channel is busy per line (0: no limit).
     pub mem_channel_cycles: u64,
+    /// Memory a device holds at these addresses, `[start, end)`, and the cycles its
+    /// accesses add to memory's (a NIC's LH buffer: `[nic]`); none: all memory is DRAM.
+    pub device: Option<(u64, u64, u32)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -171,6 +174,29 @@ impl DirCtrl {
 
     pub fn name(&self) -> String {
         format!("Directory[{}]", self.params.bank)
+    }
+
+    /// Takes the bank's memory channel at cycle `at` for a transfer of `bytes` that is not
+    /// a line's (a device's register or uncached access: at least half a line, a burst of
+    /// four 8-byte beats), behind what is queued on it: the cycle the transfer starts.
+    pub fn take_channel(&mut self, at: u64, bytes: u64) -> u64 {
+        let per_line = self.params.mem_channel_cycles;
+        if per_line == 0 {
+            return at;
+        }
+        let busy = (per_line * bytes.clamp(32, 64)).div_ceil(64);
+        let start = at.max(self.mem_free_at);
+        self.mem_free_at = start + busy;
+        self.stats.memory_queue_cycles += start - at;
+        start
+    }
+
+    /// The cycles a device adds to a memory access of `addr`'s line (0 for DRAM).
+    fn device_cycles(&self, addr: LineAddr) -> u32 {
+        match self.params.device {
+            Some((start, end, extra)) if (start..end).contains(&addr) => extra,
+            _ => 0,
+        }
     }
 
     pub fn entry(&self, addr: LineAddr) -> DirEntry {

@@ -109,8 +109,14 @@ impl DirCtrl {
     }
 
     /// Takes the memory channel for one line after the directory's latency, behind the
-    /// accesses already queued on it: the cycles from now until the access starts.
+    /// accesses already queued on it: the cycles from now until the access starts (with a
+    /// device's extra cycles, for a line of its memory).
     fn memory_access(&mut self, ctx: &mut Ctx) -> u32 {
+        let extra = self.device_cycles(ctx.msg.addr);
+        self.line_access(ctx).saturating_add(extra)
+    }
+
+    fn line_access(&mut self, ctx: &mut Ctx) -> u32 {
         let now = ctx.out.now();
         let ready = now + u64::from(self.params.latency);
         let channel = self.params.mem_channel_cycles;

@@ -7,6 +7,8 @@
 //! errors; the simulator knows nothing of Python. The pure-Python package `moped`
 //! (python/moped) wraps it.
 
+mod experiments;
+
 use std::path::Path;
 
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
@@ -405,7 +407,7 @@ fn run<'py>(
 /// Runs the random coherence tester under `design` (its MOPEDs take part unless it is the
 /// baseline); a failure raises SimulationError naming the seed and the replay command.
 #[pyfunction]
-#[pyo3(signature = (cores, checks, seed, design="baseline", prefetch="none"))]
+#[pyo3(signature = (cores, checks, seed, design="baseline", prefetch="none", cache_ops=false))]
 fn random_test<'py>(
     py: Python<'py>,
     cores: usize,
@@ -413,6 +415,7 @@ fn random_test<'py>(
     seed: u64,
     design: &str,
     prefetch: &str,
+    cache_ops: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         crate::config::check_cores(cores).map_err(config_err)?;
@@ -420,7 +423,8 @@ fn random_test<'py>(
         let prefetch: crate::config::PrefetchKind = prefetch.parse().map_err(config_err)?;
         // Ctrl-C stops the tester between events and raises KeyboardInterrupt.
         let r = interruptible(py, || {
-            Ok(api::protocols::random_test(cores, checks, seed, (design, prefetch)).1)
+            let how = (design, prefetch, cache_ops);
+            Ok(api::protocols::random_test(cores, checks, seed, how).1)
         })?;
         let r = r.map_err(SimulationError::new_err)?;
         let d = PyDict::new_bound(py);
@@ -432,6 +436,8 @@ fn random_test<'py>(
         d.set_item("cycles", r.cycles)?;
         d.set_item("prefetches_issued", r.prefetches_issued)?;
         d.set_item("prefetches_useful", r.prefetches_useful)?;
+        d.set_item("sw_prefetches", r.sw_prefetches)?;
+        d.set_item("flushes", r.flushes)?;
         d.set_item("events", r.events)?;
         d.set_item("messages", r.messages)?;
         d.set_item("moped_reads", r.moped_reads)?;
@@ -509,312 +515,6 @@ fn run_workload(
             api::experiments::run_task(&cfg, &task, iteration_scale, out)
         })?;
         serde_json::to_string(&outcome).map_err(json_err)
-    })
-}
-
-/// The options of a Figure-10 experiment from Python's arguments.
-#[allow(clippy::too_many_arguments)]
-fn figure10_options(
-    out: &str,
-    workloads_dir: &str,
-    large: bool,
-    seeds: Vec<u64>,
-    iteration_scale: Option<f64>,
-    config_toml: &str,
-    jobs: Option<usize>,
-    sensitivity: bool,
-) -> PyResult<api::figure10::Figure10Options> {
-    Ok(api::figure10::Figure10Options {
-        out: out.into(),
-        workloads: workloads_dir.into(),
-        large,
-        seeds,
-        iterations: iteration_scale,
-        config: parse_config(config_toml, "<config>")?,
-        jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
-        sensitivity,
-        reuse: None,
-    })
-}
-
-/// Figure 10's tasks as `(spec path, design, seed, results folder name)`, in the paper's
-/// order; a missing spec raises MopedError listing every missing one.
-#[pyfunction]
-fn figure10_plan(
-    workloads_dir: &str,
-    large: bool,
-    seeds: Vec<u64>,
-) -> PyResult<Vec<(String, &'static str, u64, String)>> {
-    guard(|| {
-        let tasks = api::figure10::plan(Path::new(workloads_dir), large, &seeds).map_err(to_py)?;
-        Ok(tasks
-            .iter()
-            .map(|t| {
-                (
-                    t.spec.display().to_string(),
-                    t.design.name(),
-                    t.seed,
-                    t.dir_name(),
-                )
-            })
-            .collect())
-    })
-}
-
-/// Runs Figure 10 on the simulator's own pool of `jobs` threads (default: every core),
-/// printing a line per finished run to stderr when `progress`, and writes its results into
-/// `out`; with `sensitivity`, reruns it under each alternative modelling choice and writes
-/// sensitivity.csv. An `out` holding an earlier Figure 10 is resumed (its runs with
-/// unchanged keys reused) unless `fresh`. Returns the JSON of the Figure-10 runs' outcomes.
-#[pyfunction]
-#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false, sensitivity=false, fresh=false))]
-#[allow(clippy::too_many_arguments)]
-fn figure10(
-    py: Python<'_>,
-    out: &str,
-    workloads_dir: &str,
-    large: bool,
-    seeds: Vec<u64>,
-    iteration_scale: Option<f64>,
-    config_toml: &str,
-    jobs: Option<usize>,
-    progress: bool,
-    force: bool,
-    sensitivity: bool,
-    fresh: bool,
-) -> PyResult<String> {
-    guard(|| {
-        let mut opts = figure10_options(
-            out,
-            workloads_dir,
-            large,
-            seeds,
-            iteration_scale,
-            config_toml,
-            jobs,
-            sensitivity,
-        )?;
-        let n = api::figure10::run_count(&opts).map_err(to_py)?;
-        let started = std::time::Instant::now();
-        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
-            if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
-            }
-        };
-        let call = [
-            ("workloads", workloads_dir.to_string()),
-            ("seeds", format!("{:?}", opts.seeds)),
-        ];
-        let (force, reuse) = api::figure10::claim_terms(Path::new(out), force, fresh);
-        opts.reuse = reuse;
-        let dir = claim(out, force, "figure10", &call)?;
-        let f = interruptible(py, || api::figure10::figure10(&opts, dir, &report))?;
-        serde_json::to_string(&f.outcomes).map_err(json_err)
-    })
-}
-
-/// Analyses the outcomes (JSON, as `run_workload` returns them, in plan order) of runs
-/// made elsewhere into the claim's folder, writes Figure 10's tables, report, records,
-/// config.toml and run.json there, and moves it into place; an error leaves only FAILED.
-#[pyfunction]
-#[pyo3(signature = (claim, outcomes_json, workloads_dir, large, seeds, iteration_scale, config_toml))]
-#[allow(clippy::too_many_arguments)]
-fn figure10_finish(
-    mut claim: PyRefMut<'_, OutputClaim>,
-    outcomes_json: &str,
-    workloads_dir: &str,
-    large: bool,
-    seeds: Vec<u64>,
-    iteration_scale: Option<f64>,
-    config_toml: &str,
-) -> PyResult<()> {
-    guard(|| {
-        let dest = claim.path()?;
-        let opts = figure10_options(
-            &dest,
-            workloads_dir,
-            large,
-            seeds,
-            iteration_scale,
-            config_toml,
-            None,
-            false,
-        )?;
-        let dir = claim.take()?;
-        let analysed = serde_json::from_str::<Vec<api::experiments::Outcome>>(outcomes_json)
-            .map_err(|e| CoreError::Io(format!("the runs' outcomes: {e}")))
-            .and_then(|outcomes| {
-                let tasks = api::figure10::plan(&opts.workloads, opts.large, &opts.seeds)?;
-                let none = api::sensitivity::SensitivityRuns::default();
-                api::figure10::finish(dir.path(), &tasks, &outcomes, &opts, None, &none)
-            });
-        dir.finish(analysed, |_, _| Ok(api::figure10::run_info(&opts)))
-            .map(|_| ())
-            .map_err(to_py)
-    })
-}
-
-/// The engines named in `engines` (default: every one, the software path first), each
-/// once; an unknown name raises InputError listing the valid ones.
-fn matchers(engines: Option<Vec<String>>) -> PyResult<Vec<api::matching::Matcher>> {
-    let Some(names) = engines else {
-        return Ok(api::matching::Matcher::all());
-    };
-    let mut out = Vec::new();
-    for name in &names {
-        let m = name
-            .parse::<api::matching::Matcher>()
-            .map_err(|e| InputError::new_err(format!("engines: {e}")))?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    if out.is_empty() {
-        return Err(InputError::new_err(format!(
-            "engines: name at least one of {}",
-            matcher_names().join(", ")
-        )));
-    }
-    Ok(out)
-}
-
-/// Every matcher's name, the software path first.
-fn matcher_names() -> Vec<&'static str> {
-    api::matching::Matcher::all()
-        .iter()
-        .map(|m| m.name())
-        .collect()
-}
-
-/// Runs the MPI queue benchmarks under the software path and each of `engines` (default:
-/// all) on the simulator's own pool of `jobs` threads (default: every core), printing a
-/// line per finished run to stderr when `progress`, and writes matching.csv and report.md
-/// into `out`; `quick` keeps queues up to 300 entries deep. With `workloads` (the specs
-/// folder), also Figure 10 under each engine (figure10_engines.csv). Returns {"runs",
-/// "messages_verified", "host_seconds"}.
-#[pyfunction]
-#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=true, force=false, workloads=None))]
-#[allow(clippy::too_many_arguments)]
-fn matching<'py>(
-    py: Python<'py>,
-    out: &str,
-    config_toml: &str,
-    engines: Option<Vec<String>>,
-    quick: bool,
-    jobs: Option<usize>,
-    progress: bool,
-    force: bool,
-    workloads: Option<String>,
-) -> PyResult<Bound<'py, PyDict>> {
-    guard(|| {
-        if jobs == Some(0) {
-            return Err(InputError::new_err("jobs: must be at least 1"));
-        }
-        let opts = api::matching::MatchingOptions {
-            out: out.into(),
-            config: parse_config(config_toml, "<config>")?,
-            jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
-            engines: matchers(engines)?,
-            quick,
-            figure10: workloads
-                .map(|w| api::matching::figure10::Figure10Part::new(w.into(), quick)),
-        };
-        let n = opts.run_count();
-        let started = std::time::Instant::now();
-        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
-            if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
-            }
-        };
-        let names: Vec<&str> = opts.engines.iter().map(|e| e.name()).collect();
-        let call = [("engines", names.join(",")), ("quick", quick.to_string())];
-        let dir = claim(out, force, "matching", &call)?;
-        let m = interruptible(py, || api::matching::matching(&opts, dir, &report))?;
-        let d = PyDict::new_bound(py);
-        d.set_item("runs", m.runs)?;
-        d.set_item("messages_verified", m.messages_verified)?;
-        d.set_item("host_seconds", m.host_seconds)?;
-        Ok(d)
-    })
-}
-
-/// Runs IMB Uniband, Biband and PingPong under each of `schemes` (default: every one) with
-/// one and two engines, on `jobs` threads, and writes engines.csv and report.md into `out`;
-/// `costs` is "emp" (EMP's firmware costs) or "config" (the configuration's `[moped.steps]`),
-/// `design` a MOPED design. With `workloads` (the specs folder), also Figure 10 under the
-/// best scheme (figure10_schemes.csv). Returns {"runs", "messages_verified", "host_seconds"}.
-#[pyfunction]
-#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false, workloads=None))]
-#[allow(clippy::too_many_arguments)]
-fn engines<'py>(
-    py: Python<'py>,
-    out: &str,
-    config_toml: &str,
-    schemes: Option<Vec<String>>,
-    costs: &str,
-    design: &str,
-    quick: bool,
-    jobs: Option<usize>,
-    progress: bool,
-    force: bool,
-    workloads: Option<String>,
-) -> PyResult<Bound<'py, PyDict>> {
-    guard(|| {
-        if jobs == Some(0) {
-            return Err(InputError::new_err("jobs: must be at least 1"));
-        }
-        let schemes = match schemes {
-            None => api::engines::Scheme::ALL.to_vec(),
-            Some(names) if names.is_empty() => {
-                return Err(InputError::new_err(
-                    "schemes: name at least one of base, SO, RO, DSR, SR",
-                ))
-            }
-            Some(names) => names
-                .iter()
-                .map(|n| n.parse::<api::engines::Scheme>())
-                .collect::<Result<_, _>>()
-                .map_err(|e| InputError::new_err(format!("schemes: {e}")))?,
-        };
-        let design = design
-            .parse::<api::Design>()
-            .map_err(|e| InputError::new_err(format!("design: {e}")))?;
-        if !design.has_moped() {
-            return Err(InputError::new_err(format!(
-                "design: {design} has no MOPED; pick basemoped, optcopy or optcache"
-            )));
-        }
-        let opts = api::engines::EnginesOptions {
-            config: parse_config(config_toml, "<config>")?,
-            costs: costs
-                .parse()
-                .map_err(|e| InputError::new_err(format!("costs: {e}")))?,
-            design,
-            jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
-            quick,
-            schemes,
-            figure10: workloads.map(|w| api::figure10::Figure10Part::new(w.into(), quick)),
-        };
-        let n = opts.run_count();
-        let started = std::time::Instant::now();
-        let report = |_i: usize, done: usize, r: &Result<api::experiments::Outcome, CoreError>| {
-            if progress {
-                eprintln!("{}", api::figure10::progress_line(done, n, r, started));
-            }
-        };
-        let names: Vec<&str> = opts.schemes.iter().map(|s| s.name()).collect();
-        let call = [
-            ("schemes", names.join(",")),
-            ("costs", costs.to_string()),
-            ("quick", quick.to_string()),
-        ];
-        let dir = claim(out, force, "engines", &call)?;
-        let e = interruptible(py, || api::engines::engines(&opts, dir, &report))?;
-        let d = PyDict::new_bound(py);
-        d.set_item("runs", e.runs)?;
-        d.set_item("messages_verified", e.messages_verified)?;
-        d.set_item("host_seconds", e.host_seconds)?;
-        Ok(d)
     })
 }
 
@@ -1000,9 +700,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(published_values, m)?)?;
     m.add_function(wrap_pyfunction!(figure10_report, m)?)?;
     m.add_function(wrap_pyfunction!(write_figure10_tables, m)?)?;
-    m.add_function(wrap_pyfunction!(figure10_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(figure10, m)?)?;
-    m.add_function(wrap_pyfunction!(figure10_finish, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments::figure10_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments::figure10, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments::figure10_finish, m)?)?;
     m.add("MATCHING_CSV_HEADER", api::matching::CSV_HEADER.to_vec())?;
     m.add(
         "MATCHING_FIGURE10_CSV_HEADER",
@@ -1012,17 +712,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "MATCHING_STREAM64_CSV_HEADER",
         api::matching::stream64::CSV_HEADER.to_vec(),
     )?;
-    m.add(
-        "MATCHING_LHS_CSV_HEADER",
-        api::matching::lhs::CSV_HEADER.to_vec(),
-    )?;
-    m.add("MATCHING_ENGINES", matcher_names())?;
-    m.add_function(wrap_pyfunction!(matching, m)?)?;
+    m.add("MATCHING_LHS_CSV_HEADER", api::lhs_csv::CSV_HEADER.to_vec())?;
+    m.add("MATCHING_ENGINES", experiments::matcher_names())?;
+    m.add_function(wrap_pyfunction!(experiments::matching, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments::lhs, m)?)?;
     m.add("ENGINES_CSV_HEADER", api::engines::CSV_HEADER.to_vec())?;
     m.add(
         "SCALING_CSV_HEADER",
         api::bench::SCALING_CSV_HEADER.to_vec(),
     )?;
-    m.add_function(wrap_pyfunction!(engines, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments::engines, m)?)?;
     Ok(())
 }
