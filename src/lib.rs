@@ -15,7 +15,8 @@
 //!   device), `nic` (the LHS paper's network interface), `core` (program-driven cores),
 //!   `workload` (MPI programs: IMB, NPB, GOAL);
 //! - simulation: `sim` (the timing simulator), `tester` (random tester), `checker`
-//!   (exhaustive checker), `error` (the crate-wide error), `mpi` (the MPICH-like runtime),
+//!   (exhaustive checker), `error` (the crate-wide error), `tigon` (the multi-CPU NIC
+//!   paper's testbed: two Tigon2 NICs running EMP), `mpi` (the MPICH-like runtime),
 //!   `gem5` (SLICC generation and the host gem5 drives), `analysis` (Figure 10's
 //!   reductions, claims and report, the gem5 comparison), `bench` (host speed);
 //! - the front door: `api`, which the doors call: `cli` (the command line), `python` (PyO3
@@ -50,4 +51,5 @@ pub mod sim;
 pub mod stats;
 pub mod tester;
 pub mod textparse;
+pub mod tigon;
 pub mod workload;

@@ -22,9 +22,11 @@ software path and every MOPED matching engine and returns the rows of ``matching
 microcoded match unit's ``stream64.csv``, :func:`read_lhs` the LHS experiment's
 ``lhs.csv``), :func:`moped.plot.matching` draws them.
 
-Engines: ``moped.experiments.engines(out)`` runs IMB Uniband, Biband and PingPong under
-MOPED with one and two engines in each scheme of the multi-CPU NIC paper;
-:func:`read_engines` reads ``engines.csv`` back, :func:`moped.plot.engines` draws it.
+Engines: ``moped.experiments.engines(out)`` runs each scheme of the multi-CPU NIC paper on
+its testbed (two Tigon2 NICs running EMP) and IMB Uniband, Biband and PingPong under MOPED
+with one and two engines;
+:func:`read_engines` reads ``engines.csv`` back (:func:`read_tigon` the paper's testbed's
+``tigon.csv``), :func:`moped.plot.engines` draws it.
 
 gem5: :func:`read_stats` reads any gem5-format ``stats.txt`` into a DataFrame, and
 :func:`compare` sets a gem5 run beside an embedded run of the same workload;
@@ -63,7 +65,7 @@ from moped._core import (
 from moped.batch import SweepError, Task, sweep
 from moped.config import SystemConfig, config_toml, read_text
 from moped.designs import BASELINE, DESIGNS
-from moped.engines_results import read_engines
+from moped.engines_results import read_engines, read_tigon
 from moped.gem5 import compare, host_speed, read_stats, speed_ratio
 from moped.matching_results import read_lhs, read_matching, read_stream64
 from moped.plot_scaling import read_scaling
@@ -119,6 +121,7 @@ __all__ = [
     "read_stats",
     "read_stats_txt",
     "read_stream64",
+    "read_tigon",
     "run",
     "speed_ratio",
     "sweep",

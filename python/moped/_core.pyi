@@ -192,11 +192,13 @@ def lhs(
     force: bool = False,
 ) -> dict[str, Any]: ...
 
-# The engines experiment (src/api/engines): IMB Uniband, Biband and PingPong under each
-# scheme with one and two engines; writes engines.csv and report.md into `out`.
-__all__ += ["ENGINES_CSV_HEADER", "SCALING_CSV_HEADER", "engines"]
+# The engines experiment (src/api/engines): the multi-CPU NIC paper's tests on its testbed
+# (tigon.csv) and IMB Uniband, Biband and PingPong under each scheme with one and two
+# engines in MOPED (engines.csv); writes them and report.md into `out`.
+__all__ += ["ENGINES_CSV_HEADER", "SCALING_CSV_HEADER", "TIGON_CSV_HEADER", "engines"]
 
 ENGINES_CSV_HEADER: list[str]
+TIGON_CSV_HEADER: list[str]
 # The columns of `moped bench --scaling --out FILE` (src/bench.rs).
 SCALING_CSV_HEADER: list[str]
 
@@ -211,6 +213,7 @@ def engines(
     progress: bool = True,
     force: bool = False,
     workloads: str | None = None,
+    only: str | None = None,
 ) -> dict[str, Any]: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.

@@ -1,5 +1,6 @@
-"""The rows of the engines experiment's ``engines.csv`` (``moped engines``,
-:func:`moped.experiments.engines`), read back from a finished folder and typed."""
+"""The rows of the engines experiment's ``engines.csv`` (the transplant into MOPED) and
+``tigon.csv`` (the paper's testbed) (``moped engines``, :func:`moped.experiments.engines`),
+read back from a finished folder and typed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from moped.matching_results import _read
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["ENGINES_COLUMNS", "SCHEMES", "read_engines"]
+__all__ = ["ENGINES_COLUMNS", "SCHEMES", "TIGON_COLUMNS", "read_engines", "read_tigon"]
 
 #: The columns of ``engines.csv``, in order (the Rust side's ``engines::CSV_HEADER``).
 ENGINES_COLUMNS: tuple[str, ...] = tuple(_core.ENGINES_CSV_HEADER)
@@ -38,4 +39,37 @@ def read_engines(path: str | PathLike[str]) -> pandas.DataFrame:
         texts=_TEXTS,
         ints=_INTS,
         floats=_FLOATS,
+    )
+
+
+#: The columns of ``tigon.csv``, in order (the Rust side's ``engines::tigon::TIGON_CSV_HEADER``).
+TIGON_COLUMNS: tuple[str, ...] = tuple(_core.TIGON_CSV_HEADER)
+_TIGON_TEXTS = ("scheme", "benchmark")
+_TIGON_INTS = (
+    "cpus",
+    "bytes",
+    "iterations",
+    "handoffs",
+    "data_frames",
+    "ack_frames",
+    "messages_verified",
+    "frames_waited",
+)
+_TIGON_FLOATS = tuple(c for c in TIGON_COLUMNS if c not in (*_TIGON_TEXTS, *_TIGON_INTS))
+
+
+def read_tigon(path: str | PathLike[str]) -> pandas.DataFrame:
+    """The rows of ``tigon.csv`` (the multi-CPU NIC paper's tests on its testbed: two
+    Tigon2 NICs running EMP) from a finished folder of ``moped engines`` or
+    :func:`moped.experiments.engines`, or from the file itself, typed: ``scheme`` and
+    ``benchmark`` as str, counts as int64, times (us), bandwidths (Mbit/s) and shares as
+    float64. A missing or malformed file raises :class:`moped.InputError`."""
+    return _read(
+        path,
+        "tigon.csv",
+        TIGON_COLUMNS,
+        writer="moped engines",
+        texts=_TIGON_TEXTS,
+        ints=_TIGON_INTS,
+        floats=_TIGON_FLOATS,
     )

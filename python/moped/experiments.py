@@ -48,7 +48,13 @@ from moped._core import MopedError
 from moped.batch import Task, frame, run_tasks
 from moped.config import check_config, config_toml
 from moped.designs import DESIGNS
-from moped.engines_results import ENGINES_COLUMNS, SCHEMES, read_engines
+from moped.engines_results import (
+    ENGINES_COLUMNS,
+    SCHEMES,
+    TIGON_COLUMNS,
+    read_engines,
+    read_tigon,
+)
 from moped.matching_results import (
     ENGINES,
     LHS_COLUMNS,
@@ -72,6 +78,7 @@ __all__ = [
     "MATCHING_COLUMNS",
     "SCHEMES",
     "STREAM64_COLUMNS",
+    "TIGON_COLUMNS",
     "engines",
     "figure10",
     "figure10_specs",
@@ -82,6 +89,7 @@ __all__ = [
     "read_lhs",
     "read_matching",
     "read_stream64",
+    "read_tigon",
 ]
 
 
@@ -355,19 +363,27 @@ def engines(
     progress: bool = True,
     figure10: bool = True,
     workloads_dir: str | PathLike[str] | None = None,
+    only: str | None = None,
 ) -> pandas.DataFrame:
-    """Runs IMB Uniband, Biband (a window of 64 non-blocking messages, then an
-    acknowledgement) and PingPong on two ranks under MOPED with one and with two engines in
-    each of ``schemes`` (default: all of :data:`SCHEMES`), every message verified, and
-    writes into ``out`` what ``moped engines`` writes:
+    """Runs the multi-CPU NIC paper's schemes (each of ``schemes``, default: all of
+    :data:`SCHEMES`) on two hosts, every message verified, and writes into ``out`` what
+    ``moped engines`` writes. ``only`` is ``"tigon"`` or ``"cmp"`` to run one host.
 
-    * ``engines.csv`` (the returned frame, columns :data:`ENGINES_COLUMNS`): per scheme,
-      engines, benchmark and message size, the timed cycles, bandwidth in bytes per CMP
-      cycle, latency (PingPong's half round trip; a window's cycles per message), the
-      engines' busy cycles, lock waits and hand-offs, and the busiest engine of one MOPED
-      with the step it spent most of its cycles in;
-    * ``report.md``: the multi-CPU NIC paper's claims checked, each with the step that
-      bounds the schemes compared;
+    * The paper's testbed (two Tigon2 NICs running EMP, Gigabit Ethernet between them): its
+      latency, unidirectional and bidirectional tests on one and two processors per NIC,
+      ``tigon.csv`` (:func:`read_tigon`, columns :data:`TIGON_COLUMNS`; the returned frame
+      with ``only="tigon"``) and ``tigon_sensitivity.csv`` (the chosen values varied).
+    * The transplant into MOPED: IMB Uniband, Biband (a window of 64 non-blocking messages,
+      then an acknowledgement) and PingPong on two ranks with one and with two engines, at
+      one and at two active copies for every scheme, ``engines.csv`` (the returned frame
+      otherwise, columns :data:`ENGINES_COLUMNS`): per scheme, engines, active copies,
+      benchmark and message size, the timed cycles, bandwidth in bytes per CMP cycle,
+      latency (PingPong's half round trip; a window's cycles per message), the engines'
+      busy cycles, lock waits and hand-offs, and the busiest engine of one MOPED with the
+      step it spent most of its cycles in;
+    * ``report.md``: the testbed beside the paper's figures, and the paper's claims as it
+      words them, each with its verdict on both hosts and the measured state behind a
+      failure;
     * ``engines-bandwidth`` and ``engines-latency`` as ``.png`` and ``.svg``
       (:func:`moped.plot.engines`);
     * ``<scheme>-x<engines>/runs/<point>/``: each simulation's statistics and record;
@@ -395,10 +411,24 @@ def engines(
     progress = _args.flag("progress", progress)
     check_config(config)
     figure10 = _args.flag("figure10", figure10)
+    if only is not None:
+        only = _args.text("only", only)
     workloads = fspath(_workloads(workloads_dir)) if figure10 else None
     _core.engines(
-        out_dir, config_toml(config), names, costs, design, quick, jobs, progress, force, workloads
+        out_dir,
+        config_toml(config),
+        names,
+        costs,
+        design,
+        quick,
+        jobs,
+        progress,
+        force,
+        workloads,
+        only,
     )
+    if only == "tigon":
+        return read_tigon(out_dir)
     df = read_engines(out_dir)
     draw(df, out_dir)
     return df

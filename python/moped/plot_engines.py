@@ -3,7 +3,7 @@ per scheme, as the multi-CPU NIC paper's Figure 1 draws them.
 
 * ``engines-bandwidth``: IMB Uniband (left) and Biband (right), bytes per CMP cycle
   against message size on log-log axes. The base case with one engine is the black line;
-  each scheme with two engines a coloured one.
+  each scheme with two engines a coloured one; solid at one active copy, dashed at two.
 * ``engines-latency``: PingPong's half round trip in CMP cycles against message size.
 
 Drawn with matplotlib's Agg canvas (no display, no global backend change)::
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from moped import _args
 from moped._core import InputError
 from moped.engines_results import ENGINES_COLUMNS, SCHEMES, read_engines
-from moped.plot_matching import _legend, _log_axes, _positive, _rows, _save
+from moped.plot_matching import _legend, _line, _log_axes, _positive, _rows, _save
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -42,21 +42,26 @@ SCHEME_STYLE = {
 
 def _lines(ax: Axes, df: pandas.DataFrame, bench: str, y: str) -> int:
     """The base case with one engine, then each scheme with two, of ``y`` against the
-    message size; the lines drawn."""
+    message size, at each count of active copies (solid at the fewest, dashed above); the
+    lines drawn."""
     rows = df[df["benchmark"] == bench]
+    actives = sorted(set(rows["active_matches"]))
     drawn = 0
-    for scheme in SCHEMES:
-        for engines in (1, 2):
-            if (scheme == "base") != (engines == 1):
-                continue
-            sel = rows[(rows["scheme"] == scheme) & (rows["engines"] == engines)]
+    for active in actives:
+        for scheme in SCHEMES:
+            engines = 1 if scheme == "base" else 2
+            sel = rows[
+                (rows["scheme"] == scheme)
+                & (rows["engines"] == engines)
+                & (rows["active_matches"] == active)
+            ]
             sel = sel.sort_values("bytes")
             xs, ys = _positive(list(sel["bytes"]), list(sel[y]))
             if not xs:
                 continue
             colour, marker = SCHEME_STYLE.get(scheme, (None, "o"))
-            label = f"{scheme}, {engines} engine{'s' if engines > 1 else ''}"
-            ax.plot(xs, ys, label=label, color=colour, marker=marker, markersize=4, linewidth=1.2)
+            label = f"{scheme}, {engines} engine{'s' if engines > 1 else ''}, {active} active"
+            _line(ax, xs, ys, label, colour, marker, dashed=active != actives[0])
             drawn += 1
     return drawn
 

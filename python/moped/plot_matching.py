@@ -130,19 +130,33 @@ def _series(
         if not xs:
             continue
         label, colour, marker = _style(engine, i)
-        ax.plot(
-            xs,
-            ys,
-            label=label,
-            color=colour,
-            marker=marker,
-            markersize=4,
-            linewidth=1.2,
-            linestyle="--" if hollow else "-",
-            markerfacecolor="none" if hollow else colour,
-        )
+        _line(ax, xs, ys, label, colour, marker, dashed=hollow, hollow=hollow)
         drawn += 1
     return drawn
+
+
+def _line(
+    ax: Axes,
+    xs: list[Any],
+    ys: list[Any],
+    label: str,
+    colour: str | None,
+    marker: str,
+    dashed: bool = False,
+    hollow: bool = False,
+) -> None:
+    """One marked line of the experiments' plots: dashed and hollow markers on request."""
+    ax.plot(
+        xs,
+        ys,
+        label=label,
+        color=colour,
+        marker=marker,
+        markersize=4,
+        linewidth=1.2,
+        linestyle="--" if dashed else "-",
+        markerfacecolor="none" if hollow else colour,
+    )
 
 
 def _log_axes(ax: Axes, xlabel: str, ylabel: str, title: str) -> None:

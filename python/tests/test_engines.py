@@ -1,5 +1,6 @@
-"""The engines experiment from Python: IMB Uniband, Biband and PingPong under MOPED with
-one and two engines per scheme, the typed rows of engines.csv, reading them back, the
+"""The engines experiment from Python: the multi-CPU NIC paper's testbed (tigon.csv) and
+IMB Uniband, Biband and PingPong under MOPED with one and two engines per scheme at one and
+two active copies, the typed rows of engines.csv and tigon.csv, reading them back, the
 plots, and bad arguments."""
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def test_columns_are_the_csv_header_and_rows_are_typed(run: tuple[Path, pd.DataF
         assert df[col].dtype == "float64", col
     assert set(df["scheme"]) == {"base", "SR"}
     assert set(df["engines"]) == {1, 2}
+    assert set(df["active_matches"]) == {1, 2}
     assert set(df["benchmark"]) == {"uniband", "biband", "pingpong"}
     assert (df["messages_verified"] > 0).all()
     assert (df["backoff_refused"] == 0).all()
@@ -50,7 +52,9 @@ def test_a_second_engine_under_sr_moves_steps_off_the_first(
     assert (base["engine1_busy_cycles"] == 0).all()
     assert (sr2["handoffs"] > 0).all()
     report = (run[0] / "report.md").read_text()
-    assert "## What bounds each scheme" in report
+    assert "### What bounds each scheme" in report
+    assert "### The testbed beside the paper" in report
+    assert "  - CMP, 2 active copies: " in report
 
 
 def test_read_engines_round_trips_and_the_plots_are_drawn(
@@ -74,6 +78,35 @@ def test_read_engines_round_trips_and_the_plots_are_drawn(
         moped.read_engines(tmp_path / "nowhere")
 
 
+def test_the_testbed_alone_returns_tigon_csv_typed(
+    run: tuple[Path, pd.DataFrame], tmp_path: Path
+) -> None:
+    both, _ = run
+    out = tmp_path / "tigon"
+    df = experiments.engines(out, quick=True, schemes="base,RO", only="tigon", progress=False)
+    assert list(df.columns) == list(_core.TIGON_CSV_HEADER) == list(experiments.TIGON_COLUMNS)
+    assert not (out / "engines.csv").exists()
+    for col in ("cpus", "bytes", "messages_verified", "data_frames"):
+        assert df[col].dtype == "int64", col
+    for col in ("bandwidth_mbit_s", "latency_us", "nic0_cpu_a_busy", "wire_share"):
+        assert df[col].dtype == "float64", col
+    assert set(df["scheme"]) == {"base", "RO"}
+    assert set(df["cpus"]) == {1, 2}
+    assert (df["messages_verified"] > 0).all()
+    pd.testing.assert_frame_equal(moped.read_tigon(out), df)
+    # The same testbed rows as the run on both hosts, base's.
+    other = moped.read_tigon(both)
+    mine = df[df["scheme"] == "base"].reset_index(drop=True)
+    theirs = other[other["scheme"] == "base"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine, theirs)
+    uni = df[(df["benchmark"] == "unidirectional") & (df["bytes"] == 64 * 1024)]
+    ro = uni[(uni["scheme"] == "RO") & (uni["cpus"] == 2)]["bandwidth_mbit_s"].iloc[0]
+    base = uni[(uni["scheme"] == "base") & (uni["cpus"] == 1)]["bandwidth_mbit_s"].iloc[0]
+    assert ro > base
+    with pytest.raises(moped.InputError, match="no such file"):
+        moped.read_tigon(tmp_path / "nowhere")
+
+
 def test_bad_arguments_name_what_is_valid(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     with pytest.raises(moped.InputError, match="base, SO, RO, DSR, SR"):
@@ -86,4 +119,6 @@ def test_bad_arguments_name_what_is_valid(tmp_path: Path) -> None:
         experiments.engines(out, quick=True, design="baseline", progress=False)
     with pytest.raises(moped.InputError, match="jobs"):
         experiments.engines(out, jobs=0)
+    with pytest.raises(moped.InputError, match="tigon, cmp or both"):
+        experiments.engines(out, quick=True, only="nic", progress=False)
     assert not out.exists()

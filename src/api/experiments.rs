@@ -436,13 +436,38 @@ pub fn run_all_reusing(
     (out, from): (Option<&OutDir>, Option<&std::path::Path>),
     progress: Progress,
 ) -> Result<Vec<Outcome>, MopedError> {
+    let run = |_: usize, t: &Task| match (from, out) {
+        (Some(from), Some(out)) => reuse_or_run(cfg, t, iteration_scale, from, out),
+        _ => out
+            .map(|o| o.child(&format!("runs/{}", t.dir_name())))
+            .transpose()
+            .and_then(|dir| run_task(cfg, t, iteration_scale, dir)),
+    };
+    run_pool(tasks, jobs, run, progress)
+}
+
+/// What [`run_pool`] tells of each finished item: its index, how many have finished, its
+/// result.
+pub type PoolDone<'a, R> = dyn Fn(usize, usize, &Result<R, MopedError>) + Sync + 'a;
+
+/// Runs `run` on each of `items` on `jobs` host threads; `done` hears of each finished
+/// one (its index, how many have finished, its result). Results come back in item order;
+/// the first error stops the items not yet started. A stop request seen by the calling
+/// thread (Ctrl-C, Python's signal check) stops the runs in flight and cancels the rest:
+/// the error is then [`SimError::Interrupted`](crate::sim::SimError).
+pub fn run_pool<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    run: impl Fn(usize, &T) -> Result<R, MopedError> + Sync,
+    done: &PoolDone<'_, R>,
+) -> Result<Vec<R>, MopedError> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Outcome, MopedError>>>> =
-        Mutex::new((0..tasks.len()).map(|_| None).collect());
+    let finished = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<R, MopedError>>>> =
+        Mutex::new((0..items.len()).map(|_| None).collect());
     let failed = AtomicBool::new(false);
     let cancel = Arc::new(AtomicBool::new(false));
-    let workers = jobs.clamp(1, tasks.len().max(1));
+    let workers = jobs.clamp(1, items.len().max(1));
     let running = AtomicUsize::new(workers);
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -455,19 +480,13 @@ pub fn run_all_reusing(
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(t) = tasks.get(i) else { break };
-                    let r = match (from, out) {
-                        (Some(from), Some(out)) => reuse_or_run(cfg, t, iteration_scale, from, out),
-                        _ => out
-                            .map(|o| o.child(&format!("runs/{}", t.dir_name())))
-                            .transpose()
-                            .and_then(|dir| run_task(cfg, t, iteration_scale, dir)),
-                    };
+                    let Some(item) = items.get(i) else { break };
+                    let r = run(i, item);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress(i, n, &r);
+                    let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                    done(i, n, &r);
                     results.lock().expect("no panics while held")[i] = Some(r);
                 });
             });
@@ -524,7 +543,7 @@ fn reuse_or_run(
     }
 }
 
-/// Counts a worker of [`run_all`] out when it ends, by a panic too (a progress callback's),
+/// Counts a worker of [`run_pool`] out when it ends, by a panic too (a progress callback's),
 /// so that the loop watching for stop requests never waits for a worker that is gone.
 struct CountedOut<'a>(&'a AtomicUsize);
 

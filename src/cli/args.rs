@@ -206,6 +206,10 @@ pub(super) struct EnginesArgs {
     /// Schemes to run, comma-separated: base, SO, RO, DSR, SR (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub(super) schemes: Vec<String>,
+    /// Run on one host only: `tigon` (the paper's testbed, seconds) or `cmp` (the
+    /// transplant into MOPED); default both.
+    #[arg(long, value_name = "HOST")]
+    pub(super) only: Option<String>,
     /// Leave out Figure 10 under the best scheme (the 16 kB IMB and class S NPB runs).
     #[arg(long)]
     pub(super) no_figure10: bool,

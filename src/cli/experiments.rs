@@ -176,6 +176,11 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
             .collect::<Result<_, _>>()
             .map_err(|e| usage(MopedError::Io(format!("--schemes: {e}"))))?
     };
+    let hosts = a
+        .only
+        .as_deref()
+        .map_or(Ok(api::engines::Hosts::Both), str::parse)
+        .map_err(|e| usage(MopedError::Io(format!("--only: {e}"))))?;
     if !a.protocol.has_moped() {
         let e = format!(
             "--protocol {}: the engines are MOPED's; pick basemoped, optcopy or optcache",
@@ -192,6 +197,7 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         quick: a.quick,
         schemes,
+        hosts,
         figure10: (!a.no_figure10).then(|| api::figure10::Figure10Part::new(a.workloads, a.quick)),
     };
     let n = opts.run_count();
@@ -203,16 +209,22 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
     let progress = progress_printer(n);
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let e = api::engines::engines(&opts, out, &progress)?;
-    let tables = if e.figure10.is_empty() {
-        "engines.csv"
-    } else {
-        "engines.csv, figure10_schemes.csv"
-    };
+    let mut tables = Vec::new();
+    if e.tigon.is_some() {
+        tables.extend(["tigon.csv", "tigon_sensitivity.csv"]);
+    }
+    if hosts.cmp() {
+        tables.push("engines.csv");
+    }
+    if !e.figure10.is_empty() {
+        tables.push("figure10_schemes.csv");
+    }
     println!(
-        "{} runs, {} messages verified, host time {:.1} s; {tables} and report.md in {}",
+        "{} runs, {} messages verified, host time {:.1} s; {} and report.md in {}",
         e.runs,
         e.messages_verified,
         e.host_seconds,
+        tables.join(", "),
         a.out.display()
     );
     Ok(())

@@ -253,7 +253,7 @@ pub(super) fn matching<'py>(
 /// `design` a MOPED design. With `workloads` (the specs folder), also Figure 10 under the
 /// best scheme (figure10_schemes.csv). Returns {"runs", "messages_verified", "host_seconds"}.
 #[pyfunction]
-#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false, workloads=None))]
+#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false, workloads=None, only=None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn engines<'py>(
     py: Python<'py>,
@@ -267,11 +267,18 @@ pub(super) fn engines<'py>(
     progress: bool,
     force: bool,
     workloads: Option<String>,
+    only: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
             return Err(InputError::new_err("jobs: must be at least 1"));
         }
+        let hosts = match only {
+            None => api::engines::Hosts::Both,
+            Some(h) => h
+                .parse()
+                .map_err(|e| InputError::new_err(format!("only: {e}")))?,
+        };
         let schemes = match schemes {
             None => api::engines::Scheme::ALL.to_vec(),
             Some(names) if names.is_empty() => {
@@ -302,6 +309,7 @@ pub(super) fn engines<'py>(
             jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
             quick,
             schemes,
+            hosts,
             figure10: workloads.map(|w| api::figure10::Figure10Part::new(w.into(), quick)),
         };
         let n = opts.run_count();
@@ -311,6 +319,7 @@ pub(super) fn engines<'py>(
             ("schemes", names.join(",")),
             ("costs", costs.to_string()),
             ("quick", quick.to_string()),
+            ("only", hosts.name().to_string()),
         ];
         let dir = claim(out, force, "engines", &call)?;
         let e = interruptible(py, || api::engines::engines(&opts, dir, &report))?;

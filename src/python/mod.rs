@@ -718,6 +718,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiments::lhs, m)?)?;
     m.add("ENGINES_CSV_HEADER", api::engines::CSV_HEADER.to_vec())?;
     m.add(
+        "TIGON_CSV_HEADER",
+        api::engines::tigon::TIGON_CSV_HEADER.to_vec(),
+    )?;
+    m.add(
         "SCALING_CSV_HEADER",
         api::bench::SCALING_CSV_HEADER.to_vec(),
     )?;

@@ -51,26 +51,33 @@ pub struct Bar {
 }
 
 /// The two-engine scheme with the largest geometric mean gain over the base case with
-/// one engine, over every row with bytes moved: bandwidth for the window benchmarks, the
-/// inverse of latency for PingPong.
+/// one engine at the same active copies, over every row with bytes moved: bandwidth for
+/// the window benchmarks, the inverse of latency for PingPong.
 pub fn best(rows: &[Row]) -> Option<Variant> {
     let base = |r: &Row| {
-        rows.iter().find(|b| {
-            b.variant
-                == (Variant {
-                    scheme: Scheme::Base,
-                    engines: 1,
-                })
-                && b.point == r.point
-        })
+        let v = Variant {
+            scheme: Scheme::Base,
+            engines: 1,
+            active: r.variant.active,
+        };
+        rows.iter().find(|b| b.variant == v && b.point == r.point)
     };
     let gain = |r: &Row, b: &Row| match r.point.bench {
         Bench::Pingpong => b.latency_cycles / r.latency_cycles,
         _ => r.bandwidth_bytes_per_cycle / b.bandwidth_bytes_per_cycle,
     };
     let mut best: Option<(f64, Variant)> = None;
-    for scheme in Scheme::ALL.into_iter().filter(|s| *s != Scheme::Base) {
-        let v = Variant { scheme, engines: 2 };
+    let candidates = super::ACTIVE_COPIES.into_iter().flat_map(|active| {
+        Scheme::ALL
+            .into_iter()
+            .filter(|s| *s != Scheme::Base)
+            .map(move |scheme| Variant {
+                scheme,
+                engines: 2,
+                active,
+            })
+    });
+    for v in candidates {
         let logs: Vec<f64> = rows
             .iter()
             .filter(|r| r.variant == v && r.point.bytes > 0)
@@ -111,6 +118,7 @@ pub fn run(
     let base = Variant {
         scheme: Scheme::Base,
         engines: 1,
+        active: best.active,
     };
     let devices = [
         Device::Baseline,
@@ -269,14 +277,26 @@ pub fn csv(bars: &[Bar]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::Point;
     use super::*;
     use crate::moped::engines::StepKind;
 
-    fn row(scheme: Scheme, engines: usize, bench: Bench, bytes: u64, value: f64) -> Row {
+    /// A row of `scheme` on `engines` at one active copy whose bandwidth is `value` and
+    /// latency its inverse.
+    pub(in super::super) fn row(
+        scheme: Scheme,
+        engines: usize,
+        bench: Bench,
+        bytes: u64,
+        value: f64,
+    ) -> Row {
         Row {
-            variant: Variant { scheme, engines },
+            variant: Variant {
+                scheme,
+                engines,
+                active: 1,
+            },
             point: Point { bench, bytes },
             iterations: 1,
             cycles: 1000,
@@ -313,7 +333,8 @@ mod tests {
             best(&rows),
             Some(Variant {
                 scheme: Scheme::So,
-                engines: 2
+                engines: 2,
+                active: 1,
             })
         );
         assert_eq!(best(&rows[..1]), None);
@@ -321,7 +342,13 @@ mod tests {
 
     #[test]
     fn the_section_gives_each_benchmark_and_the_largest_move() {
-        let v = |scheme, engines| Device::Variant(Variant { scheme, engines });
+        let v = |scheme, engines| {
+            Device::Variant(Variant {
+                scheme,
+                engines,
+                active: 1,
+            })
+        };
         let bar = |device, benchmark: &str, cycles: f64| Bar {
             device,
             benchmark: benchmark.into(),

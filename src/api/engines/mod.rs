@@ -1,17 +1,25 @@
-//! `moped engines`: MOPED with one and two engines under every scheme of the multi-CPU NIC
-//! paper (`moped::engines`), over IMB Uniband, Biband and PingPong, every message verified;
-//! `engines.csv` and a report that checks the paper's claims and names, from the engines'
-//! statistics, the step that bounds each scheme.
+//! `moped engines`: the multi-CPU NIC paper's schemes (`moped::engines`) on two hosts.
+//! First on the paper's own testbed ([`tigon`]: two Tigon2 NICs running EMP, Gigabit
+//! Ethernet, one semaphore), its latency, unidirectional and bidirectional tests set beside
+//! the paper's figures. Then transplanted into MOPED: one and two engines under every
+//! scheme, each at one and at two active copies (the same grant for every scheme, so that
+//! the engine split is measured apart from the copies), over IMB Uniband, Biband and
+//! PingPong, every message verified. `tigon.csv`, `engines.csv` and a report that checks the
+//! paper's claims on both hosts and names, from the engines' statistics, what bounds each
+//! scheme.
 //!
-//! The steps cost what EMP's firmware cost on the Tigon2 ([`StepCosts::emp`]) unless the
-//! configuration's own `[moped.steps]` are asked for: with the default costs (every step
-//! fixed-function but matching) a second engine would have almost nothing to take over.
-//! RO and SR, which split the receive path, may keep one copy active per engine
-//! (`moped.active_matches`); the other schemes keep the configuration's.
+//! In MOPED the steps cost what EMP's firmware cost on the Tigon2 ([`StepCosts::emp`])
+//! unless the configuration's own `[moped.steps]` are asked for: with the default costs
+//! (every step fixed-function but matching) a second engine would have almost nothing to
+//! take over.
 
+mod claims;
 pub mod figure10;
 mod report;
+pub mod tigon;
+mod tigon_report;
 
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -26,7 +34,6 @@ use super::figure10::{part_specs, Figure10Part};
 use super::output::{OutDir, RunInfo};
 
 pub use crate::moped::engines::Scheme;
-pub use report::report;
 
 /// The experiment's benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -120,37 +127,52 @@ pub fn plan(quick: bool) -> Vec<Point> {
         .collect()
 }
 
-/// A scheme with a number of engines.
+/// A scheme with a number of engines and of active copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Variant {
     pub scheme: Scheme,
     pub engines: usize,
+    /// Copies a MOPED keeps active at once (`moped.active_matches`), the same under every
+    /// scheme.
+    pub active: usize,
 }
 
+/// The active copies every scheme runs at.
+pub const ACTIVE_COPIES: [usize; 2] = [1, 2];
+
 impl Variant {
-    /// Each of `schemes` with one and with two engines.
+    /// Each of `schemes` with one and with two engines, each at every count of
+    /// [`ACTIVE_COPIES`].
     pub fn of(schemes: &[Scheme]) -> Vec<Variant> {
-        schemes
-            .iter()
-            .flat_map(|&scheme| [1, 2].map(|engines| Variant { scheme, engines }))
-            .collect()
+        let mut v = Vec::new();
+        for &active in &ACTIVE_COPIES {
+            for &scheme in schemes {
+                for engines in [1, 2] {
+                    v.push(Variant {
+                        scheme,
+                        engines,
+                        active,
+                    });
+                }
+            }
+        }
+        v
     }
 
     pub fn label(&self) -> String {
-        format!("{}-x{}", self.scheme, self.engines)
+        format!("{}-x{}-a{}", self.scheme, self.engines, self.active)
     }
 
-    /// Sets the scheme, the engines, the step costs and (RO, SR) one active copy per
-    /// engine in `cfg`.
+    /// Sets the scheme, the engines, the step costs and the active copies in `cfg`: the
+    /// scheme and the engines are all a variant changes beside the copies every scheme is
+    /// given alike.
     pub fn configure(&self, cfg: &mut SystemConfig, costs: &Costs) {
         cfg.moped.scheme = self.scheme;
         cfg.moped.engines = self.engines;
         if let Costs::Emp = costs {
             cfg.moped.steps = StepCosts::emp();
         }
-        if self.scheme.parallel_receive() {
-            cfg.moped.active_matches = cfg.moped.active_matches.max(self.engines);
-        }
+        cfg.moped.active_matches = self.active;
     }
 
     /// The configuration the bandwidth and latency runs take: [`Variant::configure`], and
@@ -195,6 +217,50 @@ impl std::str::FromStr for Costs {
     }
 }
 
+/// The hosts the schemes run on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hosts {
+    /// The paper's testbed, then the transplant.
+    #[default]
+    Both,
+    /// Only the paper's testbed (`[tigon]`).
+    Testbed,
+    /// Only the transplant into MOPED.
+    Cmp,
+}
+
+impl Hosts {
+    /// The name `--only` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hosts::Both => "both",
+            Hosts::Testbed => "tigon",
+            Hosts::Cmp => "cmp",
+        }
+    }
+
+    pub fn testbed(self) -> bool {
+        self != Hosts::Cmp
+    }
+
+    pub fn cmp(self) -> bool {
+        self != Hosts::Testbed
+    }
+}
+
+impl std::str::FromStr for Hosts {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Hosts, String> {
+        match s {
+            "both" => Ok(Hosts::Both),
+            "tigon" => Ok(Hosts::Testbed),
+            "cmp" => Ok(Hosts::Cmp),
+            _ => Err(format!("unknown host `{s}`, expected tigon, cmp or both")),
+        }
+    }
+}
+
 /// What one engines experiment runs.
 #[derive(Clone, Debug)]
 pub struct EnginesOptions {
@@ -202,18 +268,28 @@ pub struct EnginesOptions {
     pub costs: Costs,
     pub design: Design,
     pub jobs: usize,
-    /// Two sizes per benchmark.
+    /// Fewer sizes (and on the testbed, fewer iterations).
     pub quick: bool,
     /// The schemes to run (every one by default), each with one and two engines.
     pub schemes: Vec<Scheme>,
-    /// Also Figure 10 under the best scheme ([`figure10`]).
+    /// The hosts to run them on.
+    pub hosts: Hosts,
+    /// Also Figure 10 under the best scheme ([`figure10`]), with the transplant.
     pub figure10: Option<Figure10Part>,
 }
 
 impl EnginesOptions {
     pub fn run_count(&self) -> usize {
+        let testbed = if self.hosts.testbed() {
+            tigon::run_count(&self.schemes, self.quick)
+        } else {
+            0
+        };
+        if !self.hosts.cmp() {
+            return testbed;
+        }
         let f10 = self.figure10.as_ref().map_or(0, |_| figure10::run_count());
-        Variant::of(&self.schemes).len() * plan(self.quick).len() + f10
+        testbed + Variant::of(&self.schemes).len() * plan(self.quick).len() + f10
     }
 }
 
@@ -365,6 +441,8 @@ pub fn csv(rows: &[Row]) -> String {
 /// What the experiment found.
 #[derive(Debug)]
 pub struct Engines {
+    /// The paper's testbed, when it ran.
+    pub tigon: Option<tigon::TigonResults>,
     pub rows: Vec<Row>,
     pub runs: usize,
     pub messages_verified: u64,
@@ -397,13 +475,36 @@ fn run_and_write(
     progress: Progress,
 ) -> Result<Engines, MopedError> {
     let started = Instant::now();
-    if let Some(part) = &opts.figure10 {
+    if let (Some(part), true) = (&opts.figure10, opts.hosts.cmp()) {
         // A missing spec fails now, not after the other runs.
         part_specs(part)?;
     }
-    let points = plan(opts.quick);
+    let io = |err: std::io::Error| MopedError::Io(format!("{}: {err}", out.path().display()));
+    let testbed = if opts.hosts.testbed() {
+        let t = tigon::run(&opts.config.tigon, &opts.schemes, opts.quick, opts.jobs)?;
+        std::fs::write(out.path().join("tigon.csv"), tigon::csv(&t.rows)).map_err(io)?;
+        let sweep = tigon::sensitivity_csv(&t.sensitivity);
+        std::fs::write(out.path().join("tigon_sensitivity.csv"), sweep).map_err(io)?;
+        Some(t)
+    } else {
+        None
+    };
+    let points = if opts.hosts.cmp() {
+        plan(opts.quick)
+    } else {
+        Vec::new()
+    };
+    let variants = if opts.hosts.cmp() {
+        Variant::of(&opts.schemes)
+    } else {
+        Vec::new()
+    };
     let (mut rows, mut runs, mut events) = (Vec::new(), 0, 0);
-    for v in Variant::of(&opts.schemes) {
+    if let Some(t) = &testbed {
+        runs += t.runs();
+        events += t.events;
+    }
+    for v in variants {
         let cfg = v.config(&opts.config, &opts.costs);
         let dir = out.child(&v.label())?;
         let specs = write_specs(dir.path(), &points)?;
@@ -462,23 +563,68 @@ fn run_and_write(
     };
     let e = Engines {
         messages_verified: rows.iter().map(|r| r.messages_verified).sum::<u64>()
-            + bars.iter().map(|b| b.messages_verified).sum::<u64>(),
+            + bars.iter().map(|b| b.messages_verified).sum::<u64>()
+            + testbed.as_ref().map_or(0, |t| t.messages_verified()),
+        tigon: testbed,
         rows,
         runs,
         events,
         host_seconds: started.elapsed().as_secs_f64(),
         figure10: bars,
     };
-    let io = |err: std::io::Error| MopedError::Io(format!("{}: {err}", out.path().display()));
-    std::fs::write(out.path().join("engines.csv"), csv(&e.rows)).map_err(io)?;
-    let mut text = report(&e.rows, &notes(opts, &e));
+    if opts.hosts.cmp() {
+        std::fs::write(out.path().join("engines.csv"), csv(&e.rows)).map_err(io)?;
+    }
     if !e.figure10.is_empty() {
         let table = figure10::csv(&e.figure10);
         std::fs::write(out.path().join("figure10_schemes.csv"), table).map_err(io)?;
-        text.push_str(&figure10::section(&e.figure10, opts.design));
     }
-    std::fs::write(out.path().join("report.md"), text).map_err(io)?;
+    std::fs::write(out.path().join("report.md"), report(opts, &e)).map_err(io)?;
     Ok(e)
+}
+
+/// report.md: the notes, the testbed, the transplant, the claims on both, Figure 10.
+pub fn report(opts: &EnginesOptions, e: &Engines) -> String {
+    let mut s =
+        String::from("# The multi-CPU NIC paper's schemes, on its testbed and in MOPED\n\n");
+    for n in notes(opts, e) {
+        let _ = writeln!(s, "{n}\n");
+    }
+    if let Some(t) = &e.tigon {
+        s.push_str(&tigon_report::section(
+            t,
+            opts.quick,
+            &tigon_params(&opts.config),
+        ));
+    }
+    if !e.rows.is_empty() {
+        s.push_str(&report::cmp_section(&e.rows));
+    }
+    s.push_str(&claims::section(e.tigon.as_ref(), &e.rows));
+    if !e.figure10.is_empty() {
+        s.push_str(&figure10::section(&e.figure10, opts.design));
+    }
+    s
+}
+
+/// The `[tigon]` keys with their values and descriptions, as `moped info config` gives
+/// them.
+fn tigon_params(cfg: &SystemConfig) -> Vec<(String, String, String)> {
+    let docs = super::info::params();
+    let Ok(toml::Value::Table(table)) = toml::Value::try_from(&cfg.tigon) else {
+        return Vec::new();
+    };
+    table
+        .iter()
+        .map(|(k, v)| {
+            let key = format!("tigon.{k}");
+            let doc = docs
+                .iter()
+                .find(|p| p.key == key)
+                .map_or(String::new(), |p| p.description.clone());
+            (key, v.to_string(), doc)
+        })
+        .collect()
 }
 
 fn notes(opts: &EnginesOptions, e: &Engines) -> Vec<String> {
@@ -491,18 +637,19 @@ fn notes(opts: &EnginesOptions, e: &Engines) -> Vec<String> {
             opts.config.moped.steps
         ),
     };
-    vec![
-        format!(
-            "{} simulations under {} on {} host threads verified {} messages byte for byte \
-             at their receivers; host time {:.1} s.",
-            e.runs, opts.design, opts.jobs, e.messages_verified, e.host_seconds
-        ),
-        format!(
-            "Step costs: {costs}; hand-off {} cycles. Two ranks on cores 0 and 1 of the \
-             {}-core CMP; RO and SR keep up to one copy active per engine.",
-            opts.config.moped.handoff_cycles, opts.config.system.cores
-        ),
-    ]
+    let mut notes = vec![format!(
+        "{} simulations on {} host threads verified {} messages byte for byte at their \
+         receivers; host time {:.1} s.",
+        e.runs, opts.jobs, e.messages_verified, e.host_seconds
+    )];
+    if opts.hosts.cmp() {
+        notes.push(format!(
+            "In MOPED: design {}; step costs: {costs}; hand-off {} cycles. Two ranks on cores \
+             0 and 1 of the {}-core CMP; every scheme at the same active copies (1, then 2).",
+            opts.design, opts.config.moped.handoff_cycles, opts.config.system.cores
+        ));
+    }
+    notes
 }
 
 fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, MopedError> {

@@ -164,6 +164,36 @@ pub struct StepCosts {
 /// The clock of the Tigon2's processors (88 MHz), which ran EMP's firmware.
 pub const TIGON2_MHZ: f64 = 88.0;
 
+/// Table 1 of the multi-CPU NIC paper: the time EMP spends in each major step of a 64-byte
+/// ping-pong on the Tigon2, in microseconds, with Table 2's split of the receive
+/// acknowledgment (DSR runs 3.25 us of it on the receive processor, 2.50 us on the send
+/// processor).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EmpTimes {
+    pub send_bookkeeping: f64,
+    pub transmission: f64,
+    pub receive_ack: f64,
+    /// The part of `receive_ack` that takes in the acknowledgment frame (Table 2, DSR's
+    /// cpu B); the rest updates the send records.
+    pub receive_ack_arrival: f64,
+    pub recv_bookkeeping: f64,
+    pub receive_frame: f64,
+    pub receiving: f64,
+    pub send_ack: f64,
+}
+
+/// Table 1's times (and Table 2's split of the receive acknowledgment).
+pub const TABLE_1: EmpTimes = EmpTimes {
+    send_bookkeeping: 5.25,
+    transmission: 5.50,
+    receive_ack: 5.75,
+    receive_ack_arrival: 3.25,
+    recv_bookkeeping: 6.25,
+    receive_frame: 4.25,
+    receiving: 2.75,
+    send_ack: 2.50,
+};
+
 impl StepCosts {
     pub fn of(&self, step: StepKind) -> u64 {
         match step {
@@ -190,17 +220,18 @@ impl StepCosts {
     /// unit's hardware, as the Tigon's DMA assist moved EMP's data.
     pub fn emp() -> StepCosts {
         let c = |us: f64| (us * TIGON2_MHZ).round() as u64;
+        let t = TABLE_1;
         StepCosts {
-            reserve: c(5.25) - 3 * 115,
+            reserve: c(t.send_bookkeeping) - 3 * 115,
             store: 115,
-            forward: c(5.50),
-            ack: c(3.25),
-            send_complete: c(2.50),
-            match_: c(6.25),
-            activate: c(4.25),
-            page: c(2.75),
+            forward: c(t.transmission),
+            ack: c(t.receive_ack_arrival),
+            send_complete: c(t.receive_ack - t.receive_ack_arrival),
+            match_: c(t.recv_bookkeeping),
+            activate: c(t.receive_frame),
+            page: c(t.receiving),
             line: 0,
-            recv_complete: c(2.50),
+            recv_complete: c(t.send_ack),
         }
     }
 }
@@ -280,11 +311,6 @@ impl Scheme {
             Scheme::Dsr => &dsr::Dedicated,
             Scheme::Sr => &sr::SendReceive,
         }
-    }
-
-    /// Whether the scheme lets more than one copy be active (the receive path is split).
-    pub fn parallel_receive(self) -> bool {
-        matches!(self, Scheme::Ro | Scheme::Sr)
     }
 
     /// Engines that may run `step` among `engines`: processor A is engine 0, processor B
@@ -481,6 +507,48 @@ impl Engines {
             start,
             end,
         }
+    }
+
+    /// Goes on with a step already running on `engine` for `cost` more cycles from `ready`,
+    /// taking `locks` for them: a critical section at the end of a step, which waits (its
+    /// engine held) until the locks are free. Not a new step: no hand-off, and the step is
+    /// not counted again.
+    pub fn continue_step(
+        &mut self,
+        step: StepKind,
+        cost: u64,
+        ready: u64,
+        locks: &[Lock],
+        engine: u8,
+    ) -> Slot {
+        let e = engine as usize;
+        let free = ready.max(self.free_at[e]);
+        let held = locks
+            .iter()
+            .map(|&l| self.lock_free_at(l))
+            .max()
+            .unwrap_or(0);
+        let start = free.max(held);
+        let end = start + cost;
+        let st = &mut self.stats[e];
+        st.busy += cost;
+        st.cycles[step.index()] += cost;
+        st.lock_wait += start - free;
+        self.free_at[e] = end;
+        for &l in locks {
+            self.hold(l, end);
+        }
+        Slot { engine, start, end }
+    }
+
+    /// The number of engines.
+    pub fn len(&self) -> usize {
+        self.free_at.len()
+    }
+
+    /// Never: there is always at least one engine.
+    pub fn is_empty(&self) -> bool {
+        self.free_at.is_empty()
     }
 }
 

@@ -177,3 +177,37 @@ proptest! {
         prop_assert_eq!(steps_counted, steps.len() as u64);
     }
 }
+
+#[test]
+fn a_critical_section_waits_for_the_lock_without_counting_a_step_or_a_hand_off() {
+    let params = EngineParams {
+        engines: 2,
+        scheme: Scheme::Ro,
+        handoff_cycles: 7,
+        costs: StepCosts::default(),
+    };
+    let mut e = Engines::new(params, 4);
+    // Engine 1 holds the queue lock from 10 to 30.
+    let a = e.run(StepKind::Activate, 10, 0, &[], None);
+    let held = e.continue_step(StepKind::Activate, 20, a.end, &[Lock::Queues], a.engine);
+    assert_eq!((held.start, held.end, held.engine), (10, 30, 1));
+    // Engine 0 asks for it at 15 and spins until 30.
+    let m = e.run(StepKind::Match, 15, 0, &[], None);
+    let cs = e.continue_step(StepKind::Match, 5, m.end, &[Lock::Queues], m.engine);
+    assert_eq!((cs.start, cs.end), (30, 35));
+    assert_eq!(e.stats[0].lock_wait, 15);
+    assert_eq!(e.stats[0].steps_of(StepKind::Match), 1);
+    assert_eq!(e.stats[0].busy, 20);
+    assert_eq!(e.stats[0].handoffs + e.stats[1].handoffs, 0);
+    assert_eq!(e.stats[1].cycles_of(StepKind::Activate), 30);
+}
+
+#[test]
+fn emp_costs_come_from_table_1() {
+    let c = StepCosts::emp();
+    let t = TABLE_1;
+    let cycles = |us: f64| (us * TIGON2_MHZ).round() as u64;
+    assert_eq!(c.ack + c.send_complete, cycles(t.receive_ack));
+    assert_eq!(c.recv_complete, cycles(t.send_ack));
+    assert_eq!(t.receive_ack - t.receive_ack_arrival, 2.50);
+}
