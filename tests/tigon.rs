@@ -50,6 +50,9 @@ fn each_step_s_processor_part_and_the_model_s_hardware_make_table_1() {
         ),
         (cpu(EmpStep::SendAck), TABLE_1.send_ack),
     ];
+    for (i, step) in EmpStep::ALL.into_iter().enumerate() {
+        assert_eq!(step as usize, i, "EmpStep::ALL is in declaration order");
+    }
     for (i, (ours, table)) in pairs.iter().enumerate() {
         assert!(
             (ours - table).abs() < 2e-4,

@@ -146,6 +146,21 @@ pub enum EmpStep {
     SendAck,
 }
 
+impl EmpStep {
+    /// Every step, in declaration order (`step as usize` indexes it).
+    pub const ALL: [EmpStep; 9] = [
+        EmpStep::SendBookkeeping,
+        EmpStep::Transmission,
+        EmpStep::AckArrival,
+        EmpStep::AckUpdate,
+        EmpStep::PostReceive,
+        EmpStep::Classify,
+        EmpStep::ReceiveFrame,
+        EmpStep::Receiving,
+        EmpStep::SendAck,
+    ];
+}
+
 impl TigonSection {
     /// Ticks of `ns` nanoseconds, rounded.
     pub fn ns_ticks(ns: f64) -> u64 {

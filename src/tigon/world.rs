@@ -4,7 +4,7 @@
 
 use super::act::{step_kind, Act, FrameId};
 use super::nic::{Dma, Done, Frame, FrameKind, Nic, Out, Running, RxRecord, TxRecord, Work};
-use super::{Bench, Measurement, Setup, TigonSection, TICKS_PER_US};
+use super::{Bench, EmpStep, Measurement, Setup, TigonSection, TICKS_PER_US};
 use crate::engine::{EventQueue, Tie};
 use crate::error::MopedError;
 use crate::moped::engines::Lock;
@@ -65,6 +65,8 @@ pub(super) struct World {
     pub hosts: Hosts,
     pub frames_waited: u64,
     events: u64,
+    /// Processor ticks of each EMP step (`EmpStep::ALL` order), computed once.
+    step_cost: [u64; 9],
 }
 
 /// One host's progress (the hosts' loops are in `host.rs`).
@@ -122,6 +124,7 @@ pub fn run(
         hosts: Hosts::new(bench, bytes, iterations.max(1)),
         frames_waited: 0,
         events: 0,
+        step_cost: EmpStep::ALL.map(|step| cfg.step_ticks(step)),
     };
     // Every message takes at most a few tens of events per frame: far more means a loop.
     let frames = cfg.frames(bytes) + 2;
@@ -213,7 +216,7 @@ impl World {
         let Some(w) = nic.dequeue(cpu) else {
             return;
         };
-        let mut cost = self.cfg.step_ticks(w.act.step());
+        let mut cost = self.step_cost[w.act.step() as usize];
         if nic.locking && w.act.always_queues() {
             // Its queue update moves into the critical section at its end.
             cost = cost.saturating_sub(queue_ticks);

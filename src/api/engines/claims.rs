@@ -77,6 +77,14 @@ impl Cmp<'_> {
         }
     }
 
+    /// `scheme`'s row on `bench` at `bytes`.
+    fn row(&self, scheme: Scheme, bench: Bench, bytes: u64) -> Option<&Row> {
+        let v = self.variant(scheme);
+        self.rows.iter().find(|r| {
+            r.variant == v && r.point.bench == Self::bench(bench) && r.point.bytes == bytes
+        })
+    }
+
     fn peak(&self, scheme: Scheme, bench: Bench) -> Option<&Row> {
         let v = self.variant(scheme);
         self.rows
@@ -101,25 +109,16 @@ impl Figures for Cmp<'_> {
     }
 
     fn latency(&self, scheme: Scheme, bytes: u64) -> Option<f64> {
-        let v = self.variant(scheme);
-        self.rows
-            .iter()
-            .find(|r| {
-                r.variant == v && r.point.bench == CmpBench::Pingpong && r.point.bytes == bytes
-            })
+        self.row(scheme, Bench::Latency, bytes)
             .map(|r| r.latency_cycles)
     }
-
     fn wire_share(&self, _: Scheme, _: Bench) -> Option<f64> {
         None
     }
 
     fn measured(&self, scheme: Scheme, bench: Bench, bytes: Option<u64>) -> String {
-        let v = self.variant(scheme);
         let row = match bytes {
-            Some(b) => self.rows.iter().find(|r| {
-                r.variant == v && r.point.bench == Self::bench(bench) && r.point.bytes == b
-            }),
+            Some(b) => self.row(scheme, bench, b),
             None => self.peak(scheme, bench),
         };
         row.map_or_else(String::new, super::report::bound)

@@ -68,7 +68,8 @@ fn sizes(rows: &[Row], bench: Bench) -> Vec<u64> {
     v
 }
 
-fn size_name(b: u64) -> String {
+/// A message size as the reports print it: B, kB or MB.
+pub(super) fn size_name(b: u64) -> String {
     match b {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MB", b >> 20),
         b if b >= 1024 && b % 1024 == 0 => format!("{} kB", b >> 10),

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::report::size_name;
 use super::tigon::{paper_setup, sizes, TigonResults, Variation, PROBES};
 use crate::config::TigonSection;
 use crate::moped::engines::{Scheme, StepKind, TABLE_1};
@@ -35,14 +36,6 @@ pub fn latency_cut(rows: &[Measurement], scheme: Scheme, bytes: u64) -> Option<f
         latency(rows, Scheme::Base, bytes)?,
     );
     Some((1.0 - l / b) * 100.0)
-}
-
-fn size_name(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
-        format!("{} kB", b >> 10)
-    } else {
-        format!("{b} B")
-    }
 }
 
 /// The busiest processor of a run: which, its busy share, and its processor time per data
