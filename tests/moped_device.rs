@@ -66,6 +66,7 @@ fn params(id: usize, n: usize, entries: usize, fill: bool) -> MopedParams {
         ports: PortMap::default(),
         matcher: MatcherKind::Fsm,
         matching: MatchingParams::default(),
+        core_mhz: 1000.0,
         engines: EngineParams {
             engines: 1,
             ..EngineParams::default()

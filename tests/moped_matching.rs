@@ -371,3 +371,55 @@ fn a_revoked_receive_leaves_its_send_to_the_next_in(kind: MatcherKind) {
     pair.drain();
     assert_eq!(pair.log, [(2, 1)]);
 }
+
+/// The two-level queue's two BRAMs and its data mover work beside the checks: an insertion
+/// holds only its own queue's port, so the next check searching the other queue starts at
+/// once and one searching the same queue waits a cycle; a refill after a CAM match does
+/// not lengthen the match.
+#[test]
+fn the_two_level_queues_ports_and_mover_work_beside_the_checks() {
+    let params = MatchingParams {
+        cam_entries: 2,
+        ..MatchingParams::default()
+    };
+    let send = |tag| Envelope {
+        kind: Kind::Send,
+        peer: Peer::Rank(0),
+        context: 0,
+        tag: Tag::Tag(tag),
+    };
+    let recv = |tag| Envelope {
+        kind: Kind::Recv,
+        peer: Peer::Rank(1),
+        context: 0,
+        tag: Tag::Tag(tag),
+    };
+    let setup = |posted: &[u32]| {
+        let mut p = Pair::new(MatcherKind::Cam);
+        p.unit = MatchUnit::new(MatcherKind::Cam, &params);
+        for &t in posted {
+            p.arrive(0, 0, recv(t));
+            p.step();
+        }
+        p.unit.quiesce();
+        p
+    };
+    let cycles = |p: &mut Pair, rank, env| {
+        p.arrive(0, rank, env);
+        p.unit.step(&mut p.table).unwrap().cycles
+    };
+    // A receive searches the UMQ (1 cycle) and is inserted into the PRQ after it.
+    let mut p = setup(&[]);
+    assert_eq!(cycles(&mut p, 0, recv(1)), 1);
+    // A receive next searches the UMQ at once; a send waits for the PRQ's port.
+    let mut q = setup(&[]);
+    cycles(&mut q, 0, recv(1));
+    assert_eq!(cycles(&mut q, 0, recv(2)), 1);
+    assert_eq!(cycles(&mut p, 1, send(1)), 2);
+    // A CAM match that makes the mover refill from the list costs the compare alone,
+    // as one with nothing to refill does.
+    let mut full = setup(&[1, 2, 3]);
+    assert_eq!(cycles(&mut full, 1, send(1)), 1);
+    let mut fits = setup(&[1, 2]);
+    assert_eq!(cycles(&mut fits, 1, send(1)), 1);
+}

@@ -274,9 +274,12 @@ def matching(
     One row per benchmark point and engine (columns :data:`MATCHING_COLUMNS`): ``level``
     is ``cmp`` for a simulation of the whole CMP (``cycles``: CMP cycles per operation)
     and ``engine`` for the engine model alone fed the unload benchmark's queue operations
-    (deeper queues than a process can hold at one MOPED; ``cycles`` is NaN there);
-    ``engine_cycles`` is the receiver's matching engine's busy cycles per operation (NaN
-    for the software path).
+    (deeper queues than a process can hold at one MOPED, and the two-level queue paper's
+    64 to 10,000 distinct ``senders``; ``cycles`` is NaN there); ``setting`` rows are the
+    preposted benchmark in that paper's setting (``ns``: the match at the engine's clock,
+    the network's 200 ns and the ALPU's offload round trip). ``engine_cycles`` is the
+    receiver's matching engine's cycles per operation at its own clock ``mhz`` (NaN for
+    the software path); ``ns`` and ``engine_ns`` are the same in nanoseconds.
 
     ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
     contents are then replaced); a failure (a run's, Ctrl-C) leaves it holding only

@@ -33,8 +33,8 @@ ENGINES: tuple[str, ...] = tuple(_core.MATCHING_ENGINES)
 MATCHING_COLUMNS: tuple[str, ...] = tuple(_core.MATCHING_CSV_HEADER)
 #: Integer columns that are empty where they do not apply (pandas' nullable Int64).
 _NULLABLE_INTS = ("total_cycles", "total_engine_cycles")
-_INTS = ("depth", "position", "iterations", "messages_verified", "ranks")
-_FLOATS = ("cycles", "engine_cycles")
+_INTS = ("depth", "position", "iterations", "messages_verified", "ranks", "senders")
+_FLOATS = ("cycles", "engine_cycles", "mhz", "ns", "engine_ns")
 _TEXTS = ("engine", "benchmark", "sources", "level")
 
 #: The columns of ``stream64.csv``, in order (the Rust side's ``stream64::CSV_HEADER``).
@@ -81,7 +81,8 @@ def read_matching(path: str | PathLike[str]) -> pandas.DataFrame:
     """The rows of ``matching.csv`` from a finished folder of ``moped matching`` or
     :func:`moped.experiments.matching`, or from the file itself, typed: the texts as str
     (``sources`` empty where it does not apply), ``depth``, ``position``, ``iterations``,
-    ``messages_verified`` and ``ranks`` as int64, ``cycles`` and ``engine_cycles`` as float
+    ``messages_verified``, ``ranks`` and ``senders`` as int64, ``cycles``,
+    ``engine_cycles``, ``mhz`` (the engine's clock), ``ns`` and ``engine_ns`` as float
     (NaN where empty), ``total_cycles`` and ``total_engine_cycles`` as pandas' nullable
     Int64. A missing or malformed file raises :class:`moped.InputError`."""
     return _read(

@@ -50,14 +50,14 @@ def test_columns_start_with_the_csv_header(run: tuple[Path, pd.DataFrame]) -> No
 
 def test_rows_are_typed(run: tuple[Path, pd.DataFrame]) -> None:
     _, df = run
-    for col in ("depth", "position", "iterations", "messages_verified", "ranks"):
+    for col in ("depth", "position", "iterations", "messages_verified", "ranks", "senders"):
         assert df[col].dtype == "int64", col
-    for col in ("cycles", "engine_cycles"):
+    for col in ("cycles", "engine_cycles", "mhz", "ns", "engine_ns"):
         assert df[col].dtype == "float64", col
     for col in ("total_cycles", "total_engine_cycles"):
         assert df[col].dtype == "Int64", col
     assert set(df["engine"]) == set(ENGINES)
-    assert set(df["level"]) == {"cmp", "engine"}
+    assert set(df["level"]) == {"cmp", "engine", "setting"}
     assert set(df["sources"]) == {"", "uniform", "skewed"}
     software = df[df["engine"] == "software"]
     assert set(software["level"]) == {"cmp"}
@@ -67,6 +67,14 @@ def test_rows_are_typed(run: tuple[Path, pd.DataFrame]) -> None:
     assert set(engine_level["engine"]) == {"fsm", "cam"}
     assert engine_level["cycles"].isna().all() and engine_level["total_cycles"].isna().all()
     assert (engine_level["engine_cycles"] > 0).all()
+    # Each engine at its own clock: the two-level queue's Fmax, fsm at the cores'.
+    cam = df[(df["engine"] == "cam") & df["mhz"].notna()]
+    assert set(cam["mhz"]) == {321.3}
+    assert set(df[df["engine"] == "fsm"]["mhz"]) == {1000.0}
+    timed = df[df["engine_ns"].notna()]
+    assert (abs(timed["engine_ns"] - timed["engine_cycles"] * 1000 / timed["mhz"]) < 1e-6).all()
+    setting = df[df["level"] == "setting"]
+    assert (setting["benchmark"] == "preposted").all() and (setting["ns"] >= 200).all()
 
 
 def test_every_simulation_verified_its_messages(run: tuple[Path, pd.DataFrame]) -> None:
@@ -81,12 +89,15 @@ def test_the_cam_matches_in_constant_time_within_its_first_level(
     run: tuple[Path, pd.DataFrame],
 ) -> None:
     _, df = run
-    cam = df[(df["engine"] == "cam") & (df["benchmark"] == "preposted")]
-    within = cam[cam["depth"] <= 256]
-    assert len(within) > 1
-    assert within["engine_cycles"].nunique() == 1
-    past = cam[cam["depth"] > 256]
-    assert (past["engine_cycles"] > within["engine_cycles"].iloc[0]).all()
+    preposted = df[(df["engine"] == "cam") & (df["benchmark"] == "preposted")]
+    # On the CMP and at engine level alike, each with its own constant: the two levels
+    # count different work per match.
+    for level, cam in preposted.groupby("level"):
+        within = cam[cam["depth"] <= 256]
+        assert len(within) > 1, level
+        assert within["engine_cycles"].nunique() == 1, level
+        past = cam[cam["depth"] > 256]
+        assert (past["engine_cycles"] > within["engine_cycles"].iloc[0]).all(), level
 
 
 def test_read_matching_round_trips(run: tuple[Path, pd.DataFrame]) -> None:
@@ -286,16 +297,26 @@ def test_stream64_is_written_and_typed(microcoded: tuple[Path, pd.DataFrame]) ->
     assert header[2:8] == list(ints)
     for col in header[8:]:
         assert s[col].dtype == "float64", col
-    assert set(s["engine"]) == {"microcoded"} and set(s["benchmark"]) == {"stream64"}
-    # quick keeps the 10- and 30-item lists, each over 10 % to 100 % of the list.
-    assert sorted(set(s["list_items"])) == [10, 30]
+    variants = {"microcoded", "microcoded-no-flush", "microcoded-no-cache"}
+    baselines = {"embedded", "multithreaded-16"}
+    assert set(s["engine"]) == variants | baselines and set(s["benchmark"]) == {"stream64"}
+    # The processors' rows have their time only: the split is the unit's.
+    cpus = s[s["engine"].isin(baselines)]
+    assert cpus["flush_cycles"].isna().all() and (cpus["cycles"] > 0).all()
+    # quick keeps the 3-, 10- and 30-item lists, each over 10 % to 100 % of the list.
+    assert sorted(set(s["list_items"])) == [3, 10, 30]
+    # Without the flush the item past the match costs nothing.
+    no_flush = s[s["engine"] == "microcoded-no-flush"]
+    assert (no_flush["flush_cycles"] == 0).all()
+    unit = s[s["engine"] == "microcoded"]
+    assert (no_flush["cycles"].to_numpy() < unit["cycles"].to_numpy()).all()
     assert sorted(set(s["percent_traversed"])) == list(range(10, 101, 10))
     assert (s["messages"] == 64).all()
     assert s["relative_to_ideal"].tolist() == pytest.approx(
         (s["cycles"] / s["ideal_cycles"]).tolist()
     )
     assert (s["ideal_cycles"] == 64 * (8 + 8 * s["traversed"])).all()
-    for items, rows in s.groupby("list_items"):
+    for items, rows in s.groupby(["engine", "list_items"]):
         rows = rows.sort_values("traversed")
         assert rows["traversed"].is_monotonic_increasing, items
         assert rows["cycles"].is_monotonic_increasing, items

@@ -61,7 +61,15 @@ fn collect(root: &Value, node: &Value, table: &toml::Table, prefix: &str, out: &
             .unwrap_or(&Value::Null);
         let ty = resolve(root, field);
         if let toml::Value::Table(inner) = value {
+            let at = out.len();
             collect(root, ty, inner, &format!("{key}."), out);
+            // A table of one key (an engine's clock) is described by its field in the
+            // table above: what the key is for there comes first.
+            if let (1, Some(whose)) = (inner.len(), text(field, "description")) {
+                for p in &mut out[at..] {
+                    p.description = one_line(&format!("{whose} {}", p.description));
+                }
+            }
             continue;
         }
         let description = text(field, "description")

@@ -285,7 +285,7 @@ impl MopedSection {
             );
         }
         if let Err((key, why)) = self.matching.check() {
-            return invalid(key, why);
+            return invalid(&key, why);
         }
         if let Err(e) = crate::moped::ports::PortMap::new(self.port_base) {
             return invalid("moped.port_base", e.to_string());

@@ -66,7 +66,7 @@ use super::{DescId, IdFormat, MopedId};
 use crate::stats::Distribution;
 
 /// A MOPED's sizes and its place in the system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MopedParams {
     pub id: MopedId,
     /// MOPEDs in the system (one per core).
@@ -86,9 +86,11 @@ pub struct MopedParams {
     /// The protocol grants a whole receive line without its old data (OPTCACHE's M_FILL).
     pub fill: bool,
     pub ports: PortMap,
-    /// The matching engine and its sizes.
+    /// The matching engine and its sizes and clocks.
     pub matcher: MatcherKind,
     pub matching: MatchingParams,
+    /// The MOPED's clock (the cores'), which the engine's cycles are converted to.
+    pub core_mhz: f64,
     /// The engines that run the device's steps, and what each step costs.
     pub engines: EngineParams,
 }
@@ -1082,10 +1084,21 @@ impl Moped {
             }
         }
         if now >= self.matcher_free_at && now >= self.engines.free_at(StepKind::Match) {
+            if self.matcher.has_work() {
+                let p = &self.params;
+                let mhz = p.matching.mhz(p.matcher, p.core_mhz);
+                self.matcher
+                    .advance_to((now as f64 * mhz / p.core_mhz).floor() as u64);
+            }
             if let Some(step) = self.matcher.step(&mut self.table) {
                 progress = true;
                 self.account(&step);
-                let cost = step.cycles.max(1) + self.engines.cost(StepKind::Match);
+                // The engine's cycles at its own clock, waited for at the MOPED's.
+                let p = &self.params;
+                let busy = p
+                    .matching
+                    .moped_cycles(p.matcher, step.cycles.max(1), p.core_mhz);
+                let cost = busy + self.engines.cost(StepKind::Match);
                 let slot = self
                     .engines
                     .run(StepKind::Match, cost, now, &[Lock::Queues], None);

@@ -210,7 +210,10 @@ mod tests {
     fn arrivals_and_posts_pair_in_mpi_order() {
         let params = MatchingParams {
             alpu_cells: 2,
-            overflow_cycles: 10,
+            alpu: crate::moped::matching::AlpuParams {
+                walk_cycles: 10,
+                ..Default::default()
+            },
             ..MatchingParams::default()
         };
         // A 500 MHz engine beside 1 GHz cores: 2 core cycles per engine cycle.

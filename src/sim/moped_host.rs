@@ -48,6 +48,7 @@ pub(crate) fn build_mopeds(
                 fill: protocol.l2.event_id("M_FILL").is_some(),
                 ports,
                 matcher: cfg.moped.matcher,
+                core_mhz: cfg.system.core_ghz * 1000.0,
                 matching: cfg.moped.matching,
                 engines: cfg.moped.engine_params(),
             })
@@ -266,7 +267,7 @@ const DEVICE_STATS: &[StatDef<Moped>] = stat_table!(Moped {
     "match_search_max" => stats.match_search_max, "Count",
         "Most entries read by one match search (over the whole run)", level;
     "match_cycles" => stats.match_cycles, "Cycle",
-        "Cycles the matching engine was busy (searches, insertions, refills)";
+        "Cycles the matching engine held its checks, at its own clock (`moped.matching.<engine>.mhz`): searches, insertions, waits for its ports";
     "match_overflows" => stats.match_overflows, "Count",
         "Unmatched arrivals queued past the engine's fast level (CAM, cells)";
     "match_full" => stats.match_full, "Count",

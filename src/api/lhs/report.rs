@@ -460,7 +460,8 @@ fn alpu_cause(l: &Lhs) -> String {
         return "the host's configuration is missing".into();
     };
     let cells = ALPU_CELLS as u32;
-    let ns_per = cfg.moped.matching.overflow_cycles as f64 * 1000.0 / cfg.nic.matcher_mhz;
+    let alpu = &cfg.moped.matching.alpu;
+    let ns_per = alpu.walk_cycles as f64 * 1000.0 / alpu.nic_mhz;
     let within = receive_ns(rows, &ALPU[1], cells);
     let needed = within
         .zip(receive_at(rows, &FIG6[2], PAPER_CROSSOVER))
@@ -470,13 +471,13 @@ fn alpu_cause(l: &Lhs) -> String {
          receive takes {} ns however deep the match (the host's posting of the receive, its \
          polls of the pairs' count and its loads of the pair, each a trip to the NIC, make \
          it slower than LHS on the shallowest searches); past them its NIC's processor walks \
-         the overflow list at `moped.matching.overflow_cycles` = {} cycles ({ns_per:.0} ns \
-         at {} MHz) an element, a choice (three memory accesses), which sets where it falls \
-         behind. To fall behind DIMMnet-3's LHS at a depth of 600, the walk would take {} ns \
+         the overflow list at `moped.matching.alpu.walk_cycles` = {} cycles ({ns_per:.0} ns \
+         at {} MHz) an element (Hemmert et al.: over three times its 10-cycle memory \
+         latency per item), which sets where it falls behind. To fall behind DIMMnet-3's LHS at a depth of 600, the walk would take {} ns \
          an element",
         f1(within),
-        cfg.moped.matching.overflow_cycles,
-        cfg.nic.matcher_mhz,
+        alpu.walk_cycles,
+        alpu.nic_mhz,
         f1(needed),
     )
 }

@@ -231,8 +231,8 @@ pub fn section(bars: &[EngineBar], params: &MatchingParams) -> String {
         "BASEMOPED's cycle reduction over the software baseline (16 kB IMB, class S NPB), \
          Figure 10's configuration with only `moped.matcher` changed and each check's \
          result leaving the engine when its search ends (`moped.matching.result_at = \
-         \"end\"`, so `fsm`'s row can differ from `moped figure10`'s by a fraction of a \
-         point); then the search depths (mean / largest) at the matching MOPEDs under \
+         \"end\"`, the default, so `fsm`'s column is `moped figure10`'s BASEMOPED); then \
+         the search depths (mean / largest) at the matching MOPEDs under \
          `fsm` (or the first engine run, when `fsm` was not) and in the baseline's software \
          lists, and the engines' busy cycles per check.\n\n",
     );

@@ -10,6 +10,7 @@
 //! alone fed the benchmark's queue operations (every receive posted, then the sends, last
 //! posted first), its busy cycles only.
 
+pub mod engine_level;
 pub mod figure10;
 pub mod lhs;
 mod report;
@@ -21,11 +22,9 @@ use std::time::Instant;
 
 use crate::config::{SystemConfig, UnexpectedQueue};
 use crate::design::Design;
-use crate::envelope::{Envelope, Kind, Peer, Tag};
 use crate::error::MopedError;
-use crate::moped::desc::{DescTable, Descriptor, MAX_CAPACITY};
-use crate::moped::matching::{MatchUnit, MatcherKind, MatchingParams, ResultAt};
-use crate::moped::DescId;
+use crate::moped::desc::MAX_CAPACITY;
+use crate::moped::matching::{MatcherKind, ResultAt};
 use crate::workload::queue::{QueueBenchmark, Sources};
 
 use super::experiments::{run_all, Outcome, Progress, Task};
@@ -162,15 +161,9 @@ pub const PREPOSTED_DEPTHS: [u32; 18] = [
     1, 2, 4, 8, 10, 16, 30, 32, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048, 4000,
 ];
 /// Unload depths on the CMP (the software path's unload grows with the square of the
-/// depth: 1,000 takes half a minute of host time), and the deeper ones of the
-/// engine-level rows.
+/// depth: 1,000 takes half a minute of host time); the engine-level rows go deeper
+/// ([`engine_level`]).
 pub const UNLOAD_DEPTHS: [u32; 5] = [10, 100, 256, 500, 1000];
-pub const UNLOAD_ENGINE_DEPTHS: [u32; 6] = [500, 1000, 4000, 10_000, 20_000, 30_000];
-/// The deepest engine-level unload of `microcoded`: its searches run the match program on
-/// the interpreter (about 1.3 M unit cycles per host second), and unloading 10,000 entries
-/// last-posted-first would run 400 M cycles, 30,000 some 3.6 G.
-pub const MICROCODED_ENGINE_DEPTH_MAX: u32 = 4000;
-
 /// The experiment's benchmark points; `quick` keeps depths up to 300 (for tests).
 pub fn plan(quick: bool) -> Vec<Point> {
     let keep = |d: &u32| !quick || *d <= 300;
@@ -234,9 +227,17 @@ pub struct Row {
     /// software path: the engine did not match every message.
     pub backed_off: bool,
     pub messages_verified: u64,
+    /// Distinct ranks the receives name as sources (the senders).
+    pub senders: u32,
+    /// The engine's clock in MHz; `None` for software.
+    pub mhz: Option<f64>,
+    /// The cores' (and MOPEDs') clock in MHz.
+    pub core_mhz: f64,
+    /// `setting` rows: the latency in the two-level queue paper's setting, in ns.
+    pub setting_ns: Option<f64>,
 }
 
-pub const CSV_HEADER: [&str; 15] = [
+pub const CSV_HEADER: [&str; 19] = [
     "engine",
     "benchmark",
     "depth",
@@ -252,9 +253,55 @@ pub const CSV_HEADER: [&str; 15] = [
     "ranks",
     "traversed",
     "backed_off",
+    "senders",
+    "mhz",
+    "ns",
+    "engine_ns",
 ];
 
 impl Row {
+    /// A row of `engine` without the CMP around it (levels `engine` and `setting`): its
+    /// measurements are filled in by the caller.
+    pub fn alone(
+        engine: Matcher,
+        point: Point,
+        level: &'static str,
+        mhz: f64,
+        core_mhz: f64,
+    ) -> Row {
+        Row {
+            engine,
+            point,
+            level,
+            iterations: 1,
+            cycles: None,
+            engine_cycles: None,
+            total_cycles: None,
+            total_engine_cycles: None,
+            traversed: None,
+            backed_off: false,
+            messages_verified: 0,
+            senders: 1,
+            mhz: Some(mhz),
+            core_mhz,
+            setting_ns: None,
+        }
+    }
+
+    /// Nanoseconds per operation: on the CMP at the cores' clock, in the paper's setting
+    /// its latency.
+    pub fn ns(&self) -> Option<f64> {
+        self.setting_ns
+            .or(self.cycles.map(|c| c * 1000.0 / self.core_mhz))
+    }
+
+    /// The engine's busy time per operation in ns, at its own clock.
+    pub fn engine_ns(&self) -> Option<f64> {
+        self.engine_cycles
+            .zip(self.mhz)
+            .map(|(c, mhz)| c * 1000.0 / mhz)
+    }
+
     fn fields(&self) -> Vec<String> {
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
         let int = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
@@ -274,6 +321,10 @@ impl Row {
             self.point.ranks().to_string(),
             opt(self.traversed),
             self.backed_off.to_string(),
+            self.senders.to_string(),
+            opt(self.mhz),
+            opt(self.ns()),
+            opt(self.engine_ns()),
         ]
     }
 }
@@ -342,9 +393,10 @@ pub fn engine_config(base: &SystemConfig, engine: Matcher) -> SystemConfig {
 }
 
 /// `base` with each check's result leaving its engine when the search ends
-/// (`moped.matching.result_at = "end"`), whatever the configuration says: these experiments
-/// measure what an engine's search time costs, which the default (`"start"`, the pair
-/// leaving on the search's first cycle) would hide behind the next check.
+/// (`moped.matching.result_at = "end"`, the default), whatever the configuration says:
+/// these experiments measure what an engine's search time costs, which the early forward
+/// (`"start"`, the pair leaving on the search's first cycle) would hide behind the next
+/// check.
 pub fn search_timed(base: &SystemConfig) -> SystemConfig {
     let mut cfg = base.clone();
     cfg.moped.matching.result_at = ResultAt::End;
@@ -419,12 +471,13 @@ fn run_and_write(
             points
                 .iter()
                 .zip(&outcomes)
-                .map(|(p, o)| cmp_row(engine, *p, o)),
+                .map(|(p, o)| cmp_row(&cfg, engine, *p, o)),
         );
     }
-    rows.extend(engine_rows(
+    rows.extend(engine_level::rows(
         &opts.engines,
         &opts.config.moped.matching,
+        core_mhz(&opts.config),
         opts.quick,
     ));
     let lhs_rows = if opts.engines.contains(&Matcher::SoftwareLhs) {
@@ -447,7 +500,7 @@ fn run_and_write(
         .engines
         .contains(&Matcher::Engine(MatcherKind::Microcoded))
     {
-        stream64::run(opts.quick)?
+        stream64::run(opts.quick, &opts.config.moped.matching.microcoded)?
     } else {
         Vec::new()
     };
@@ -522,8 +575,13 @@ pub(crate) fn write_specs(dir: &Path, points: &[Point]) -> Result<Vec<PathBuf>, 
     super::experiments::write_specs(dir, points.iter().map(|p| (p.name(), p.spec())))
 }
 
+/// The cores' clock in MHz.
+fn core_mhz(cfg: &SystemConfig) -> f64 {
+    cfg.system.core_ghz * 1000.0
+}
+
 /// A simulation's row: its timed region per measured operation.
-fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
+fn cmp_row(cfg: &SystemConfig, engine: Matcher, point: Point, o: &Outcome) -> Row {
     let m = |k: &str| o.record.metrics.get(k).copied().unwrap_or(0.0);
     let iterations = crate::workload::queue::default_iterations(point.benchmark) as u64;
     let ops = point.operations(iterations).max(1) as f64;
@@ -548,121 +606,29 @@ fn cmp_row(engine: Matcher, point: Point, o: &Outcome) -> Row {
             .then(|| m("receiver_match_traversed") / ops),
         backed_off: m("backoff_refused") > 0.0,
         messages_verified: o.messages_verified,
+        senders: point.ranks() as u32 - 1,
+        mhz: match engine {
+            Matcher::Engine(kind) => Some(cfg.moped.matching.mhz(kind, core_mhz(cfg))),
+            _ => None,
+        },
+        core_mhz: core_mhz(cfg),
+        setting_ns: None,
     }
 }
 
-/// The engine-level rows: unload at every engine depth, both source mixes.
-fn engine_rows(engines: &[Matcher], params: &MatchingParams, quick: bool) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for &engine in engines {
-        let Matcher::Engine(kind) = engine else {
-            continue;
-        };
-        for sources in [Sources::Uniform, Sources::Skewed] {
-            let deepest = match kind {
-                MatcherKind::Microcoded => MICROCODED_ENGINE_DEPTH_MAX,
-                _ => u32::MAX,
-            };
-            for &depth in UNLOAD_ENGINE_DEPTHS
-                .iter()
-                .filter(|&&d| (!quick || d <= 1000) && d <= deepest)
-            {
-                let (total, read) = unload_engine_cycles(kind, params, depth, sources, 16);
-                let point = Point {
-                    benchmark: QueueBenchmark::Unload,
-                    depth,
-                    position: depth,
-                    sources: Some(sources),
-                };
-                rows.push(Row {
-                    engine,
-                    point,
-                    level: "engine",
-                    iterations: 1,
-                    cycles: None,
-                    engine_cycles: Some(total as f64 / depth as f64),
-                    total_cycles: None,
-                    total_engine_cycles: Some(total),
-                    traversed: Some(read as f64 / depth as f64),
-                    backed_off: false,
-                    messages_verified: 0,
-                });
-            }
-        }
-    }
-    rows
-}
+/// A series of matching.csv: (engine, benchmark, sources, senders, level).
+pub type SeriesKey = (Matcher, &'static str, &'static str, u32, &'static str);
 
-/// The engine's busy cycles, and the entries it read, to post `depth` receives (receive `k` from the source
-/// `sources` gives it among `ranks` ranks, tag `k`) and then match each, the last posted
-/// first: the unload benchmark's queue operations at the receiver's matching MOPED.
-pub fn unload_engine_cycles(
-    kind: MatcherKind,
-    params: &MatchingParams,
-    depth: u32,
-    sources: Sources,
-    ranks: usize,
-) -> (u64, u64) {
-    let capacity = (depth as usize + 1).clamp(1, MAX_CAPACITY);
-    let Ok(mut table) = DescTable::new(capacity) else {
-        return (0, 0);
-    };
-    let mut unit = MatchUnit::new(kind, params);
-    let src = |k: u32| sources.source(k, ranks) as u16;
-    let (mut cycles, mut read) = (0, 0);
-    let arrivals = (1..=depth)
-        .map(|k| (0, envelope(Kind::Recv, Peer::Rank(src(k)), k)))
-        .chain(
-            (1..=depth)
-                .rev()
-                .map(|k| (src(k), envelope(Kind::Send, Peer::Rank(0), k))),
-        );
-    for (rank, env) in arrivals {
-        let (c, r) = arrive(&mut unit, &mut table, rank, env);
-        cycles += c;
-        read += r;
-    }
-    (cycles, read)
-}
-
-fn envelope(kind: Kind, peer: Peer, tag: u32) -> Envelope {
-    Envelope {
-        kind,
-        peer,
-        context: 0,
-        tag: Tag::Tag(tag),
-    }
-}
-
-/// One arrival at the engine and its check; a matched pair leaves the table. The cycles
-/// the check kept the engine busy and the entries it read.
-fn arrive(unit: &mut MatchUnit, table: &mut DescTable, rank: u16, env: Envelope) -> (u64, u64) {
-    if let Ok(mut d) = Descriptor::complete(0, rank, 0, env, 0, 8) {
-        d.link = Some(DescId { moped: 0, index: 0 });
-        if unit.arrive(table, d).is_err() {
-            return (0, 0);
-        }
-    }
-    let Some(step) = unit.step(table) else {
-        return (0, 0);
-    };
-    if let Some((s, r)) = step.matched {
-        table.free(s);
-        table.free(r);
-    }
-    (step.cycles.max(1), step.traversed)
-}
-
-/// The rows by (engine, benchmark, sources, level), depth ascending: what the report reads.
-pub fn by_series(
-    rows: &[Row],
-) -> BTreeMap<(Matcher, &'static str, &'static str, &'static str), Vec<&Row>> {
+/// The rows by (engine, benchmark, sources, senders, level), depth ascending: what the
+/// report reads.
+pub fn by_series(rows: &[Row]) -> BTreeMap<SeriesKey, Vec<&Row>> {
     let mut m: BTreeMap<_, Vec<&Row>> = BTreeMap::new();
     for r in rows {
         let key = (
             r.engine,
             r.point.benchmark.name(),
             r.point.sources.map_or("", sources_name),
+            r.senders,
             r.level,
         );
         m.entry(key).or_default().push(r);
@@ -714,9 +680,10 @@ mod tests {
 
     #[test]
     fn the_experiments_time_every_search_whatever_the_default() {
-        let base = SystemConfig::default();
-        // The default keeps Figure 10 as it was before the engines.
-        assert_eq!(base.moped.matching.result_at, ResultAt::Start);
+        let mut base = SystemConfig::default();
+        // The paper's state machine forwards a pair once its walk found it.
+        assert_eq!(base.moped.matching.result_at, ResultAt::End);
+        base.moped.matching.result_at = ResultAt::Start;
         for engine in Matcher::all() {
             let cfg = engine_config(&base, engine);
             assert_eq!(cfg.moped.matching.result_at, ResultAt::End, "{engine:?}");

@@ -7,11 +7,13 @@
 //! record states); a search one cycle, the CAM's figure, as the ALPU's own was not
 //! available to us.
 //!
-//! Overflow. Entries beyond the cells stay in a list in memory kept by the processor that
-//! the ALPU accelerates, always younger than every cell's entry: a search that misses the
-//! cells walks that list, `overflow_cycles` per element; when a cell frees, the processor
-//! moves the list's oldest entry into it (one list element's cost). New entries go to the
-//! list while it is not empty, so the cells keep the queue's oldest entries.
+//! Overflow. Entries beyond the cells stay in a list in memory kept by the NIC's embedded
+//! processor that the ALPU accelerates, always younger than every cell's entry: a search
+//! that misses the cells walks that list, `alpu.walk_cycles` processor cycles per element
+//! (at `alpu.nic_mhz`, counted here in ALPU cycles at `alpu.mhz`); when a cell frees, the
+//! processor moves the list's oldest entry into it, and appending to the list costs the
+//! same (one element's access each). New entries go to the list while it is not empty, so
+//! the cells keep the queue's oldest entries.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -36,11 +38,22 @@ pub struct Alpu {
     stamps: FxHashMap<DescIndex, (Queue, u64)>,
 }
 
+/// ALPU cycles of one overflow element the NIC's processor handles, rounded up.
+pub fn walk_cost(params: &MatchingParams) -> u64 {
+    let a = &params.alpu;
+    if a.mhz == a.nic_mhz {
+        return a.walk_cycles;
+    }
+    ((a.walk_cycles as f64 * a.mhz / a.nic_mhz) - 1e-9)
+        .ceil()
+        .max(1.0) as u64
+}
+
 impl Alpu {
     pub fn new(params: &MatchingParams) -> Alpu {
         Alpu {
             cells: params.alpu_cells,
-            overflow_cycles: params.overflow_cycles,
+            overflow_cycles: walk_cost(params),
             units: [Unit::default(), Unit::default()],
             stamps: FxHashMap::default(),
         }

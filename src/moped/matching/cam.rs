@@ -3,7 +3,17 @@
 //! a CAM (256 entries, 1 cycle to insert and to match) holding the oldest entries, over
 //! `n` hardware linked lists (32,768 entries in all, 3 cycles per element traversed)
 //! filled round robin and searched in parallel; a data mover refills the CAM from the
-//! lists, 1 cycle a move, during which insertion stalls.
+//! lists, 1 cycle a move, "during which any insertion into the linked-list is stalled"
+//! (section III.C).
+//!
+//! Time. The PRQ and the UMQ sit in two dual-ported BRAMs, so that "the design can handle
+//! simultaneously accesses and perform the operations in parallel" (section III.C.2):
+//! each queue has its own port, busy until its last operation ends. A search waits for
+//! its queue's port, and its cycles (the wait included) are what the check holds the
+//! engine; an insertion takes its queue's port for 1 cycle without holding the engine,
+//! so the next check may search the other queue meanwhile, and a refill runs on the
+//! mover after the search that freed the CAM slot, holding back only list insertions
+//! into that queue. Operations on one queue stay in arrival order, so MPI's order holds.
 //!
 //! Order. New entries go to the CAM only while the lists are empty, and the mover refills
 //! the CAM with the oldest list head, so the CAM always holds a queue's oldest entries: a
@@ -57,6 +67,11 @@ pub struct TwoLevel {
     list_cycles: u64,
     levels: [Level; 2],
     places: FxHashMap<DescIndex, (Queue, Place, u64)>,
+    /// The cycle the current operation starts at ([`Engine::at`]).
+    now: u64,
+    /// Per queue: the cycle its BRAM port is free, and the cycle its data mover is.
+    port_free: [u64; 2],
+    mover_free: [u64; 2],
 }
 
 impl TwoLevel {
@@ -80,6 +95,9 @@ impl TwoLevel {
             list_cycles: params.list_cycles,
             levels: [level(), level()],
             places: FxHashMap::default(),
+            now: 0,
+            port_free: [0; 2],
+            mover_free: [0; 2],
         }
     }
 
@@ -107,7 +125,7 @@ impl TwoLevel {
         (best, read, longest)
     }
 
-    /// Takes `e` out of its place; the cycles of any refill it causes.
+    /// Takes `e` out of its place; the cycles of the refill it causes (the mover's).
     fn take(&mut self, q: Queue, place: Place, e: &Entry) -> u64 {
         self.places.remove(&e.handle);
         let level = &mut self.levels[q as usize];
@@ -200,18 +218,24 @@ impl Engine for TwoLevel {
 
     fn search(&mut self, probe: &Key) -> Found {
         let q = opposite(probe);
-        let (hit, traversed, mut cycles) = if q == Queue::Unexpected && probe.has_wildcard() {
+        let start = self.now.max(self.port_free[q as usize]);
+        let (hit, traversed, cycles) = if q == Queue::Unexpected && probe.has_wildcard() {
             self.search_masked(q, probe)
         } else {
             self.search_exact(q, probe)
         };
+        let end = start + cycles;
+        self.port_free[q as usize] = end;
         if let Some((place, e)) = hit {
-            cycles += self.take(q, place, &e);
+            let refill = self.take(q, place, &e);
+            if refill > 0 {
+                self.mover_free[q as usize] = end + refill;
+            }
         }
         Found {
             partner: hit.map(|(_, e)| e),
             traversed,
-            cycles,
+            cycles: end - self.now,
         }
     }
 
@@ -230,6 +254,13 @@ impl Engine for TwoLevel {
         if place != Place::Cam && level.listed >= list_entries {
             return Inserted::Full;
         }
+        // The port for one cycle, after any refill when it goes to a list.
+        let mut start = self.now.max(self.port_free[q as usize]);
+        if place != Place::Cam {
+            start = start.max(self.mover_free[q as usize]);
+        }
+        self.port_free[q as usize] = start + 1;
+        let level = self.level(q);
         match place {
             Place::Cam => {
                 level.cam.insert(entry.seq, entry);
@@ -246,7 +277,7 @@ impl Engine for TwoLevel {
         }
         self.places.insert(entry.handle, (q, place, entry.seq));
         Inserted::Queued {
-            cycles: 1,
+            cycles: 0,
             overflow: place != Place::Cam,
         }
     }
@@ -264,5 +295,17 @@ impl Engine for TwoLevel {
 
     fn len(&self) -> usize {
         self.places.len()
+    }
+
+    fn at(&mut self, cycle: u64) {
+        self.now = self.now.max(cycle);
+    }
+
+    fn idle_at(&self) -> u64 {
+        self.port_free
+            .into_iter()
+            .chain(self.mover_free)
+            .max()
+            .unwrap_or(0)
     }
 }

@@ -33,6 +33,7 @@ pub mod cam;
 pub mod fsm;
 pub mod hash;
 pub mod microcoded;
+pub mod nic_cpu;
 pub mod reference;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -141,10 +142,11 @@ impl std::str::FromStr for MatcherKind {
     }
 }
 
-/// Sizes and cycle costs of the engines (`[moped.matching]`). Cycles are MOPED cycles
-/// (the core clock). Where a paper gives the number it is cited; the rest are choices,
-/// said as such.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Sizes, cycle costs and clocks of the engines (`[moped.matching]`). An engine counts its
+/// own cycles at its own clock (`moped.matching.<engine>.mhz`); the MOPED waits the time
+/// they take at its clock. Where a paper gives the number it is cited; the rest are
+/// choices, said as such.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MatchingParams {
     /// Entries of the two-level queue's CAM, per queue (Xiong et al.: 256, 1 cycle to insert
@@ -157,15 +159,121 @@ pub struct MatchingParams {
     pub list_cycles: u64,
     /// ALPU cells (Xiong et al. compare against a 256-entry ALPU).
     pub alpu_cells: usize,
-    /// Cycles per element of the ALPU's overflow list, walked by a processor in memory as
-    /// in the ALPU's NIC. A choice: three 35-cycle memory accesses per item, the "more than
-    /// three times the memory latency" Hemmert, Underwood and Rodrigues (CLUSTER 2007,
-    /// section 1) measured for embedded NIC processors.
-    pub overflow_cycles: u64,
     /// Buckets of the hash-based processor (64, by source rank).
     pub hash_buckets: usize,
     /// When a check's result (a pair to forward, a copy to refuse) takes effect.
     pub result_at: ResultAt,
+    /// The MOPED paper's state machine: the MOPED's own clock by default.
+    pub fsm: Clock,
+    /// The two-level queue over one list: its Fmax, 321.3 MHz (Xiong et al., section V.B).
+    pub cam: Clock,
+    /// Over 4 lists ("Parallel-two-level"): 234 MHz (section V.B).
+    pub cam4: Clock,
+    /// Over 64 lists ("Parallel-two-level-64"): 168 MHz (section V.B).
+    pub cam64: Clock,
+    /// The hash-based processor: the MOPED's clock by default, a choice (its paper's clock
+    /// was not available to us; Xiong et al. compare times, not clocks).
+    pub hash: Clock,
+    /// The microcoded match unit and its list manager.
+    pub microcoded: MicrocodedParams,
+    /// The ALPU and the NIC that walks its overflow list.
+    pub alpu: AlpuParams,
+}
+
+/// An engine's clock (`moped.matching.<engine>.mhz`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Clock {
+    /// Clock in MHz; 0 runs the engine at the MOPED's clock (`system.core_ghz`).
+    pub mhz: f64,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock { mhz: 0.0 }
+    }
+}
+
+impl Clock {
+    pub const fn mhz(mhz: f64) -> Clock {
+        Clock { mhz }
+    }
+}
+
+/// The microcoded match unit of Hemmert, Underwood and Rodrigues (CLUSTER 2007) and the
+/// list manager that streams its list to it (`[moped.matching.microcoded]`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MicrocodedParams {
+    /// The unit's clock in MHz: 150, its FPGA prototype (section 7; 750 is the paper's
+    /// ASIC estimate); 0 for the MOPED's.
+    pub mhz: f64,
+    /// Cycles from the list manager's request to its local memory to the first word: 10,
+    /// the memory latency of every design point the paper compares (Tables 2 and 3).
+    pub memory_cycles: u64,
+    /// List items the list manager keeps cached from the list's head: 2 ("two or three
+    /// 64 byte items", section 3.2).
+    pub cache_items: usize,
+    /// The program flushes the item the list manager sent past a match (the paper's,
+    /// section 4.3); false: the manager drops it from the FIFO and the program goes
+    /// straight to the next header.
+    pub flush: bool,
+}
+
+impl Default for MicrocodedParams {
+    fn default() -> Self {
+        MicrocodedParams {
+            mhz: 150.0,
+            memory_cycles: 10,
+            cache_items: 2,
+            flush: true,
+        }
+    }
+}
+
+impl MicrocodedParams {
+    /// What the list manager does.
+    pub fn feed(&self) -> microcoded::list_manager::Feed {
+        microcoded::list_manager::Feed {
+            memory_cycles: self.memory_cycles,
+            cache_items: self.cache_items,
+            flush: self.flush,
+        }
+    }
+}
+
+/// The ALPU of Underwood et al. (IPDPS 2005) in the NIC it was designed for
+/// (`[moped.matching.alpu]`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct AlpuParams {
+    /// The ALPU's clock in MHz: 500, the ALPU the LHS paper compares with (its Fig. 4 and
+    /// section 4: an ASIC at five times DIMMnet-2's 100 MHz).
+    pub mhz: f64,
+    /// The clock of the NIC's embedded processor, which keeps the entries past the cells in
+    /// a list in its memory: 500 MHz, the PowerPC 440 of the NIC the ALPU accelerates
+    /// (Hemmert et al., CLUSTER 2007, sections 2 and 6).
+    pub nic_mhz: f64,
+    /// The processor's cycles per overflow element it walks: 30, "over 3x the memory
+    /// access latency" per item (Hemmert et al., CLUSTER 2007, section 1) of its
+    /// 10-cycle memory (their Table 2).
+    pub walk_cycles: u64,
+    /// The offload round trip of the ALPU's NIC in ns, host to NIC processor to ALPU and
+    /// back, which the two-level queue's custom instruction does not make: 1,000, the
+    /// "about 1 µs" Xiong et al. give it (section V.A.1). Only the engines' own setting
+    /// (`moped matching`'s `setting` rows) adds it: in the CMP the MOPED feeds the ALPU.
+    pub offload_ns: f64,
+}
+
+impl Default for AlpuParams {
+    fn default() -> Self {
+        AlpuParams {
+            mhz: 500.0,
+            nic_mhz: 500.0,
+            walk_cycles: 30,
+            offload_ns: 1000.0,
+        }
+    }
 }
 
 /// When a match check's result leaves the engine (`moped.matching.result_at`).
@@ -173,13 +281,13 @@ pub struct MatchingParams {
 #[serde(rename_all = "lowercase")]
 pub enum ResultAt {
     /// Once the engine has finished the search that found it, as the paper's state machine
-    /// forwards a pair "once a match has been found" (section 4.2). The queue experiments
-    /// (`moped matching`) run this way: an engine's search time is what they measure.
-    End,
-    /// On the cycle the search begins, its length only delaying the next check. The
-    /// default, so that Figure 10 stays the one published with the simulator: at the
-    /// paper's 64 descriptors the two differ by at most 0.63 points of cycle reduction.
+    /// forwards a pair "once a match has been found" (section 4.2): the default, and what
+    /// the queue experiments (`moped matching`) measure.
     #[default]
+    End,
+    /// On the cycle the search begins, its length only delaying the next check: an early
+    /// forward the paper does not describe, kept so that the Figure 10 published with the
+    /// simulator before this default changed can be reproduced exactly.
     Start,
 }
 
@@ -190,16 +298,22 @@ impl Default for MatchingParams {
             list_entries: 32_768,
             list_cycles: 3,
             alpu_cells: 256,
-            overflow_cycles: 105,
             hash_buckets: 64,
-            result_at: ResultAt::Start,
+            result_at: ResultAt::End,
+            fsm: Clock::default(),
+            cam: Clock::mhz(321.3),
+            cam4: Clock::mhz(234.0),
+            cam64: Clock::mhz(168.0),
+            hash: Clock::default(),
+            microcoded: MicrocodedParams::default(),
+            alpu: AlpuParams::default(),
         }
     }
 }
 
 impl MatchingParams {
     /// The first key path and reason of a value no engine can be built with.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    pub fn check(&self) -> Result<(), (String, String)> {
         for (key, v) in [
             ("moped.matching.cam_entries", self.cam_entries),
             ("moped.matching.list_entries", self.list_entries),
@@ -207,18 +321,93 @@ impl MatchingParams {
             ("moped.matching.hash_buckets", self.hash_buckets),
         ] {
             if !(1..=1 << 20).contains(&v) {
-                return Err((key, format!("{v} is outside 1..=1048576")));
+                return Err((key.into(), format!("{v} is outside 1..=1048576")));
             }
         }
-        if self.list_cycles == 0 || self.overflow_cycles == 0 {
-            let key = if self.list_cycles == 0 {
-                "moped.matching.list_cycles"
-            } else {
-                "moped.matching.overflow_cycles"
-            };
-            return Err((key, "must be >= 1".into()));
+        for (key, v) in [
+            ("moped.matching.list_cycles", self.list_cycles),
+            ("moped.matching.alpu.walk_cycles", self.alpu.walk_cycles),
+        ] {
+            if !(1..=1 << 20).contains(&v) {
+                return Err((key.into(), format!("{v} is outside 1..=1048576")));
+            }
+        }
+        for (key, v) in [
+            (
+                "moped.matching.microcoded.memory_cycles",
+                self.microcoded.memory_cycles,
+            ),
+            (
+                "moped.matching.microcoded.cache_items",
+                self.microcoded.cache_items as u64,
+            ),
+        ] {
+            if v > 1 << 20 {
+                return Err((key.into(), format!("{v} is outside 0..=1048576")));
+            }
+        }
+        let clocks = MatcherKind::ALL
+            .into_iter()
+            .map(|k| (format!("moped.matching.{k}.mhz"), self.clock(k), true))
+            .chain([(
+                "moped.matching.alpu.nic_mhz".into(),
+                self.alpu.nic_mhz,
+                false,
+            )]);
+        for (key, mhz, core) in clocks {
+            let lowest = if core { 0.0 } else { 1.0 };
+            if !(mhz == 0.0 && core || (1.0..=100_000.0).contains(&mhz)) {
+                return Err((
+                    key,
+                    format!("{mhz} MHz: expected {lowest} (the MOPED's clock) or 1 to 100000"),
+                ));
+            }
+        }
+        let ns = self.alpu.offload_ns;
+        if !(0.0..=1e9).contains(&ns) {
+            return Err((
+                "moped.matching.alpu.offload_ns".into(),
+                format!("{ns} is outside 0 to 1e9 ns"),
+            ));
         }
         Ok(())
+    }
+
+    /// `kind`'s clock as configured (0: the MOPED's).
+    pub fn clock(&self, kind: MatcherKind) -> f64 {
+        match kind {
+            MatcherKind::Fsm => self.fsm.mhz,
+            MatcherKind::Cam => self.cam.mhz,
+            MatcherKind::Cam4 => self.cam4.mhz,
+            MatcherKind::Cam64 => self.cam64.mhz,
+            MatcherKind::Alpu => self.alpu.mhz,
+            MatcherKind::Hash => self.hash.mhz,
+            MatcherKind::Microcoded => self.microcoded.mhz,
+        }
+    }
+
+    /// `kind`'s clock in MHz beside a MOPED at `core_mhz`.
+    pub fn mhz(&self, kind: MatcherKind, core_mhz: f64) -> f64 {
+        match self.clock(kind) {
+            0.0 => core_mhz,
+            mhz => mhz,
+        }
+    }
+
+    /// MOPED cycles (at `core_mhz`) that `cycles` of `kind`'s clock take, rounded up; the
+    /// same count for an engine at the MOPED's clock.
+    pub fn moped_cycles(&self, kind: MatcherKind, cycles: u64, core_mhz: f64) -> u64 {
+        let mhz = self.mhz(kind, core_mhz);
+        if mhz == core_mhz {
+            return cycles;
+        }
+        // The tiny slack keeps an exact ratio from rounding up past its whole count.
+        (cycles as f64 * core_mhz / mhz - 1e-9).ceil().max(0.0) as u64
+    }
+
+    /// Nanoseconds of `cycles` at `kind`'s clock.
+    pub fn ns(&self, kind: MatcherKind, cycles: f64, core_mhz: f64) -> f64 {
+        cycles * 1000.0 / self.mhz(kind, core_mhz)
     }
 }
 
@@ -352,6 +541,16 @@ pub trait Engine: fmt::Debug + Send {
     /// Entries queued.
     fn len(&self) -> usize;
 
+    /// The engine cycle the next operation starts at (never earlier than the last one's).
+    /// Engines whose parts work side by side (the two-level queue's two BRAMs and its data
+    /// mover) keep their parts' busy times against it; the others ignore it.
+    fn at(&mut self, _cycle: u64) {}
+
+    /// The first cycle every part of the engine is idle.
+    fn idle_at(&self) -> u64 {
+        0
+    }
+
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -385,6 +584,8 @@ pub struct MatchUnit {
     arrivals: VecDeque<(DescIndex, u64)>,
     /// Per receiving process and queue, the queued stamps in order.
     order: BTreeMap<(ProgramId, Rank, Queue), VecDeque<u64>>,
+    /// The engine's clock: the cycle its next operation may start.
+    clock: u64,
 }
 
 impl MatchUnit {
@@ -393,7 +594,20 @@ impl MatchUnit {
             engine: kind.build(params),
             arrivals: VecDeque::new(),
             order: BTreeMap::new(),
+            clock: 0,
         }
+    }
+
+    /// The engine's clock has reached `cycle` (an idle engine's parts finish their work
+    /// meanwhile).
+    pub fn advance_to(&mut self, cycle: u64) {
+        self.clock = self.clock.max(cycle);
+    }
+
+    /// Lets the engine finish its background work (insertions, refills): the next check
+    /// finds it idle, as a message arriving long after the last posting does.
+    pub fn quiesce(&mut self) {
+        self.clock = self.clock.max(self.engine.idle_at());
     }
 
     pub fn kind(&self) -> MatcherKind {
@@ -442,7 +656,9 @@ impl MatchUnit {
     }
 
     fn check(&mut self, table: &mut DescTable, probe: Key, index: DescIndex, seq: u64) -> Step {
+        self.engine.at(self.clock);
         let found = self.engine.search(&probe);
+        self.clock += found.cycles;
         let searched = match probe.kind {
             Kind::Send => Queue::Posted,
             Kind::Recv => Queue::Unexpected,
@@ -474,8 +690,10 @@ impl MatchUnit {
             seq,
             handle: index,
         };
+        self.engine.at(self.clock);
         match self.engine.insert(entry) {
             Inserted::Queued { cycles, overflow } => {
+                self.clock += cycles;
                 step.cycles += cycles;
                 step.overflow = overflow;
                 self.order_of(&probe, probe.queue()).push_back(seq);

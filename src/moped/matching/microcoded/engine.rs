@@ -33,8 +33,8 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::isa::Instr;
-use super::list_manager::run_with_list_manager;
-use super::program::{match_program, Header, ListItem, Op, Outcome, ANY};
+use super::list_manager::{run_with_feed, Feed};
+use super::program::{match_program_for, Header, ListItem, Op, Outcome, ANY};
 use crate::envelope::{Peer, ProgramId, Rank, Tag};
 use crate::moped::desc::DescIndex;
 use crate::moped::matching::{
@@ -165,6 +165,7 @@ type Lists = [VecDeque<Entry>; 2];
 #[derive(Debug)]
 pub struct Microcoded {
     program: Vec<Instr>,
+    feed: Feed,
     capacity: usize,
     lists: FxHashMap<(ProgramId, Rank), Lists>,
     /// Entries per queue kind, over all receivers.
@@ -174,11 +175,15 @@ pub struct Microcoded {
 
 impl Microcoded {
     pub fn new(params: &MatchingParams) -> Microcoded {
-        // `match.mu` is a constant of the crate and `tests_program` assembles it, so
-        // assembling it cannot fail.
-        let program = match_program().expect("match.mu assembles").instrs;
+        // `match.mu` is a constant of the crate and `tests_program` assembles it with and
+        // without the flush, so assembling it cannot fail.
+        let feed = params.microcoded.feed();
+        let program = match_program_for(feed.flush)
+            .expect("match.mu assembles")
+            .instrs;
         Microcoded {
             program,
+            feed,
             capacity: params.list_entries.min(MAX_LIST),
             lists: FxHashMap::default(),
             lens: [0; 2],
@@ -191,7 +196,7 @@ impl Microcoded {
         // The program is fixed and valid, and a list holds at most MAX_LIST items, which
         // end well within the list manager's cycle limit (see MAX_LIST), so the run
         // cannot fail.
-        let (run, _) = run_with_list_manager(&self.program, h, items)
+        let (run, _) = run_with_feed(&self.program, h, items, self.feed)
             .expect("the match program ends every list of at most MAX_LIST items");
         let index = match run.outcome {
             Outcome::Match { index, .. } => Some(index),

@@ -2,8 +2,17 @@
 //! streams list items, 8 words each, one word per cycle, reading the unit's reports as
 //! they come. It never runs more than one item ahead of the item being matched, so when
 //! the match (or the end of the list) is reported, exactly one item has been sent past
-//! it: the next list item, or the end-of-list sentinel. The paper's list manager hides
-//! memory latency with a small cache of items; here every item is ready at once.
+//! it: the next list item, or the end-of-list sentinel.
+//!
+//! Its list is in a local memory ([`Feed`]): "The list manager manages a small cache of
+//! list items (two or three 64 byte items) to cover the round-trip time to the local
+//! memory" (section 3.2). The cache holds the list's first items (the manager refetches
+//! a removed one's successor while the unit flushes and takes the next header); when a
+//! header arrives it starts the memory requests for the first item not in the cache,
+//! whose words then arrive `memory_cycles` later, one a cycle, as fast as the FIFO takes
+//! them. Without the flush ([`Feed::flush`] off), the manager resets the FIFO when a
+//! match is reported, dropping the item it sent past the match, and the program jumps
+//! straight to the next header.
 //!
 //! A stream of headers (the paper's benchmark matches 64 incoming messages back to back)
 //! runs on one booted unit: the manager sends the next header as soon as it knows the
@@ -15,6 +24,41 @@ use super::pipeline::{MatchUnit, RunError};
 use super::program::{
     read_reports, since, Header, ListItem, MatchRun, Outcome, Reports, CYCLE_LIMIT,
 };
+use serde::{Deserialize, Serialize};
+
+/// How the list manager reaches its list and ends a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feed {
+    /// Cycles from a memory request to its first word.
+    pub memory_cycles: u64,
+    /// List items the manager keeps cached from the list's head.
+    pub cache_items: usize,
+    /// The unit flushes the item sent past a match (the paper's program); off, the manager
+    /// drops it from the FIFO instead.
+    pub flush: bool,
+}
+
+impl Feed {
+    /// Every item ready at once, the paper's flush: the unit's own time.
+    pub const READY: Feed = Feed {
+        memory_cycles: 0,
+        cache_items: 0,
+        flush: true,
+    };
+
+    /// The cycle, from the header's arrival, word `w` of a request (header first, then
+    /// the items) is in the manager's hands.
+    fn ready_at(&self, w: usize) -> u64 {
+        let item = (w / 8).checked_sub(1);
+        match item {
+            Some(i) if i >= self.cache_items && self.memory_cycles > 0 => {
+                let first = 8 * (self.cache_items + 1);
+                self.memory_cycles + (w - first) as u64
+            }
+            _ => 0,
+        }
+    }
+}
 
 /// The item (counting the sentinel as the last) the manager may send up to: one past
 /// the item under match, and no further once the outcome is known.
@@ -33,7 +77,17 @@ pub fn run_with_list_manager(
     h: &Header,
     items: &[ListItem],
 ) -> Result<(MatchRun, usize), RunError> {
-    let stream = run_stream(program, &[(*h, items)])?;
+    run_with_feed(program, h, items, Feed::READY)
+}
+
+/// [`run_with_list_manager`] with the list manager's memory and flush as `feed` says.
+pub fn run_with_feed(
+    program: &[Instr],
+    h: &Header,
+    items: &[ListItem],
+    feed: Feed,
+) -> Result<(MatchRun, usize), RunError> {
+    let stream = run_stream_with(program, &[(*h, items)], feed)?;
     let s = stream
         .searches
         .into_iter()
@@ -69,6 +123,15 @@ pub fn run_stream(
     program: &[Instr],
     requests: &[(Header, &[ListItem])],
 ) -> Result<Stream, RunError> {
+    run_stream_with(program, requests, Feed::READY)
+}
+
+/// [`run_stream`] with the list manager's memory and flush as `feed` says.
+pub fn run_stream_with(
+    program: &[Instr],
+    requests: &[(Header, &[ListItem])],
+    feed: Feed,
+) -> Result<Stream, RunError> {
     let mut unit = MatchUnit::new(program.to_vec());
     unit.run_until_idle(CYCLE_LIMIT)?;
     let origin = unit.cycle();
@@ -77,7 +140,7 @@ pub fn run_stream(
     let mut marks = Vec::with_capacity(requests.len());
     let (mut pops_before, mut out_before) = (pops0, out0);
     for (h, items) in requests {
-        let (sent, reports) = feed_one(&mut unit, origin, h, items, out_before)?;
+        let (sent, reports) = feed_one(&mut unit, origin, (h, items), out_before, feed)?;
         let outcome_words = match reports.outcome {
             Some(Outcome::Match { .. }) => 3,
             _ => 1,
@@ -129,18 +192,25 @@ pub fn run_stream(
 fn feed_one(
     unit: &mut MatchUnit,
     origin: u64,
-    h: &Header,
-    items: &[ListItem],
+    (h, items): (&Header, &[ListItem]),
     out_before: usize,
+    feed: Feed,
 ) -> Result<(usize, Reports), RunError> {
     let mut list: Vec<[u64; 8]> = items.iter().map(ListItem::words).collect();
     list.push(ListItem::end().words());
     let words: Vec<u64> = h.words().into_iter().chain(list.concat()).collect();
+    let arrived = unit.cycle();
     let mut sent = 0;
     loop {
         let reports = read_reports(&unit.output()[out_before..]);
+        if let (false, Some(Outcome::Match { .. })) = (feed.flush, reports.outcome) {
+            // The item past the match never reaches the program.
+            sent -= unit.drop_input();
+            return Ok((sent, reports));
+        }
         let limit_words = 8 * (last_sendable(&reports, items.len()) + 2);
-        if sent < limit_words.min(words.len()) {
+        let ready = |w: usize| unit.cycle() >= arrived + feed.ready_at(w);
+        if sent < limit_words.min(words.len()) && ready(sent) {
             unit.stream_input([words[sent]]);
             sent += 1;
         } else if reports.outcome.is_some() {

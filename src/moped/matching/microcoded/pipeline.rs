@@ -144,6 +144,15 @@ impl MatchUnit {
         self.feed.extend(words);
     }
 
+    /// Discards every word waiting in the input FIFO or on its way to it (the list
+    /// manager's reset of the FIFO); how many.
+    pub fn drop_input(&mut self) -> usize {
+        let n = self.input.len() + self.feed.len();
+        self.input.clear();
+        self.feed.clear();
+        n
+    }
+
     pub fn cycle(&self) -> u64 {
         self.cycle
     }

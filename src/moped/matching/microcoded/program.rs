@@ -15,6 +15,34 @@ pub fn match_program() -> Result<Program, AsmError> {
     assemble("match.mu", SOURCE)
 }
 
+/// `match.mu`'s flush, which drains the item the list manager sent past a match.
+const FLUSH: &str = "flush:  in
+        in
+        in
+        in
+        in
+        in ; jmp header
+        in
+        in
+";
+
+/// The flush of the variant whose list manager drops that item itself: straight to the
+/// next header (the jump's two delay slots idle).
+const NO_FLUSH: &str = "flush:  jmp header
+        nop
+        nop
+";
+
+/// The match program, with the flush (`flush`, as shipped) or without it (the list
+/// manager then drops the item past a match: [`super::list_manager::Feed::flush`]).
+pub fn match_program_for(flush: bool) -> Result<Program, AsmError> {
+    if flush {
+        return match_program();
+    }
+    assert!(SOURCE.contains(FLUSH), "match.mu's flush changed");
+    assemble("match-no-flush.mu", &SOURCE.replace(FLUSH, NO_FLUSH))
+}
+
 /// A list item's nid or pid that matches any source.
 pub const ANY: u16 = 0xffff;
 
