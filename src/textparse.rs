@@ -109,8 +109,21 @@ pub(crate) struct LineIndex<'a> {
     ascii: bool,
 }
 
+thread_local! {
+    /// Bytes this thread's line indexes have scanned (see [`bytes_indexed`]).
+    static INDEXED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes of text this thread has scanned for line starts so far. Every reader locates its
+/// positions through a [`LineIndex`], so a reader that indexes its file once keeps this
+/// within the file's length: the measure of work by which tests hold parsing linear.
+pub fn bytes_indexed() -> u64 {
+    INDEXED.with(std::cell::Cell::get)
+}
+
 impl<'a> LineIndex<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
+        INDEXED.with(|n| n.set(n.get() + src.len() as u64));
         let mut starts = vec![0];
         starts.extend(src.match_indices('\n').map(|(k, _)| k + 1));
         LineIndex {

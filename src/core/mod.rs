@@ -54,7 +54,7 @@ use crate::envelope::{describe_call, Envelope, Kind, Peer, ProgramId, Rank, Tag}
 use crate::mem::LINE_BYTES;
 use crate::moped::ports::{pack_store, PollStatus, Port, PortMap, REFUSED};
 use crate::sim::{Driver, Next};
-use crate::textparse::{toml_message, PosError};
+use crate::textparse::{toml_message, LineIndex, PosError};
 
 /// One operation of a core's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -521,12 +521,16 @@ impl Program {
             }
             prog.processes.push(ps.clone());
         }
+        let lines = LineIndex::new(text);
         for block in &spec.core {
             let b = block.get_ref();
             let targets = core_targets(b.cores.get_ref(), n_cores)
                 .map_err(|m| err(b.cores.span().start, m))?;
             let ops = parse_ops(text, b.ops.span(), b.ops.get_ref())
                 .map_err(|(byte, msg)| err(byte, msg))?;
+            // Placed once per block, not once per core: a long block on many cores stays
+            // linear in the file's length.
+            let places: Vec<(u32, u32)> = ops.iter().map(|&(at, _)| lines.pos(at)).collect();
             for &c in &targets {
                 let physical = !prog.processes.iter().any(|p| p.core == c);
                 for &(at, op) in &ops {
@@ -546,10 +550,7 @@ impl Program {
                     }
                     prog.cores[c].push(op);
                 }
-                let places = ops
-                    .iter()
-                    .map(|&(at, _)| crate::textparse::line_col(text, at));
-                prog.places[c].extend(places);
+                prog.places[c].extend_from_slice(&places);
             }
         }
         Ok(prog)

@@ -17,7 +17,7 @@ use super::rank::{Path, Rank, Req, Step, Task};
 /// numbers a renumbered program's tags travel as.
 const BARRIER_TAG: u32 = WIRE_TAGS;
 /// Request numbers the runtime uses for its own messages (barrier rounds).
-const INTERNAL_REQ: ReqId = 0xFFFF_0000;
+pub(super) const INTERNAL_REQ: ReqId = 0xFFFF_0000;
 
 /// What a rank's calls need to know of the run.
 pub(super) struct CallCtx<'a> {

@@ -416,7 +416,8 @@ pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedEr
         return Err(MopedError::Simulation(SimError::Check {
             cycle: cycles,
             detail: format!(
-                "{left} messages were sent but never received{}",
+                "{left} messages were sent but never received:{}{}",
+                driver.describe_unreceived(),
                 driver.describe()
             ),
         }));

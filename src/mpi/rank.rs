@@ -399,6 +399,10 @@ pub(super) struct Rank {
     pub nic_vl: u64,
     pub nic_tail: u64,
     pub nic_pairs: u64,
+    /// The last cycle of the program's own work (a compute phase, a sweep, a copy or a
+    /// combine) the rank has started: a rank at work is not stuck in MPI, however long
+    /// the work runs (the MPI watchdog's progress).
+    pub own_work_until: u64,
 }
 
 /// What the simulator's fast-forward of polling needs to know of a rank
@@ -499,6 +503,7 @@ impl Rank {
             nic_vl: 0,
             nic_tail: 0,
             nic_pairs: 0,
+            own_work_until: 0,
         }
     }
 }
@@ -557,6 +562,20 @@ impl Rank {
                     self.tags.program(q.tag),
                     q.bytes,
                 );
+                if *id >= super::calls::INTERNAL_REQ {
+                    // The runtime's own message: its tag and number mean nothing to the
+                    // program's author.
+                    let (dir, peer) = match (q.kind, q.peer) {
+                        (Kind::Send, Peer::Rank(r)) => ("to", r.to_string()),
+                        (_, Peer::Rank(r)) => ("from", r.to_string()),
+                        (_, Peer::Any) => ("from", "any rank".to_string()),
+                    };
+                    return format!(
+                        "\n    the barrier's message {dir} rank {peer} ({path}; call {}{})",
+                        q.call,
+                        at(q.call)
+                    );
+                }
                 format!(
                     "\n    request {id}: {what} ({path}; call {}{})",
                     q.call,
@@ -564,11 +583,27 @@ impl Rank {
                 )
             })
             .collect();
-        format!(
-            "\n  rank {}: {call}, waiting for:{}",
-            self.me,
+        let what = if reqs.is_empty() {
+            format!(" {}", self.waiting_without_requests())
+        } else {
             reqs.concat()
-        )
+        };
+        format!("\n  rank {}: {call}, waiting for:{what}", self.me)
+    }
+
+    /// What a rank with no request of its own outstanding waits for, from its task stack.
+    fn waiting_without_requests(&self) -> &'static str {
+        let barrier = |t: &Task| matches!(t, Task::Barrier { .. });
+        let drain = |t: &Task| matches!(t, Task::Drain { .. });
+        if self.stack.iter().any(barrier) {
+            "the other ranks to reach the barrier (no request of its own outstanding)"
+        } else if self.stack.iter().any(drain) {
+            "its last sends' data to be taken by their receivers (MPI_Finalize's drain)"
+        } else if self.pc >= self.calls.len() {
+            "the other ranks to finish (MPI_Finalize; no request of its own outstanding)"
+        } else {
+            "no request of its own (it polls for the other ranks' messages)"
+        }
     }
 }
 

@@ -166,6 +166,27 @@ impl MpiDriver {
         self.ranks.len()
     }
 
+    /// The sends no receive took, each with where it was posted, for a finished run's
+    /// report.
+    pub fn describe_unreceived(&self) -> String {
+        self.verifier
+            .unreceived()
+            .iter()
+            .map(|u| {
+                let at = self
+                    .origins
+                    .as_ref()
+                    .and_then(|o| o.at(usize::from(u.src), u.call))
+                    .map(|p| format!(" at {p}"))
+                    .unwrap_or_default();
+                format!(
+                    "\n  rank {}: call {}{at}: send to rank {} tag {}, context {}, {} bytes",
+                    u.src, u.call, u.dst, u.tag, u.ctx, u.bytes
+                )
+            })
+            .collect()
+    }
+
     /// What each unfinished rank is doing, for a stuck run's report.
     pub fn describe(&self) -> String {
         self.ranks
@@ -187,7 +208,18 @@ impl Driver for MpiDriver {
             return Ok(Next::WaitForCompletion);
         }
         let (next, activity) = self.advance(core)?;
-        self.ranks[core].time.switch(activity);
+        let rank = &mut self.ranks[core];
+        rank.time.switch(activity);
+        if matches!(
+            activity,
+            Activity::Compute | Activity::Copy | Activity::Reduce
+        ) {
+            let end = match next {
+                Next::Wait(n) => now.saturating_add(n),
+                _ => now,
+            };
+            rank.own_work_until = rank.own_work_until.max(end);
+        }
         Ok(next)
     }
 
@@ -266,6 +298,10 @@ impl Driver for MpiDriver {
         if waiting.clone().any(|r| !r.in_blocking_call()) {
             self.last_progress = now;
         }
+        // A rank's own work was progress until it ended, even where the rank is now in
+        // its last MPI call (a compute phase after the last message).
+        let worked = waiting.clone().map(|r| r.own_work_until.min(now)).max();
+        self.last_progress = self.last_progress.max(worked.unwrap_or(0));
         let quiet = now.saturating_sub(self.last_progress);
         if quiet <= limits.mpi_cycles {
             return None;
@@ -617,7 +653,7 @@ impl MpiDriver {
             (Kind::Send, Peer::Rank(dst), Tag::Tag(tag)) => {
                 let tag = self.tags.program_tag(tag);
                 self.verifier
-                    .send_posted(me, dst, q.ctx, tag, (proc, q.va), q.bytes);
+                    .send_posted((me, dst, q.ctx, tag), (proc, q.va), q.bytes, q.call);
                 rank.stats.sends += 1;
                 rank.stats.send_bytes += q.bytes;
                 let bytes = i64::try_from(q.bytes).unwrap_or(i64::MAX);

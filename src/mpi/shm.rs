@@ -135,6 +135,7 @@ mod tests {
             crate::workload::imb::SHM_QUEUE_DATA_BYTES,
             SLOTS * SLOT_DATA
         );
+        assert_eq!(crate::workload::imb::SHM_SLOT_DATA_BYTES, SLOT_DATA);
     }
 
     #[test]

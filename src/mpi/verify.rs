@@ -14,12 +14,26 @@ use crate::os::ProcId;
 use crate::sim::VirtualMemory;
 
 /// Sends on one (source, destination, context, tag).
-type Key = (u16, u16, u16, u32);
+pub type Key = (u16, u16, u16, u32);
+
+/// A send no receive took, for a finished run's report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unreceived {
+    pub src: u16,
+    pub dst: u16,
+    pub ctx: u16,
+    pub tag: u32,
+    pub bytes: u64,
+    /// The sender's call that posted it.
+    pub call: usize,
+}
 
 #[derive(Debug, Default)]
 struct SendList {
     /// Snapshots in posting order; `None` once taken or not yet read.
     data: Vec<Option<Vec<u8>>>,
+    /// The posting call and size of each send, in the same order.
+    posts: Vec<(usize, u64)>,
     /// Specific receives posted so far (each claims the next index).
     claimed: usize,
 }
@@ -76,18 +90,10 @@ pub struct Verifier {
 
 impl Verifier {
     /// A send was posted: read `[va, va + len)` of `proc` before it can change.
-    pub fn send_posted(
-        &mut self,
-        src: u16,
-        dst: u16,
-        ctx: u16,
-        tag: u32,
-        at: (ProcId, u64),
-        len: u64,
-    ) {
-        let key = (src, dst, ctx, tag);
+    pub fn send_posted(&mut self, key: Key, at: (ProcId, u64), len: u64, call: usize) {
         let list = self.sends.entry(key).or_default();
         list.data.push(None);
+        list.posts.push((call, len));
         self.pending.push(Pending::Snapshot {
             key,
             index: list.data.len() - 1,
@@ -285,6 +291,27 @@ impl Verifier {
             .map(|l| l.data.iter().filter(|d| d.is_some()).count())
             .sum()
     }
+
+    /// The sends [`Verifier::unchecked`] counts, in (source, destination, context, tag)
+    /// then posting order.
+    pub fn unreceived(&self) -> Vec<Unreceived> {
+        let mut left = Vec::new();
+        for (&(src, dst, ctx, tag), l) in &self.sends {
+            for (d, &(call, bytes)) in l.data.iter().zip(&l.posts) {
+                if d.is_some() {
+                    left.push(Unreceived {
+                        src,
+                        dst,
+                        ctx,
+                        tag,
+                        bytes,
+                        call,
+                    });
+                }
+            }
+        }
+        left
+    }
 }
 
 #[cfg(test)]
@@ -305,7 +332,7 @@ mod tests {
     fn a_changed_byte_fails_naming_ranks_tag_and_offset() {
         let mem = Mem(RefCell::new((0..64).collect()));
         let mut v = Verifier::default();
-        v.send_posted(1, 0, 0, 5, (0, 0), 16);
+        v.send_posted((1, 0, 0, 5), (0, 0), 16, 0);
         v.read(&mem).unwrap();
         let claim = v.recv_posted(0, Peer::Rank(1), Tag::Tag(5), 0);
         // The receive buffer at 32 got the message, but byte 3 is wrong.
@@ -324,8 +351,8 @@ mod tests {
     fn wildcard_receives_take_the_send_they_hold() {
         let mem = Mem(RefCell::new((0..=255).collect()));
         let mut v = Verifier::default();
-        v.send_posted(1, 0, 0, 5, (0, 0), 8);
-        v.send_posted(2, 0, 0, 6, (0, 100), 8);
+        v.send_posted((1, 0, 0, 5), (0, 0), 8, 0);
+        v.send_posted((2, 0, 0, 6), (0, 100), 8, 1);
         v.read(&mem).unwrap();
         let claim = v.recv_posted(0, Peer::Any, Tag::Any, 0);
         v.recv_completed(0, Peer::Any, Tag::Any, 0, claim, (0, 100), 8);

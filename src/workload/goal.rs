@@ -83,7 +83,7 @@ use nom::sequence::{pair, tuple};
 use super::tags::TagMap;
 use super::{BufId, BufRef, Call, Origins, RankProgram, ReqId, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag, TAG_UB};
-use crate::textparse::{line_col, LineIndex, PErr, PResult, PosError};
+use crate::textparse::{LineIndex, PErr, PResult, PosError};
 
 /// Most ranks a schedule may have: ranks stay below `0x7FFF`, the ANY_SOURCE encoding of
 /// MOPED's peer field.
@@ -430,7 +430,7 @@ impl<'a> Reader<'a> {
     }
 
     fn line_of(&self, at: &str) -> u32 {
-        line_col(self.text, self.offset(at)).0
+        self.lines.pos(self.offset(at)).0
     }
 
     fn nom_error(&self, e: nom::Err<PErr<'a>>) -> GoalError {

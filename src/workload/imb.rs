@@ -32,9 +32,15 @@ pub const N_WARMUP: usize = 2;
 /// has been written: the warm-up runs at least enough iterations to wrap each queue once.
 pub const SHM_QUEUE_DATA_BYTES: u64 = 16 * 16 * 1024;
 
-/// Iterations of the warm-up call for `bytes`-byte messages.
+/// Data bytes of one ch3:shm slot (`mpi::shm::SLOT_DATA`; a test there holds the two
+/// equal): every packet takes at least one slot, however few its bytes.
+pub const SHM_SLOT_DATA_BYTES: u64 = 16 * 1024;
+
+/// Iterations of the warm-up call for `bytes`-byte messages: enough to wrap each queue
+/// once, counting a message smaller than a slot as the whole slot it takes, so a tiny
+/// message needs no more round trips than a slot-sized one (17 at most below 16 kB).
 pub fn warmup_iterations(bytes: u64) -> usize {
-    let wrap = SHM_QUEUE_DATA_BYTES.div_ceil(bytes.max(1)) + 1;
+    let wrap = SHM_QUEUE_DATA_BYTES.div_ceil(bytes.max(SHM_SLOT_DATA_BYTES)) + 1;
     (wrap as usize).max(N_WARMUP)
 }
 
@@ -118,11 +124,19 @@ pub fn build(
     let x = bytes;
     // IMB_set_buf: Gather's root receives P blocks (every rank is root in turn) and
     // Alltoall sends and receives P blocks.
+    let blocks = |n: usize| {
+        x.checked_mul(n as u64).ok_or_else(|| {
+            format!(
+                "{bench:?} of {x}-byte messages on {p} ranks needs buffers of {n} x {x} \
+                 bytes, past 2^64"
+            )
+        })
+    };
     let (s_len, r_len) = match bench {
-        ImbBenchmark::Gather => (x, p as u64 * x),
-        ImbBenchmark::Alltoall => (p as u64 * x, p as u64 * x),
+        ImbBenchmark::Gather => (x, blocks(p)?),
+        ImbBenchmark::Alltoall => (blocks(p)?, blocks(p)?),
         // A window's receives are outstanding together: each gets a place of its own.
-        ImbBenchmark::Uniband | ImbBenchmark::Biband => (x, WINDOW as u64 * x),
+        ImbBenchmark::Uniband | ImbBenchmark::Biband => (x, blocks(WINDOW)?),
         _ => (x, x),
     };
     let mut b = Builder::new(p);
@@ -371,5 +385,17 @@ mod tests {
         assert!(build(ImbBenchmark::PingPong, 1, 8, 1, false).is_err());
         assert!(build(ImbBenchmark::Reduce, 4, 6, 1, false).is_err());
         assert!(build(ImbBenchmark::Bcast, 4, 8, 0, false).is_err());
+    }
+
+    #[test]
+    fn buffers_of_many_blocks_past_2_64_are_refused_before_the_run() {
+        for bench in [
+            ImbBenchmark::Gather,
+            ImbBenchmark::Alltoall,
+            ImbBenchmark::Uniband,
+        ] {
+            let e = build(bench, 16, 1 << 62, 1, false).unwrap_err();
+            assert!(e.contains("past 2^64"), "{bench:?}: {e}");
+        }
     }
 }
