@@ -4,6 +4,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    moped::cli::stop_on_ctrl_c();
+    moped::cli::stop_on_signals();
     std::process::exit(moped::cli::main_with_args(std::env::args().collect()));
 }

@@ -65,6 +65,55 @@ fn ctrl_c_stops_moped_mpi_with_status_130() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+#[test]
+fn sigterm_stops_moped_mpi_as_ctrl_c_does_with_status_143_and_nothing_hidden_left() {
+    let d = scratch("sigterm");
+    std::fs::write(d.join("long.goal"), long_goal(400)).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_moped"))
+        .args(["mpi", "--workload", "long.goal", "--out", "out"])
+        .args(["--set", "system.cores=2"])
+        .current_dir(&d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let mut left: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "hidden entries left: {left:?}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn an_unusable_out_folder_is_named_as_the_user_gave_it() {
+    let d = scratch("unusable");
+    std::fs::write(d.join("w.goal"), "num_ranks 1\nrank 0 {\n  c: calc 10\n}\n").unwrap();
+    // A file where the folder's parent should be: nothing can be made under it.
+    std::fs::write(d.join("plain"), "a file").unwrap();
+    let out = moped(&["mpi", "--workload", "w.goal", "--out", "plain/res"], &d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // A bad argument: a usage error.
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("output folder plain/res: cannot be written"),
+        "{err}"
+    );
+    assert!(!err.contains("partial"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
 /// Runs `moped mpi` on the GOAL schedule `goal` under `design` with `set` overrides; the
 /// exit status and stderr.
 fn mpi(name: &str, goal: &str, design: &str, set: &[&str]) -> (Option<i32>, String) {

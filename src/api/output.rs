@@ -108,10 +108,14 @@ impl OutDir {
         static CLAIMS: AtomicU64 = AtomicU64::new(0);
         let n = CLAIMS.fetch_add(1, Ordering::Relaxed);
         let tmp = dest.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
+        // The hidden folder is ours, not the user's: trouble making it names the folder
+        // the user asked for.
+        let unusable = |e: std::io::Error| refuse(format!("cannot be written ({e})"));
         if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
+            std::fs::remove_dir_all(&tmp).map_err(unusable)?;
         }
-        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        std::fs::create_dir_all(&tmp).map_err(unusable)?;
+        live_partials().push(tmp.clone());
         Ok(OutDir {
             dest: dest.to_path_buf(),
             tmp,
@@ -143,8 +147,9 @@ impl OutDir {
         fill: impl FnOnce(&T, &Path) -> Result<RunInfo, MopedError>,
     ) -> Result<T, MopedError> {
         let written = outcome.and_then(|t| {
-            let info = fill(&t, &self.tmp)?;
-            self.write_record(&info)?;
+            let info = fill(&t, &self.tmp).map_err(|e| self.named_for_user(e))?;
+            self.write_record(&info)
+                .map_err(|e| self.named_for_user(e))?;
             self.replace_dest()?;
             Ok(t)
         });
@@ -158,6 +163,18 @@ impl OutDir {
     /// [`FAILED`].
     pub fn fail(self, error: &MopedError) {
         self.leave_failed(error);
+    }
+
+    /// A file error met while writing into the temporary folder, naming the folder the
+    /// user gave instead.
+    fn named_for_user(&self, e: MopedError) -> MopedError {
+        match e {
+            MopedError::Io(msg) => {
+                let tmp = self.tmp.display().to_string();
+                MopedError::Io(msg.replace(&tmp, &self.dest.display().to_string()))
+            }
+            e => e,
+        }
     }
 
     fn write_record(&self, info: &RunInfo) -> Result<(), MopedError> {
@@ -233,6 +250,22 @@ impl Drop for OutDir {
         if self.tmp.exists() {
             let _ = std::fs::remove_dir_all(&self.tmp);
         }
+        live_partials().retain(|p| p != &self.tmp);
+    }
+}
+
+/// The temporary folders of the claims not yet dropped.
+fn live_partials() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes every claim's temporary folder: for a process about to exit without dropping
+/// its claims (a signal's forced exit), so no hidden `.NAME.partial-PID-N` stays behind.
+pub fn remove_partial_folders() {
+    for tmp in live_partials().drain(..) {
+        let _ = std::fs::remove_dir_all(&tmp);
     }
 }
 

@@ -27,20 +27,31 @@ use tables::*;
 
 /// Exit status of a panic caught at the top (a bug, not a user error).
 const EXIT_INTERNAL: i32 = 101;
-/// Exit status of a command stopped by Ctrl-C: 128 + SIGINT, as shells report it.
-const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status of a command stopped by Ctrl-C or SIGTERM: 128 + the signal's number, as
+/// shells report it (130 and 143).
+fn exit_interrupted() -> i32 {
+    128 + crate::sim::interrupt::signal().unwrap_or(signal_hook::consts::SIGINT)
+}
 
-/// Makes Ctrl-C (SIGINT) stop the command: the running simulations stop at their next
-/// look at the flag and the command exits 130. A phase that never looks (reading a large
-/// file, writing results) is ended a second later all the same. For the binary only:
-/// inside Python, Python's own handler keeps SIGINT.
-pub fn stop_on_ctrl_c() {
-    // Without a handler (one was already set), Ctrl-C keeps its default: ending the process.
-    let _ = ctrlc::set_handler(|| {
-        crate::sim::interrupt::request();
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        let _ = writeln!(io::stderr(), "error: interrupted");
-        std::process::exit(EXIT_INTERRUPTED);
+/// Makes Ctrl-C (SIGINT) and SIGTERM stop the command: the running simulations stop at
+/// their next look at the flag, their partial result folders are removed, and the command
+/// exits 130 or 143. A phase that never looks (reading a large file, writing results) is
+/// ended a second later all the same, its partial folders removed first. For the binary
+/// only: inside Python, Python's own handler keeps SIGINT.
+pub fn stop_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    // Without a handler (the signals cannot be caught), they keep their defaults.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            crate::sim::interrupt::request_by(signal);
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            crate::api::output::remove_partial_folders();
+            let _ = writeln!(io::stderr(), "error: interrupted");
+            std::process::exit(128 + signal);
+        }
     });
 }
 
@@ -112,7 +123,7 @@ enum Failure {
     Reported,
     /// Stdout was closed (`moped ... | head`): stop quietly, status 0.
     BrokenPipe,
-    /// Stopped by Ctrl-C: status 130.
+    /// Stopped by Ctrl-C or SIGTERM: status 130 or 143.
     Interrupted,
 }
 
@@ -170,7 +181,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Ok(Err(Failure::BrokenPipe)) => 0,
         Ok(Err(Failure::Interrupted)) => {
             let _ = writeln!(stderr, "error: interrupted");
-            EXIT_INTERRUPTED
+            exit_interrupted()
         }
         Err(_) => {
             let _ = writeln!(stderr, "error: internal error (a bug in moped: the panic message is above); please report it");

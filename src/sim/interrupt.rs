@@ -6,13 +6,16 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::thread::LocalKey;
 
 /// Events between two looks at the flags: a power of two, tested with a mask.
 pub const EVERY: u64 = 4096;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// The signal that asked, where one did (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// Bumped by [`stop_started`]: a run whose check compares it with the value it started
 /// under stops when it changes, and runs started later are not affected.
@@ -25,6 +28,17 @@ thread_local! {
 /// Asks every run in the process to stop (the command line's Ctrl-C handler).
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// [`request`], made by the signal numbered `signal` (SIGINT, SIGTERM).
+pub fn request_by(signal: i32) {
+    SIGNAL.store(signal, Ordering::SeqCst);
+    request();
+}
+
+/// The signal that asked the runs to stop, if one did.
+pub fn signal() -> Option<i32> {
+    Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
 }
 
 /// Asks the runs started so far whose checks watch [`generation`] to stop (Python's
