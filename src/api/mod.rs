@@ -12,6 +12,7 @@
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
 //! - [`store`]: runs identified by a key, reused when an experiment runs again;
+//! - [`trace`]: a real MPI run recorded as a workload (`moped trace`);
 //! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
 //! - [`matching`]: the queue benchmarks under every matching engine (`moped matching`);
 //! - [`engines`]: MOPED with one and two engines under each scheme (`moped engines`);
@@ -36,6 +37,7 @@ pub mod protocols;
 pub mod run;
 pub mod sensitivity;
 pub mod store;
+pub mod trace;
 
 pub use crate::bench;
 pub use crate::design::{Design, UnknownDesign};

@@ -137,6 +137,26 @@ pub(super) struct GoalArgs {
 }
 
 #[derive(Args, Debug)]
+pub(super) struct TraceArgs {
+    /// Folder for the trace: a `rank-R.trace` per process, and `schedule.goal`, the same run
+    /// as a GOAL schedule (created if missing; refused if it holds results). Run it with
+    /// `moped mpi --workload DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: PathBuf,
+    /// Replace the contents of a non-empty --out folder (once the recording succeeds).
+    #[arg(long)]
+    pub(super) force: bool,
+    /// Instructions per ns of the program's own time between MPI calls (1.0: Table 1's
+    /// 1 GHz core at one cycle per instruction).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub(super) instructions_per_ns: f64,
+    /// The MPI command to record, after `--`, e.g. `-- mpiexec -n 16 ./app` (its MPI's
+    /// `mpicc`, or the compiler MPICC names, builds the tracer).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(super) command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
 pub(super) struct MatchingArgs {
     /// Folder for the results (created if missing; refused if it holds results).
     #[arg(long, value_name = "DIR")]

@@ -90,6 +90,9 @@ enum Command {
     Figure10(Figure10Args),
     /// Write a workload (a spec or a GOAL schedule) as a GOAL schedule, for LogGOPSim.
     Goal(GoalArgs),
+    /// Record a real MPI run (`moped trace --out DIR -- mpiexec -n 16 ./app`) as a workload
+    /// `moped mpi --workload DIR` runs, and as a GOAL schedule.
+    Trace(TraceArgs),
     /// MPI matching engines on the queue benchmarks: matching.csv and a report of the papers' claims.
     Matching(MatchingArgs),
     /// The LHS paper in its own setting (DIMMnet-2, the emulated DIMMnet-3): its Figs. 4
@@ -211,6 +214,7 @@ fn dispatch(cli: Cli, command: &[String]) -> CmdResult {
         Command::Engines(a) => cmd_engines(a, command),
         Command::Lhs(a) => cmd_lhs(a, command),
         Command::Goal(a) => cmd_goal(&a),
+        Command::Trace(a) => cmd_trace(&a, command),
         Command::Gem5 {
             command: Gem5Command::Slicc { dir, check },
         } => cmd_gem5_slicc(&dir, check),

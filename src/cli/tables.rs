@@ -7,7 +7,38 @@ use std::path::{Path, PathBuf};
 use crate::api::{self, Design};
 
 use super::args::*;
+use super::experiments::claim_out;
 use super::{usage, CmdResult, Failure};
+
+pub(super) fn cmd_trace(a: &TraceArgs, command: &[String]) -> CmdResult {
+    let per_ns = a.instructions_per_ns;
+    if !(per_ns.is_finite() && per_ns >= 0.0) {
+        return Err(Failure::Usage(format!(
+            "--instructions-per-ns {per_ns}: expected a number of at least 0"
+        )));
+    }
+    let out = claim_out(&a.out, a.force, command, (None, &[]))?;
+    let opts = crate::workload::trace::TraceOptions {
+        instructions_per_ns: per_ns,
+    };
+    let r = api::trace::record(&a.command, out, opts)?;
+    let goal = match &r.goal {
+        Ok(()) => format!(
+            "the same run as a GOAL schedule: {}",
+            a.out.join(api::trace::GOAL_FILE).display()
+        ),
+        Err(why) => format!("no GOAL schedule: {why}"),
+    };
+    writeln!(
+        io::stdout().lock(),
+        "recorded {} ranks, {} calls, into {}; run it with `moped mpi --workload {}`; {goal}",
+        r.ranks,
+        r.calls,
+        a.out.display(),
+        a.out.display(),
+    )?;
+    Ok(())
+}
 
 pub(super) fn cmd_goal(a: &GoalArgs) -> CmdResult {
     let g = api::mpi::write_goal(&a.spec, &a.out, !a.no_warmup)?;

@@ -800,6 +800,7 @@ impl<'a> Reader<'a> {
         let origins = Origins {
             file: self.file.to_string(),
             ranks: self.origins,
+            files: Vec::new(),
         };
         let mut w = Workload {
             name,

@@ -19,6 +19,7 @@ pub mod npb;
 pub mod queue;
 pub mod spec;
 pub mod tags;
+pub mod trace;
 
 /// A buffer of a rank: an index into [`RankProgram::buffers`].
 pub type BufId = u16;
@@ -159,14 +160,18 @@ pub struct Workload {
 pub struct Origins {
     pub file: String,
     pub ranks: Vec<Vec<(u32, u32)>>,
+    /// Per rank, the file its calls were read from where each rank has its own (a
+    /// recorded trace); empty where every rank's calls are in `file`.
+    pub files: Vec<String>,
 }
 
 impl Origins {
     /// `file:line:col` of call `call` of rank `rank`, where it is known.
     pub fn at(&self, rank: usize, call: usize) -> Option<String> {
+        let file = self.files.get(rank).unwrap_or(&self.file);
         match self.ranks.get(rank)?.get(call)? {
             (0, _) => None,
-            (line, col) => Some(format!("{}:{line}:{col}", self.file)),
+            (line, col) => Some(format!("{file}:{line}:{col}")),
         }
     }
 }
@@ -241,16 +246,22 @@ pub fn load_workload_on(
     iteration_scale: Option<f64>,
     warmup: bool,
 ) -> Result<(Workload, String), String> {
+    // A recorded run and a GOAL schedule run on their own ranks.
+    let fixed = |w: Workload, what: &str, group: &str| match ranks {
+        Some(p) if p != w.ranks.len() => Err(format!(
+            "{}: {p} ranks asked, but {what} runs on its own {} ranks",
+            path.display(),
+            w.ranks.len()
+        )),
+        _ => Ok((w, group.to_string())),
+    };
+    if path.is_dir() {
+        let w = trace::load_trace(path, trace::TraceOptions::default())?;
+        return fixed(w, "a recorded run", "trace");
+    }
     if path.extension().is_some_and(|e| e == "goal") {
         let w = goal::load_goal(path).map_err(|e| e.to_string())?;
-        if let Some(p) = ranks.filter(|&p| p != w.ranks.len()) {
-            return Err(format!(
-                "{}: {p} ranks asked, but a GOAL schedule runs on its own {} ranks",
-                path.display(),
-                w.ranks.len()
-            ));
-        }
-        return Ok((w, "goal".into()));
+        return fixed(w, "a GOAL schedule", "goal");
     }
     let mut s = spec::load_spec(path).map_err(|e| e.to_string())?;
     let own = s.ranks();
