@@ -169,3 +169,55 @@ fn ranks_whose_collectives_differ_are_refused_naming_both() {
     assert!(e.contains("rank-1.trace:3:1: rank 1 calls MPI_Bcast of 32 bytes from 0 where rank 0 calls MPI_Bcast of 64 bytes from 0"), "{e}");
     let _ = std::fs::remove_dir_all(d);
 }
+
+#[test]
+fn collectives_on_a_communicator_of_some_ranks_run_among_its_members() {
+    let d = scratch("subcomm");
+    // Ranks 0 and 1 share a communicator (as IMB's PingPong does); rank 2 joins only the
+    // world's barrier at the end.
+    let pair = |r: usize| {
+        format!(
+            "moped-trace 1 rank {r} of 3\ninit 0\nbarrier 1 2 0,1\nbcast 3 4 1 4096 {} 0,1\n\
+             allreduce 5 6 2 8 64 128 0,1\nbarrier 7 8 w\nfinalize 9\n",
+            4096 * (r + 1)
+        )
+    };
+    let (r0, r1) = (pair(0), pair(1));
+    write_ranks(
+        &d,
+        &[
+            &r0,
+            &r1,
+            "moped-trace 1 rank 2 of 3\ninit 0\nbarrier 1 2 w\nfinalize 3\n",
+        ],
+    );
+    let w = load_trace(&d, TraceOptions::default()).unwrap();
+    let mut cfg = SystemConfig::default();
+    cfg.system.cores = 4;
+    for design in [Design::Baseline, Design::OptCopy] {
+        let r = run_workload(&cfg, &w, design, 1, MpiParams::default())
+            .unwrap_or_else(|e| panic!("{design}: {e}"));
+        // The pair's barrier (one round: 2 messages), its broadcast (1), its allreduce
+        // (2), and the world barrier's 2 rounds of 3.
+        assert_eq!(r.messages_verified, 2 + 1 + 2 + 6, "{design}");
+    }
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn figure10_takes_a_folder_of_recorded_runs_as_its_benchmarks() {
+    let d = scratch("figure10");
+    let rec = d.join("pp");
+    std::fs::create_dir_all(&rec).unwrap();
+    write_ranks(
+        &rec,
+        &[
+            "moped-trace 1 rank 0 of 2\ninit 0\nsend 1 2 1 5 64 4096 w\nfinalize 3\n",
+            "moped-trace 1 rank 1 of 2\ninit 0\nrecv 1 2 0 5 64 4096 w\nfinalize 3\n",
+        ],
+    );
+    let tasks = moped::api::figure10::plan(&d, false, &[1]).unwrap();
+    assert_eq!(tasks.len(), 4, "the recorded run under each design");
+    assert!(tasks.iter().all(|t| t.spec == rec));
+    let _ = std::fs::remove_dir_all(d);
+}

@@ -15,6 +15,7 @@
 //!   not measured with the numbers that decide it;
 //! * [`report::report_markdown`] and [`write::write_tables`];
 //! * [`sensitivity`]: Figure 10 under alternative modelling choices beside the default;
+//! * [`share`]: how much of each run MOPED carried, and the backoffs behind the rest;
 //! * [`compare::compare`]: an embedded run beside a gem5 run, metric by metric, with the
 //!   metrics' sources on both hosts in one table ([`sources::METRIC_SOURCES`]).
 //!
@@ -37,6 +38,7 @@ pub mod range_causes;
 pub mod reduce;
 pub mod report;
 pub mod sensitivity;
+pub mod share;
 pub mod sources;
 pub mod write;
 

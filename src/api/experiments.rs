@@ -118,6 +118,12 @@ pub fn metrics(run: &MpiRun) -> std::collections::BTreeMap<String, f64> {
         ("match_searches", g("system.moped.match_searches")),
         ("list_entries_searched", g("mpi.list_entries_searched")),
         ("backoff_refused", g("mpi.backoff_refused")),
+        // How much of a run MOPED carried: its sends, and the backoffs that sent the rest
+        // down the software path (a real trace's share, in the report).
+        ("sends", g("mpi.sends")),
+        ("moped_sends", g("mpi.moped_sends")),
+        ("backoff_revoked", g("mpi.backoff_revoked")),
+        ("backoffs_set", g("system.moped.backoffs_set")),
         // The LHS paper's setting: software prefetches, flushes, the NICs' work.
         ("sw_prefetches", g("system.total.l1d.sw_prefetches")),
         ("flushes", g("system.total.l1d.flushes")),

@@ -114,13 +114,18 @@ fn find_spec(workloads: &Path, rel: &str) -> Option<PathBuf> {
     })
 }
 
-/// The GOAL schedules (`*.goal`) directly in `folder`, by name; none when it holds none
-/// or cannot be read.
+/// The GOAL schedules (`*.goal`) and recorded runs (folders `moped trace` wrote, holding
+/// `rank-0.trace`) directly in `folder`, by name; none when it holds none or cannot be
+/// read.
 fn goal_schedules(folder: &Path) -> Vec<PathBuf> {
+    let user_workload = |p: &PathBuf| {
+        (p.is_file() && p.extension().is_some_and(|e| e == "goal"))
+            || (p.is_dir() && p.join("rank-0.trace").is_file())
+    };
     let mut out: Vec<PathBuf> = std::fs::read_dir(folder)
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "goal"))
+                .filter(user_workload)
                 .collect()
         })
         .unwrap_or_default();
@@ -130,7 +135,7 @@ fn goal_schedules(folder: &Path) -> Vec<PathBuf> {
 
 /// The tasks of Figure 10: every spec times every seed times every design, in the paper's
 /// order. A `workloads` folder without the paper's specs but with GOAL schedules (`*.goal`,
-/// directly in it) makes those the benchmarks, in file-name order: Figure 10 for a user's
+/// directly in it) or recorded runs (`moped trace`'s folders) makes those the benchmarks, in file-name order: Figure 10 for a user's
 /// own applications (`large` then adds nothing). An error lists every spec that is
 /// missing.
 pub fn plan(workloads: &Path, large: bool, seeds: &[u64]) -> Result<Vec<Task>, MopedError> {
@@ -311,6 +316,9 @@ pub fn finish(
     let breakdown = analysis::breakdown::breakdown_csv(&analysis::breakdown::rows(&records));
     std::fs::write(out.join("breakdown.csv"), breakdown).map_err(io)?;
     let mut report = analysis::report_markdown(&records, &reductions, &claims, &notes);
+    report.push_str(&analysis::share::share_markdown(&analysis::share::rows(
+        &records,
+    )));
     let mut sensitivity = Vec::new();
     if opts.sensitivity {
         sensitivity = sens::rows(sens::DEFAULT, &reductions);

@@ -146,7 +146,7 @@ impl OutDir {
         outcome: Result<T, MopedError>,
         fill: impl FnOnce(&T, &Path) -> Result<RunInfo, MopedError>,
     ) -> Result<T, MopedError> {
-        let written = outcome.and_then(|t| {
+        let written = outcome.map_err(|e| self.named_for_user(e)).and_then(|t| {
             let info = fill(&t, &self.tmp).map_err(|e| self.named_for_user(e))?;
             self.write_record(&info)
                 .map_err(|e| self.named_for_user(e))?;

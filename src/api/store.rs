@@ -55,6 +55,26 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> MopedError + '_ {
     move |e| MopedError::Io(format!("{}: {e}", path.display()))
 }
 
+/// The SHA-256 of a workload: a file's bytes, or a recorded run's rank files, each
+/// name and content in rank order.
+fn workload_digest(spec: &Path) -> Result<String, MopedError> {
+    if !spec.is_dir() {
+        let bytes = std::fs::read(spec).map_err(io_err(spec))?;
+        return Ok(hex(&Sha256::digest(&bytes)));
+    }
+    let mut h = Sha256::new();
+    for r in 0.. {
+        let name = format!("rank-{r}.trace");
+        let path = spec.join(&name);
+        if !path.is_file() {
+            break;
+        }
+        h.update(name.as_bytes());
+        h.update(std::fs::read(&path).map_err(io_err(&path))?);
+    }
+    Ok(hex(&h.finalize()))
+}
+
 /// The key of the workload `spec` run under `design` with `seed` on `cfg`, its iterations
 /// scaled by `iterations`.
 pub fn run_key(
@@ -62,8 +82,7 @@ pub fn run_key(
     (spec, design, seed): (&Path, Design, u64),
     iterations: Option<f64>,
 ) -> Result<RunKey, MopedError> {
-    let bytes = std::fs::read(spec).map_err(io_err(spec))?;
-    let workload_sha256 = hex(&Sha256::digest(&bytes));
+    let workload_sha256 = workload_digest(spec)?;
     let version = env!("CARGO_PKG_VERSION").to_string();
     let what = serde_json::json!({
         "format": "moped-run-key-1",

@@ -95,7 +95,8 @@ pub fn record(command: &[String], out: OutDir, opts: TraceOptions) -> Result<Rec
                 command.join(" ")
             )));
         }
-        let mut w = load_trace(&dir, opts).map_err(MopedError::Io)?;
+        // Read back from the folder as it was named, so errors name it as the user did.
+        let mut w = load_trace(out.path(), opts).map_err(MopedError::Io)?;
         if let Some(name) = out.dest().file_name() {
             w.name = name.to_string_lossy().into_owned();
         }

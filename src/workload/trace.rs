@@ -28,18 +28,23 @@
 //!   [`TraceOptions::instructions_per_ns`] instructions.
 //! - Point-to-point calls become `Isend`/`Irecv` (context [`CTX_PT2PT`]) with a wait where
 //!   the program blocked; the MPI's request handles become request numbers.
-//! - Collectives on MPI_COMM_WORLD are expanded as the runtime model expands them (MPICH's
-//!   algorithms, [`super::coll`]), every rank's n-th collective checked against the
-//!   others' (kind, root, size). Collectives on other communicators are refused, naming
-//!   the call: the model has no communicator of a subset of ranks yet.
+//! - Collectives are expanded as the runtime model expands them (MPICH's algorithms,
+//!   [`super::coll`]), each member's call checked against the others' (kind, root,
+//!   size): on MPI_COMM_WORLD among every rank (its barrier the runtime's own), on another
+//!   communicator among its members, ranked as in it (its barrier MPICH's dissemination
+//!   barrier). The model has one collective context: a communicator's collectives are told
+//!   apart from another's by their order between each pair of ranks, as every member calls
+//!   them in the same order.
 //! - Buffers keep the program's addresses: each rank's buffer extents, merged where they
 //!   overlap or touch, become its buffers, and every call refers to its offset there, so
 //!   a buffer reused by the program is reused in the simulation.
 
+mod collective;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::coll::{self, Builder};
+use super::coll::Builder;
 use super::{BufId, BufRef, Origins, Workload, CTX_PT2PT};
 use crate::envelope::{Peer, Tag};
 use crate::textparse::{LineIndex, PosError};
@@ -487,10 +492,13 @@ impl Buffers {
             }
             extents.push(merged);
         }
-        Buffers {
-            extents,
-            empty: vec![None; p],
-        }
+        // A rank with no buffer of its own still needs memory to map (its barriers').
+        let empty = extents
+            .iter()
+            .enumerate()
+            .map(|(r, e)| e.is_empty().then(|| b.buffer(r, "trace.empty", 1)))
+            .collect();
+        Buffers { extents, empty }
     }
 
     /// Rank `r`'s buffer at `addr` for `bytes` bytes.
@@ -588,7 +596,7 @@ fn build(name: &str, traces: &[RankTrace], opts: TraceOptions) -> Result<Workloa
         if at.iter().all(Option::is_none) {
             break;
         }
-        collective(&mut b, &mut bufs, traces, &mut st, opts)?;
+        collective::next(&mut b, &mut bufs, traces, &mut st, opts)?;
     }
     for (r, s) in st.iter_mut().enumerate() {
         // Requests the program never completed (freed, or left at MPI_Finalize).
@@ -733,171 +741,4 @@ fn track(s: &mut RankState, h: i64, q: u32, here: &dyn Fn() -> String) -> Result
             here()
         )),
     }
-}
-
-/// Every rank's next call, a collective on MPI_COMM_WORLD they all make, expanded.
-fn collective(
-    b: &mut Builder,
-    bufs: &mut Buffers,
-    traces: &[RankTrace],
-    st: &mut [RankState],
-    opts: TraceOptions,
-) -> Result<(), String> {
-    let p = traces.len();
-    let place_of = |r: usize, rec: &Rec| format!("{}:{}:{}", traces[r].file, rec.at.0, rec.at.1);
-    let mut recs = Vec::with_capacity(p);
-    for r in 0..p {
-        match traces[r].recs.get(st[r].next) {
-            Some(rec) => recs.push(rec),
-            None => {
-                let (o, rec) = (0..p)
-                    .find_map(|o| traces[o].recs.get(st[o].next).map(|x| (o, x)))
-                    .expect("some rank has a collective");
-                let Op::Coll(c, _) = &rec.op else {
-                    unreachable!("only collectives stop a rank")
-                };
-                return Err(format!(
-                    "{}: rank {o} calls {} that rank {r} never calls (its trace ends first)",
-                    place_of(o, rec),
-                    c.name()
-                ));
-            }
-        }
-    }
-    let Op::Coll(first, _) = &recs[0].op else {
-        unreachable!("only collectives stop a rank")
-    };
-    for (r, rec) in recs.iter().enumerate() {
-        let Op::Coll(c, comm) = &rec.op else {
-            unreachable!("only collectives stop a rank")
-        };
-        if *comm != Comm::World {
-            return Err(format!(
-                "{}: {} on a communicator of ranks {:?}: collectives on communicators other \
-                 than MPI_COMM_WORLD are not modelled",
-                place_of(r, rec),
-                c.name(),
-                match comm {
-                    Comm::Members(m) => m.clone(),
-                    Comm::World => vec![],
-                }
-            ));
-        }
-        if c.signature() != first.signature() {
-            return Err(format!(
-                "{}: rank {r} calls {} where rank 0 calls {} ({}): the ranks' collectives \
-                 do not match",
-                place_of(r, rec),
-                c.signature(),
-                first.signature(),
-                place_of(0, recs[0])
-            ));
-        }
-    }
-    let before: Vec<usize> = (0..p)
-        .map(|r| {
-            compute_before(b, &mut st[r], r, recs[r], opts);
-            b.program(r).calls.len()
-        })
-        .collect();
-    expand(b, bufs, &recs, p).map_err(|e| format!("{}: {e}", place_of(0, recs[0])))?;
-    for r in 0..p {
-        place(b, &mut st[r], r, before[r], recs[r].at);
-        st[r].next += 1;
-    }
-    Ok(())
-}
-
-/// The calls of one collective on every rank, as MPICH's algorithms make them.
-fn expand(b: &mut Builder, bufs: &mut Buffers, recs: &[&Rec], p: usize) -> Result<(), String> {
-    let colls: Vec<&Coll> = recs
-        .iter()
-        .map(|rec| match &rec.op {
-            Op::Coll(c, _) => c,
-            _ => unreachable!("checked by the caller"),
-        })
-        .collect();
-    let root_of = |x: i64| {
-        usize::try_from(x)
-            .ok()
-            .filter(|&x| x < p)
-            .ok_or_else(|| format!("root {x} is no rank of the {p}"))
-    };
-    // Every rank's buffer of the collective, as `f` finds it in the rank's record.
-    let refs = |b: &mut Builder, bufs: &mut Buffers, f: &dyn Fn(&Coll) -> (u64, u64)| {
-        (0..p)
-            .map(|r| {
-                let (addr, bytes) = f(colls[r]);
-                bufs.at(b, r, addr, bytes)
-            })
-            .collect::<Vec<BufRef>>()
-    };
-    let total = |count: u64, ts: u64| {
-        count
-            .checked_mul(ts)
-            .ok_or_else(|| format!("{count} elements of {ts} bytes pass 2^64 bytes"))
-    };
-    match *colls[0] {
-        Coll::Barrier => b.barrier_all(),
-        Coll::Bcast { root, bytes, .. } => {
-            let root = root_of(root)?;
-            let v = refs(b, bufs, &|c| match *c {
-                Coll::Bcast { addr, bytes, .. } => (addr, bytes),
-                _ => (0, 0),
-            });
-            coll::bcast(b, &v, bytes, root);
-        }
-        Coll::Reduce {
-            root, count, ts, ..
-        } => {
-            let root = root_of(root)?;
-            let n = total(count, ts)?;
-            let s = refs(b, bufs, &|c| match *c {
-                Coll::Reduce { s, .. } => (s, n),
-                _ => (0, 0),
-            });
-            let Coll::Reduce { r: raddr, .. } = *colls[root] else {
-                unreachable!("every rank's collective matches")
-            };
-            let rr = bufs.at(b, root, raddr, n);
-            coll::reduce(b, &s, rr, count, ts, root);
-        }
-        Coll::Allreduce { count, ts, .. } => {
-            let n = total(count, ts)?;
-            let s = refs(b, bufs, &|c| match *c {
-                Coll::Allreduce { s, .. } => (s, n),
-                _ => (0, 0),
-            });
-            let q = refs(b, bufs, &|c| match *c {
-                Coll::Allreduce { r, .. } => (r, n),
-                _ => (0, 0),
-            });
-            coll::allreduce(b, &s, &q, count, ts);
-        }
-        Coll::Gather { root, bytes, .. } => {
-            let root = root_of(root)?;
-            let s = refs(b, bufs, &|c| match *c {
-                Coll::Gather { s, bytes, .. } => (s, bytes),
-                _ => (0, 0),
-            });
-            let Coll::Gather { r: raddr, .. } = *colls[root] else {
-                unreachable!("every rank's collective matches")
-            };
-            let rr = bufs.at(b, root, raddr, total(bytes, p as u64)?);
-            coll::gather(b, &s, rr, bytes, root);
-        }
-        Coll::Alltoall { bytes, .. } => {
-            let n = total(bytes, p as u64)?;
-            let s = refs(b, bufs, &|c| match *c {
-                Coll::Alltoall { s, .. } => (s, n),
-                _ => (0, 0),
-            });
-            let q = refs(b, bufs, &|c| match *c {
-                Coll::Alltoall { r, .. } => (r, n),
-                _ => (0, 0),
-            });
-            coll::alltoall(b, &s, &q, bytes);
-        }
-    }
-    Ok(())
 }
