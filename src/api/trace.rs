@@ -21,11 +21,29 @@ pub const GOAL_FILE: &str = "schedule.goal";
 /// A recorded run.
 #[derive(Debug)]
 pub struct Recorded {
+    /// The processes that wrote a trace.
     pub ranks: usize,
-    /// Calls of the workload the trace becomes, every rank's together.
-    pub calls: usize,
+    /// Calls of the workload the trace becomes, every rank's together; or why the model
+    /// cannot run the recording (which is kept).
+    pub calls: Result<usize, String>,
     /// Whether [`GOAL_FILE`] was written, or why not.
     pub goal: Result<(), String>,
+}
+
+impl Recorded {
+    /// A recording in `dir` that reads back with `error`.
+    fn unreadable(dir: &Path, error: String) -> Recorded {
+        let ranks = std::fs::read_dir(dir).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".trace"))
+                .count()
+        });
+        Recorded {
+            ranks,
+            calls: Err(error),
+            goal: Err("the recording cannot be read as a workload".into()),
+        }
+    }
 }
 
 /// The MPI C compiler: `mpicc` unless `MPICC` names another.
@@ -96,7 +114,12 @@ pub fn record(command: &[String], out: OutDir, opts: TraceOptions) -> Result<Rec
             )));
         }
         // Read back from the folder as it was named, so errors name it as the user did.
-        let mut w = load_trace(out.path(), opts).map_err(MopedError::Io)?;
+        // A recording the model cannot run yet is kept all the same: it is the user's
+        // only copy of the run.
+        let mut w = match load_trace(out.path(), opts) {
+            Ok(w) => w,
+            Err(e) => return Ok(Recorded::unreadable(out.path(), e)),
+        };
         if let Some(name) = out.dest().file_name() {
             w.name = name.to_string_lossy().into_owned();
         }
@@ -110,7 +133,7 @@ pub fn record(command: &[String], out: OutDir, opts: TraceOptions) -> Result<Rec
         }
         Ok(Recorded {
             ranks: w.ranks.len(),
-            calls: w.ranks.iter().map(|r| r.calls.len()).sum(),
+            calls: Ok(w.ranks.iter().map(|r| r.calls.len()).sum()),
             goal: goal.map(|_| ()),
         })
     });

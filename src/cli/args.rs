@@ -60,7 +60,7 @@ pub(super) enum CompareFormat {
 
 #[derive(Args, Debug)]
 pub(super) struct MpiArgs {
-    /// Workload: a spec (`.toml`, e.g. workloads/imb/pingpong-16k.toml) or a GOAL schedule (`.goal`).
+    /// Workload: a spec (`.toml`, e.g. workloads/imb/pingpong-16k.toml), a GOAL schedule (`.goal`) or a folder `moped trace` recorded.
     #[arg(long, value_name = "FILE")]
     pub(super) workload: PathBuf,
     /// Folder for the results (created if missing; refused if it holds results).

@@ -22,6 +22,16 @@ pub(super) fn cmd_trace(a: &TraceArgs, command: &[String]) -> CmdResult {
         instructions_per_ns: per_ns,
     };
     let r = api::trace::record(&a.command, out, opts)?;
+    let calls = match &r.calls {
+        Ok(n) => *n,
+        Err(e) => {
+            return Err(Failure::User(format!(
+                "recorded {} ranks into {}, kept there, but the recording cannot be run: {e}",
+                r.ranks,
+                a.out.display()
+            )))
+        }
+    };
     let goal = match &r.goal {
         Ok(()) => format!(
             "the same run as a GOAL schedule: {}",
@@ -31,9 +41,8 @@ pub(super) fn cmd_trace(a: &TraceArgs, command: &[String]) -> CmdResult {
     };
     writeln!(
         io::stdout().lock(),
-        "recorded {} ranks, {} calls, into {}; run it with `moped mpi --workload {}`; {goal}",
+        "recorded {} ranks, {calls} calls, into {}; run it with `moped mpi --workload {}`; {goal}",
         r.ranks,
-        r.calls,
         a.out.display(),
         a.out.display(),
     )?;

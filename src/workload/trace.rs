@@ -41,7 +41,7 @@
 
 mod collective;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 
 use super::coll::Builder;
@@ -600,7 +600,10 @@ fn build(name: &str, traces: &[RankTrace], opts: TraceOptions) -> Result<Workloa
     }
     for (r, s) in st.iter_mut().enumerate() {
         // Requests the program never completed (freed, or left at MPI_Finalize).
-        let left: Vec<_> = std::mem::take(&mut s.reqs).into_values().collect();
+        let left: Vec<_> = std::mem::take(&mut s.reqs)
+            .into_values()
+            .flatten()
+            .collect();
         let mut left = left;
         left.sort_unstable();
         let before = b.program(r).calls.len();
@@ -626,7 +629,7 @@ struct RankState {
     /// When its last call returned (or MPI_Init, before the first).
     last_end: u64,
     /// The MPI's request handles in flight, as request numbers.
-    reqs: HashMap<i64, u32>,
+    reqs: HashMap<i64, VecDeque<u32>>,
     /// Each call's place in the trace, as the workload's origins.
     places: Vec<(u32, u32)>,
 }
@@ -687,7 +690,7 @@ fn point_to_point(
                 let buf = bufs.at(b, r, m.addr, m.bytes);
                 let q = b.isend(r, usize::from(dst), tag, CTX_PT2PT, buf, m.bytes);
                 match rec.op {
-                    Op::Isend(_, h) => track(s, h, q, &here)?,
+                    Op::Isend(_, h) => track(s, h, q),
                     _ => b.wait(r, q),
                 }
             }
@@ -696,7 +699,7 @@ fn point_to_point(
                 let buf = bufs.at(b, r, m.addr, m.bytes);
                 let q = b.irecv(r, src, tag, CTX_PT2PT, buf, m.bytes);
                 match rec.op {
-                    Op::Irecv(_, h) => track(s, h, q, &here)?,
+                    Op::Irecv(_, h) => track(s, h, q),
                     _ => b.wait(r, q),
                 }
             }
@@ -720,7 +723,7 @@ fn point_to_point(
                 b.waitall(r, reqs);
             }
             Op::Wait(handles) => {
-                let mut reqs: Vec<u32> = handles.iter().filter_map(|h| s.reqs.remove(h)).collect();
+                let mut reqs: Vec<u32> = handles.iter().filter_map(|&h| untrack(s, h)).collect();
                 reqs.sort_unstable();
                 b.waitall(r, reqs);
             }
@@ -732,13 +735,20 @@ fn point_to_point(
     Ok(())
 }
 
-/// Notes that the MPI's handle `h` stands for request `q`.
-fn track(s: &mut RankState, h: i64, q: u32, here: &dyn Fn() -> String) -> Result<(), String> {
-    match s.reqs.insert(h, q) {
-        None => Ok(()),
-        Some(_) => Err(format!(
-            "{}: request handle {h} is still in flight from an earlier call",
-            here()
-        )),
+/// Notes that the MPI's handle `h` stands for request `q`. One handle may stand for
+/// several requests at once: an MPI hands out one shared handle for every request already
+/// complete when it returns (MPICH's sends that finished at once), so a wait on it takes
+/// the earliest.
+fn track(s: &mut RankState, h: i64, q: u32) {
+    s.reqs.entry(h).or_default().push_back(q);
+}
+
+/// The request a wait on handle `h` completes, if the trace started one.
+fn untrack(s: &mut RankState, h: i64) -> Option<u32> {
+    let queue = s.reqs.get_mut(&h)?;
+    let q = queue.pop_front();
+    if queue.is_empty() {
+        s.reqs.remove(&h);
     }
+    q
 }
