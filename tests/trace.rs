@@ -221,3 +221,42 @@ fn figure10_takes_a_folder_of_recorded_runs_as_its_benchmarks() {
     assert!(tasks.iter().all(|t| t.spec == rec));
     let _ = std::fs::remove_dir_all(d);
 }
+
+#[test]
+fn a_recording_the_model_cannot_read_is_kept_with_the_error() {
+    // No MPI needed: a "compiler" that writes an empty library (which the loader then
+    // ignores) and a command that writes a trace the reader refuses.
+    let d = scratch("kept");
+    let cc = d.join("fakecc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && : > \"$2\"; shift; done\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let write = "printf 'moped-trace 1 rank 0 of 1\\ninit 0\\nfly 1 2\\nfinalize 3\\n' \
+                 > \"$MOPED_TRACE_DIR/rank-0.trace\"";
+    let out = Command::new(env!("CARGO_BIN_EXE_moped"))
+        .args(["trace", "--out", "rec", "--", "sh", "-c", write])
+        .env("MPICC", &cc)
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("kept there, but the recording cannot be run"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rec/rank-0.trace:3:1: unknown record `fly`"),
+        "{err}"
+    );
+    let ours = err
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default();
+    assert!(!ours.contains("partial"), "{err}");
+    assert!(d.join("rec/rank-0.trace").is_file());
+    let _ = std::fs::remove_dir_all(d);
+}

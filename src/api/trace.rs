@@ -76,6 +76,13 @@ fn build_library(mpicc: &Path, dir: &Path) -> Result<PathBuf, MopedError> {
             String::from_utf8_lossy(&out.stderr)
         )));
     }
+    if !lib.is_file() {
+        return Err(MopedError::Io(format!(
+            "`{}` reported success but wrote no tracer library ({})",
+            mpicc.display(),
+            lib.display()
+        )));
+    }
     Ok(lib)
 }
 
@@ -118,7 +125,11 @@ pub fn record(command: &[String], out: OutDir, opts: TraceOptions) -> Result<Rec
         // only copy of the run.
         let mut w = match load_trace(out.path(), opts) {
             Ok(w) => w,
-            Err(e) => return Ok(Recorded::unreadable(out.path(), e)),
+            Err(e) => {
+                let (tmp, dest) = (out.path().display(), out.dest().display());
+                let e = e.replace(&tmp.to_string(), &dest.to_string());
+                return Ok(Recorded::unreadable(out.path(), e));
+            }
         };
         if let Some(name) = out.dest().file_name() {
             w.name = name.to_string_lossy().into_owned();
