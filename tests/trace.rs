@@ -103,12 +103,13 @@ fn a_recorded_ping_pong_keeps_its_buffers_and_compute() {
         &[
             "moped-trace 1 rank 0 of 2\ninit 100\nsend 1100 1200 1 5 64 4096 w\n\
              recv 1300 1400 1 5 64 4160 w\nfinalize 1500\n",
-            "moped-trace 1 rank 1 of 2\ninit 0\nrecv 10 20 -1 -1 64 8192 w\n\
-             send 30 40 0 5 64 8192 w\nfinalize 50\n",
+            "moped-trace 1 rank 1 of 2\ninit 0\nirecv 10 20 -1 -1 64 8192 7 w\n\
+             test 21 22 7 0\ntest 23 24 7 1\nsend 30 40 0 5 64 8192 w\nfinalize 50\n",
         ],
     );
     let w = load_trace(&d, TraceOptions::default()).unwrap();
-    // Rank 0's two buffers touch: one buffer of 128 bytes; rank 1 reuses one of 64.
+    // Rank 0's two buffers touch: one buffer of 128 bytes; rank 1 reuses one of 64. Rank
+    // 1's first test finds nothing; its second completes the receive.
     assert_eq!(w.ranks[0].buffers.len(), 1);
     assert_eq!(w.ranks[0].buffers[0].bytes, 128);
     assert_eq!(w.ranks[1].buffers[0].bytes, 64);
@@ -128,7 +129,12 @@ fn a_recorded_ping_pong_keeps_its_buffers_and_compute() {
 
 #[test]
 fn trace_errors_name_the_file_line_and_column() {
-    let cases: [(&str, &str); 4] = [
+    let cases: [(&str, &str); 5] = [
+        (
+            "moped-trace 1 rank 0 of 1\ninit 0\nunmodelled 1 2 MPI_Allgather\nfinalize 3\n",
+            "rank-0.trace:3:16: the program calls MPI_Allgather, which the tracer records but \
+             the model cannot run yet",
+        ),
         (
             "moped-trace 1 rank 0 of 1\ninit 0\nsend 1 2 x 5 64 0 w\nfinalize 3\n",
             "rank-0.trace:3:10: expected a destination (an integer), not `x`",

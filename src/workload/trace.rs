@@ -14,6 +14,7 @@
 //! send T0 T1 DST TAG BYTES ADDR COMM        recv T0 T1 SRC TAG BYTES ADDR COMM
 //! isend T0 T1 DST TAG BYTES ADDR REQ COMM   irecv T0 T1 SRC TAG BYTES ADDR REQ COMM
 //! wait T0 T1 REQ                            waitall T0 T1 N REQ...
+//! test T0 T1 REQ FLAG                       unmodelled T0 T1 MPI_NAME
 //! sendrecv T0 T1 DST TAG BYTES ADDR SRC TAG BYTES ADDR COMM
 //! barrier T0 T1 COMM                        bcast T0 T1 ROOT BYTES ADDR COMM
 //! reduce T0 T1 ROOT COUNT TYPE_BYTES SADDR RADDR COMM
@@ -341,6 +342,25 @@ impl<'a> Words<'a> {
                 }
             }
             "wait" => Op::Wait(vec![self.int("a request handle")?]),
+            // A test that found its request complete completes it as a wait would; one
+            // that did not changes nothing.
+            "test" => {
+                let req = self.int("a request handle")?;
+                match self.num("a flag (0 or 1)")? {
+                    0 => Op::Wait(Vec::new()),
+                    _ => Op::Wait(vec![req]),
+                }
+            }
+            "unmodelled" => {
+                let name = self.word("the MPI function's name")?;
+                return Err(self.err(
+                    self.last,
+                    format!(
+                        "the program calls {name}, which the tracer records but the model \
+                         cannot run yet"
+                    ),
+                ));
+            }
             "waitall" => {
                 let n = self.num("a request count")?;
                 let reqs: Result<Vec<i64>, _> =
@@ -407,8 +427,8 @@ impl<'a> Words<'a> {
                     0,
                     format!(
                         "unknown record `{other}`; expected send, recv, isend, irecv, wait, \
-                         waitall, sendrecv, barrier, bcast, reduce, allreduce, gather, \
-                         alltoall, init or finalize"
+                         waitall, test, sendrecv, barrier, bcast, reduce, allreduce, gather, \
+                         alltoall, unmodelled, init or finalize"
                     ),
                 ))
             }
