@@ -40,27 +40,34 @@ fn long_goal(n: usize) -> String {
     s + "}\n"
 }
 
-#[test]
-fn ctrl_c_stops_moped_mpi_with_status_130() {
-    let d = scratch("sigint");
+/// Sends `signal` to a long `moped mpi` run in folder `d` once it is simulating; its exit
+/// status and stderr.
+fn stopped_by(d: &Path, signal: &str) -> (Option<i32>, String) {
     std::fs::write(d.join("long.goal"), long_goal(400)).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_moped"))
         .args(["mpi", "--workload", "long.goal", "--out", "out"])
         .args(["--set", "system.cores=2"])
-        .current_dir(&d)
+        .current_dir(d)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Into the simulation (the handler is set before anything else runs).
     std::thread::sleep(std::time::Duration::from_millis(700));
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), err)
+}
+
+#[test]
+fn ctrl_c_stops_moped_mpi_with_status_130() {
+    let d = scratch("sigint");
+    let (code, err) = stopped_by(&d, "-INT");
+    assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     let _ = std::fs::remove_dir_all(d);
 }
@@ -68,23 +75,8 @@ fn ctrl_c_stops_moped_mpi_with_status_130() {
 #[test]
 fn sigterm_stops_moped_mpi_as_ctrl_c_does_with_status_143_and_nothing_hidden_left() {
     let d = scratch("sigterm");
-    std::fs::write(d.join("long.goal"), long_goal(400)).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_moped"))
-        .args(["mpi", "--workload", "long.goal", "--out", "out"])
-        .args(["--set", "system.cores=2"])
-        .current_dir(&d)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(143), "{err}");
+    let (code, err) = stopped_by(&d, "-TERM");
+    assert_eq!(code, Some(143), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     let mut left: Vec<String> = std::fs::read_dir(&d)
         .unwrap()
