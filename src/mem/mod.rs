@@ -1,5 +1,6 @@
 //! Memory structures: line data, set-associative arrays with LRU replacement, and the
-//! backing store. Every line carries its 64 bytes, so loads return values tests can check.
+//! backing store. Every cached line has its 64 bytes somewhere, so loads return values
+//! tests can check.
 
 mod paged;
 
@@ -58,18 +59,19 @@ pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) 
     }
 }
 
-/// A set-associative array with LRU replacement: payloads, plus each way's tag and
-/// last-use stamp in dense arrays so lookups and victim scans touch one host line per set.
-/// A way is occupied when its tag is set; an empty way's payload is `T::default()`.
-/// A zero-way array holds nothing (used to model "no L1" in the exhaustive checker).
+/// A set-associative array with LRU replacement. Each way's tag and its small payload
+/// (a cache's state bits, not its data) sit side by side in one dense array, so a lookup
+/// and the state it wants share a host cache line, and the last-use stamps in another, so
+/// a victim scan reads two host lines per set. A way is occupied when its tag is set; an
+/// empty way's payload is `T::default()`. A zero-way array holds nothing (used to model
+/// "no L1" in the exhaustive checker).
 #[derive(Clone, Debug)]
 pub struct SetAssoc<T> {
     sets: usize,
     ways: usize,
     set_shift: u32,
-    slots: Vec<T>,
-    /// Line address per way ([`NO_TAG`] when empty).
-    tags: Vec<LineAddr>,
+    /// Line address ([`NO_TAG`] when empty) and payload, per way.
+    entries: Vec<(LineAddr, T)>,
     /// Last-use stamp per way.
     stamps: Vec<u64>,
     clock: u64,
@@ -85,14 +87,13 @@ impl<T: Default> SetAssoc<T> {
     /// `sets` must be a power of two (checked by config validation).
     pub fn new(sets: usize, ways: usize) -> Self {
         let sets = sets.max(1);
-        let mut slots = Vec::with_capacity(sets * ways);
-        slots.resize_with(sets * ways, T::default);
+        let mut entries = Vec::with_capacity(sets * ways);
+        entries.resize_with(sets * ways, || (NO_TAG, T::default()));
         SetAssoc {
             sets,
             ways,
             set_shift: LINE_BYTES.trailing_zeros(),
-            slots,
-            tags: vec![NO_TAG; sets * ways],
+            entries,
             stamps: vec![0; sets * ways],
             clock: 0,
         }
@@ -113,48 +114,53 @@ impl<T: Default> SetAssoc<T> {
         base..base + self.ways
     }
 
+    #[inline]
+    fn occupied(&self, slot: Slot) -> bool {
+        self.entries[slot].0 != NO_TAG
+    }
+
     /// The slot holding `addr`, if any.
     #[inline]
     pub fn find(&self, addr: LineAddr) -> Option<Slot> {
         let r = self.set_range(addr);
         let base = r.start;
-        self.tags[r]
+        self.entries[r]
             .iter()
-            .position(|&t| t == addr)
+            .position(|e| e.0 == addr)
             .map(|i| base + i)
     }
 
     /// True when `slot` holds `addr` (validates a remembered slot).
     #[inline]
     pub fn holds(&self, slot: Slot, addr: LineAddr) -> bool {
-        self.tags.get(slot) == Some(&addr)
+        self.entries.get(slot).is_some_and(|e| e.0 == addr)
     }
 
     /// The line address in an occupied slot.
     #[inline]
     pub fn tag(&self, slot: Slot) -> LineAddr {
-        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
-        self.tags[slot]
+        debug_assert!(self.occupied(slot), "empty slot");
+        self.entries[slot].0
     }
 
     /// The payload in an occupied slot.
     #[inline]
     pub fn get(&self, slot: Slot) -> &T {
-        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
-        &self.slots[slot]
+        debug_assert!(self.occupied(slot), "empty slot");
+        &self.entries[slot].1
     }
 
     /// The payload in an occupied `slot`, to change it (the line stays where it is).
     #[inline]
     pub fn get_mut(&mut self, slot: Slot) -> &mut T {
-        debug_assert_ne!(self.tags[slot], NO_TAG, "empty slot");
-        &mut self.slots[slot]
+        debug_assert!(self.occupied(slot), "empty slot");
+        &mut self.entries[slot].1
     }
 
     /// Marks a slot most recently used.
     #[inline]
     pub fn touch(&mut self, slot: Slot) {
-        if self.tags[slot] != NO_TAG {
+        if self.occupied(slot) {
             self.clock += 1;
             self.stamps[slot] = self.clock;
         }
@@ -169,63 +175,64 @@ impl<T: Default> SetAssoc<T> {
         for set in 0..self.sets {
             let base = set * self.ways;
             ways.clear();
-            ways.extend((base..base + self.ways).filter(|&i| self.tags[i] != NO_TAG));
+            ways.extend((base..base + self.ways).filter(|&i| self.occupied(i)));
             ways.sort_unstable_by_key(|&i| self.stamps[i]);
             for &i in &ways {
-                out.extend([self.tags[i], key(&self.slots[i])]);
+                out.extend([self.entries[i].0, key(&self.entries[i].1)]);
             }
             out.push(NO_TAG);
         }
     }
 
     /// A free slot in `addr`'s set, if any.
+    #[inline]
     pub fn free_slot(&self, addr: LineAddr) -> Option<Slot> {
         let r = self.set_range(addr);
         let base = r.start;
-        self.tags[r]
+        self.entries[r]
             .iter()
-            .position(|&t| t == NO_TAG)
+            .position(|e| e.0 == NO_TAG)
             .map(|i| base + i)
     }
 
     /// The least recently used slot of `addr`'s set among those `evictable` accepts.
     pub fn victim(&self, addr: LineAddr, evictable: impl Fn(&T) -> bool) -> Option<Slot> {
         self.set_range(addr)
-            .filter(|&i| self.tags[i] != NO_TAG)
+            .filter(|&i| self.occupied(i))
             .min_by_key(|&i| self.stamps[i])
             .filter(|&i| evictable(self.get(i)))
             // The LRU way is busy (rare): the LRU among the evictable ones.
             .or_else(|| {
                 self.set_range(addr)
-                    .filter(|&i| self.tags[i] != NO_TAG && evictable(self.get(i)))
+                    .filter(|&i| self.occupied(i) && evictable(self.get(i)))
                     .min_by_key(|&i| self.stamps[i])
             })
     }
 
     /// Places a line in a free slot; the caller made room first.
+    #[inline]
     pub fn insert(&mut self, slot: Slot, addr: LineAddr, payload: T) {
-        debug_assert_eq!(self.tags[slot], NO_TAG, "occupied slot");
+        debug_assert!(!self.occupied(slot), "occupied slot");
         debug_assert_eq!(self.set_of(addr), slot / self.ways.max(1));
         self.clock += 1;
-        self.tags[slot] = addr;
+        self.entries[slot] = (addr, payload);
         self.stamps[slot] = self.clock;
-        self.slots[slot] = payload;
     }
 
     /// Removes and returns the line in `slot`.
+    #[inline]
     pub fn remove(&mut self, slot: Slot) -> T {
-        assert_ne!(self.tags[slot], NO_TAG, "empty slot");
-        self.tags[slot] = NO_TAG;
-        std::mem::take(&mut self.slots[slot])
+        assert!(self.occupied(slot), "empty slot");
+        std::mem::replace(&mut self.entries[slot], (NO_TAG, T::default())).1
     }
 
     /// Occupied ways as (slot, line address, payload), in slot order (deterministic).
     pub fn iter(&self) -> impl Iterator<Item = (Slot, LineAddr, &T)> {
-        self.slots
+        self.entries
             .iter()
             .enumerate()
-            .filter(|&(i, _)| self.tags[i] != NO_TAG)
-            .map(|(i, w)| (i, self.tags[i], w))
+            .filter(|(_, e)| e.0 != NO_TAG)
+            .map(|(i, e)| (i, e.0, &e.1))
     }
 
     /// True if the slot belongs to `addr`'s set (used when swapping between levels).

@@ -8,7 +8,7 @@ use crate::coherence::msg::{Msg, MsgType, Outbox};
 use crate::coherence::{Delivery, Violation};
 
 use super::actions::ACTIONS;
-use super::line::{write_masked, Line, Tbe};
+use super::line::{write_masked, Tbe};
 use super::request::{
     AccessKind, Completed, CoreOutcome, CoreReq, HitLevel, MopedDone, MopedKind, MopedReq,
 };
@@ -201,22 +201,46 @@ impl CacheCtrl {
     /// whose table cell is a plain hit (see `hit_next`). False if the cell is anything else.
     #[inline]
     fn plain_l1_hit(&mut self, slot: Slot, req: CoreReq, done: &mut Vec<Completed>) -> bool {
-        let state = self.l1.get(slot).state;
-        let Some((next, counter)) = self.hit_next[state as usize][req.kind as usize] else {
+        let Some(value) = self.plain_l1_access(slot, &req) else {
             return false;
         };
-        self.transitions.bump(counter as usize);
-        let line = self.l1.get_mut(slot);
-        let value = line.access(&req);
-        line.state = next;
-        self.l1.touch(slot);
         done.push(Completed {
             req,
             value,
             level: HitLevel::L1,
         });
-        self.stats.l1_hits += 1;
         true
+    }
+
+    /// The plain hit's transition on the line in L1 `slot` (see `hit_next`): the access
+    /// done, counted and the line renewed; `None`, with nothing changed, if the line's cell
+    /// is anything else.
+    #[inline]
+    fn plain_l1_access(&mut self, slot: Slot, req: &CoreReq) -> Option<u64> {
+        let state = self.l1.get(slot).state;
+        let (next, counter) = self.hit_next[state as usize][req.kind as usize]?;
+        self.transitions.bump(counter as usize);
+        let way = self.l1.get_mut(slot);
+        let value = super::line::access(way, self.store.get_mut(way.data), req);
+        way.state = next;
+        self.l1.touch(slot);
+        self.stats.l1_hits += 1;
+        Some(value)
+    }
+
+    /// A core's load that is a plain L1 hit, as [`CacheCtrl::core_request`] would do it,
+    /// with nothing to hand back but its value: `None`, with nothing changed, for any other
+    /// case (not in the L1, another cell, or a prefetcher that watches demand accesses).
+    #[inline]
+    pub fn l1_load_hit(&mut self, req: &CoreReq) -> Option<u64> {
+        debug_assert_eq!(req.kind, AccessKind::Load);
+        if self.prefetcher.enabled() || self.prefetched_lines {
+            return None;
+        }
+        match self.way_of(line_of(req.addr)) {
+            Loc::L1(slot) => self.plain_l1_access(slot, req),
+            _ => None,
+        }
     }
 
     /// Books a core access the table completed at once, found in `loc` before the
@@ -518,10 +542,7 @@ impl CacheCtrl {
                 let made = self.make_l2_way(addr, out, done)?;
                 if made {
                     let slot = self.l2.free_slot(addr).expect("way made");
-                    let empty = Line {
-                        state: self.ids.i,
-                        ..Line::default()
-                    };
+                    let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
                     self.l2.insert(slot, addr, empty);
                     placed = true;
                 }
@@ -547,15 +568,15 @@ impl CacheCtrl {
         self.stats.moped_writes += 1;
         // The table's store-hit cell says where a written line goes (M -> MM).
         let next = self.hit_next[st as usize][AccessKind::Store as usize].map(|(n, _)| n);
-        let line = match self.loc(addr) {
+        let way = match self.loc(addr) {
             Loc::L1(s) => self.l1.get_mut(s),
             Loc::L2(s) => self.l2.get_mut(s),
             _ => unreachable!("checked above"),
         };
-        write_masked(&mut line.data, data, mask);
-        line.dirty = true;
+        write_masked(self.store.get_mut(way.data), data, mask);
+        way.dirty = true;
         if let Some(next) = next {
-            line.state = next;
+            way.state = next;
         }
         true
     }

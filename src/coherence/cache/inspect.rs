@@ -5,7 +5,7 @@
 use crate::mem::{LineAddr, LineData};
 use crate::protocol::{Permission, StateId};
 
-use super::line::{Line, Tbe};
+use super::line::{Line, Tbe, Way};
 use super::{CacheCtrl, Loc};
 
 /// Where [`CacheCtrl::place_line`] puts a line.
@@ -36,7 +36,9 @@ impl CacheCtrl {
     pub fn readable_data(&self, addr: LineAddr) -> Option<&LineData> {
         let st = self.state(addr);
         match self.table.permission(st) {
-            Permission::ReadOnly | Permission::ReadWrite => self.line(addr).map(|l| &l.data),
+            Permission::ReadOnly | Permission::ReadWrite => {
+                self.way(addr).map(|w| self.store.get(w.data))
+            }
             _ => None,
         }
     }
@@ -57,12 +59,12 @@ impl CacheCtrl {
     }
 
     /// Every line with a way, sorted by address, and TBE-only states.
-    pub fn lines(&self) -> Vec<(LineAddr, StateId, Option<&Line>)> {
+    pub fn lines(&self) -> Vec<(LineAddr, StateId, Option<&LineData>)> {
         let mut v: Vec<_> = self
             .l1
             .iter()
             .chain(self.l2.iter())
-            .map(|(_, a, w)| (a, w.state, Some(w)))
+            .map(|(_, a, w)| (a, w.state, Some(self.store.get(w.data))))
             .collect();
         for t in &self.tbes {
             if let Some(s) = t.state {
@@ -76,7 +78,7 @@ impl CacheCtrl {
     /// Appends a canonical encoding of the coherence-relevant state (lines, placement, TBEs;
     /// not statistics or LRU clocks) for the exhaustive checker's visited set.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let mut lines: Vec<(LineAddr, u8, &Line)> = self
+        let mut lines: Vec<(LineAddr, u8, &Way)> = self
             .l1
             .iter()
             .map(|(_, a, w)| (a, 1u8, w))
@@ -89,7 +91,7 @@ impl CacheCtrl {
             out.push(level);
             out.extend_from_slice(&l.state.to_le_bytes());
             out.push(l.dirty as u8);
-            out.extend_from_slice(&l.data);
+            out.extend_from_slice(self.store.get(l.data));
         }
         let mut tbes: Vec<&Tbe> = self.tbes.iter().collect();
         tbes.sort_by_key(|t| t.addr);
@@ -113,28 +115,26 @@ impl CacheCtrl {
     ) {
         self.drop_empty_line(addr);
         self.tbes.retain(|t| t.addr != addr);
-        let line = Line {
-            state,
-            data,
-            dirty,
-            prefetched: false,
+        let line = match place {
+            Placement::TbeOnly => None,
+            _ => Some(self.new_way(state, data, dirty)),
         };
-        match place {
-            Placement::L1 => {
+        match (place, line) {
+            (Placement::L1, Some(line)) => {
                 let slot = self
                     .l1
                     .free_slot(addr)
                     .expect("free L1 way for the placed line");
                 self.l1.insert(slot, addr, line);
             }
-            Placement::L2 => {
+            (Placement::L2, Some(line)) => {
                 let slot = self
                     .l2
                     .free_slot(addr)
                     .expect("free L2 way for the placed line");
                 self.l2.insert(slot, addr, line);
             }
-            Placement::TbeOnly => {}
+            _ => {}
         }
         if let Some(mut t) = tbe {
             t.addr = addr;
@@ -155,13 +155,13 @@ impl CacheCtrl {
             _ => None,
         };
         if let Some((in_l1, s)) = slot {
-            let line = if in_l1 {
-                self.l1.get_mut(s)
+            let way = if in_l1 {
+                self.l1.get(s)
             } else {
-                self.l2.get_mut(s)
+                self.l2.get(s)
             };
-            if !line.dirty {
-                line.data = *data;
+            if !way.dirty {
+                *self.store.get_mut(way.data) = *data;
             }
         }
         for t in self.tbes.iter_mut().filter(|t| t.addr == addr && !t.dirty) {
@@ -171,7 +171,7 @@ impl CacheCtrl {
 
     /// A copy of the line in a way, if any.
     pub fn line_copy(&self, addr: LineAddr) -> Option<Line> {
-        self.line(addr).cloned()
+        self.line(addr)
     }
 
     /// Where the line sits.

@@ -21,9 +21,9 @@ pub(super) fn write_masked(line: &mut LineData, data: &LineData, mask: u64) {
     }
 }
 
-/// A cached line: coherence state, data and dirty bit, and whether a prefetch brought it
-/// and no demand access has touched it since (for the prefetcher's useful count and its
-/// tagged trigger).
+/// A copy of a cached line: coherence state, data and dirty bit, and whether a prefetch
+/// brought it and no demand access has touched it since (for the prefetcher's useful count
+/// and its tagged trigger). The arrays keep it in two parts ([`Way`] and [`DataStore`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Line {
     pub state: StateId,
@@ -32,32 +32,81 @@ pub struct Line {
     pub prefetched: bool,
 }
 
-/// The payload of an empty way (never read as a line).
-impl Default for Line {
-    fn default() -> Line {
-        Line {
-            state: 0,
-            data: [0; LINE_BYTES],
-            dirty: false,
-            prefetched: false,
+/// What a way of the L1 or the L2 holds beside its tag: the line's state and bits, and
+/// where its 64 bytes sit in the controller's [`DataStore`]. Eight bytes, so a set's tags
+/// and states share a host cache line or two and a lookup or a victim choice never reads
+/// line data; a line moving between the levels moves only this.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Way {
+    pub state: StateId,
+    pub dirty: bool,
+    pub prefetched: bool,
+    /// Index of the line's bytes in the [`DataStore`].
+    pub data: u32,
+}
+
+/// The bytes of the lines a controller's arrays hold, apart from their states: one entry
+/// per line, reused through a free list (which entry a line gets decides nothing).
+#[derive(Clone, Debug, Default)]
+pub(super) struct DataStore {
+    lines: Vec<LineData>,
+    free: Vec<u32>,
+}
+
+impl DataStore {
+    /// Room for `n` lines (the arrays' ways).
+    pub(super) fn with_capacity(n: usize) -> DataStore {
+        DataStore {
+            lines: Vec::with_capacity(n),
+            free: Vec::new(),
         }
+    }
+
+    /// An entry holding `data`.
+    #[inline]
+    pub(super) fn alloc(&mut self, data: LineData) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.lines[i as usize] = data;
+                i
+            }
+            None => {
+                self.lines.push(data);
+                (self.lines.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Gives entry `i` back (its line left the arrays).
+    #[inline]
+    pub(super) fn release(&mut self, i: u32) {
+        debug_assert!(!self.free.contains(&i), "data entry {i} released twice");
+        self.free.push(i);
+    }
+
+    #[inline]
+    pub(super) fn get(&self, i: u32) -> &LineData {
+        &self.lines[i as usize]
+    }
+
+    #[inline]
+    pub(super) fn get_mut(&mut self, i: u32) -> &mut LineData {
+        &mut self.lines[i as usize]
     }
 }
 
-impl Line {
-    /// Performs a core's load or store on this line's bytes; returns the value loaded or
-    /// stored.
-    #[inline]
-    pub(super) fn access(&mut self, req: &CoreReq) -> u64 {
-        let offset = (req.addr - line_of(req.addr)) as usize;
-        let size = req.size as usize;
-        match req.kind {
-            AccessKind::Load => read_bytes(&self.data, offset, size),
-            AccessKind::Store => {
-                write_bytes(&mut self.data, offset, size, req.value);
-                self.dirty = true;
-                req.value
-            }
+/// Performs a core's load or store on a line's bytes; returns the value loaded or stored
+/// (a store also sets the way's dirty bit).
+#[inline]
+pub(super) fn access(way: &mut Way, data: &mut LineData, req: &CoreReq) -> u64 {
+    let offset = (req.addr - line_of(req.addr)) as usize;
+    let size = req.size as usize;
+    match req.kind {
+        AccessKind::Load => read_bytes(data, offset, size),
+        AccessKind::Store => {
+            write_bytes(data, offset, size, req.value);
+            way.dirty = true;
+            req.value
         }
     }
 }
@@ -104,12 +153,38 @@ impl Tbe {
 }
 
 impl CacheCtrl {
-    pub(super) fn line(&self, addr: LineAddr) -> Option<&Line> {
+    /// The way holding the line, if any.
+    pub(super) fn way(&self, addr: LineAddr) -> Option<&Way> {
         match self.loc(addr) {
             Loc::L1(s) => Some(self.l1.get(s)),
             Loc::L2(s) => Some(self.l2.get(s)),
             _ => None,
         }
+    }
+
+    /// A copy of the line in a way, if any.
+    pub(super) fn line(&self, addr: LineAddr) -> Option<Line> {
+        self.way(addr).map(|w| Line {
+            state: w.state,
+            data: *self.store.get(w.data),
+            dirty: w.dirty,
+            prefetched: w.prefetched,
+        })
+    }
+
+    /// A way for a line entering the arrays, its bytes stored.
+    pub(super) fn new_way(&mut self, state: StateId, data: LineData, dirty: bool) -> Way {
+        Way {
+            state,
+            dirty,
+            prefetched: false,
+            data: self.store.alloc(data),
+        }
+    }
+
+    /// A line leaves the arrays for good: its bytes' entry is free again.
+    pub(super) fn drop_way(&mut self, way: Way) {
+        self.store.release(way.data);
     }
 
     pub(super) fn tbe(&self, addr: LineAddr) -> Option<&Tbe> {
@@ -163,7 +238,7 @@ impl CacheCtrl {
 
     /// The transition's cache entry; actions call this only where the table guarantees one.
     #[inline]
-    pub(super) fn entry<'c>(&'c self, ctx: &Ctx) -> &'c Line {
+    pub(super) fn entry<'c>(&'c self, ctx: &Ctx) -> &'c Way {
         match ctx.entry {
             Loc::L1(s) => self.l1.get(s),
             Loc::L2(s) => self.l2.get(s),
@@ -171,13 +246,22 @@ impl CacheCtrl {
         }
     }
 
+    /// The transition's cache entry's bytes.
     #[inline]
-    pub(super) fn entry_mut<'c>(&'c mut self, ctx: &Ctx) -> &'c mut Line {
-        match ctx.entry {
+    pub(super) fn entry_data<'c>(&'c self, ctx: &Ctx) -> &'c LineData {
+        self.store.get(self.entry(ctx).data)
+    }
+
+    /// The transition's cache entry and its bytes, to change them.
+    #[inline]
+    pub(super) fn entry_mut<'c>(&'c mut self, ctx: &Ctx) -> (&'c mut Way, &'c mut LineData) {
+        let way = match ctx.entry {
             Loc::L1(s) => self.l1.get_mut(s),
             Loc::L2(s) => self.l2.get_mut(s),
             _ => self.missing("cache entry", ctx.addr),
-        }
+        };
+        let data = self.store.get_mut(way.data);
+        (way, data)
     }
 
     /// The transition's TBE; actions call this only where the table guarantees one.

@@ -29,6 +29,7 @@ use super::msg::{Msg, NodeId, Outbox};
 pub use actions::action_names;
 use actions::ACTIONS;
 pub use inspect::Placement;
+use line::{DataStore, Way};
 pub use line::{Line, Tbe};
 use prefetch::Prefetcher;
 pub use prefetch::{PrefetchKind, PrefetchParams};
@@ -234,8 +235,10 @@ pub struct CacheCtrl {
     pub params: CacheParams,
     table: Arc<Machine>,
     ids: CacheIds,
-    l1: SetAssoc<Line>,
-    l2: SetAssoc<Line>,
+    l1: SetAssoc<Way>,
+    l2: SetAssoc<Way>,
+    /// The bytes of the lines in `l1` and `l2`, apart from their tags and states.
+    store: DataStore,
     tbes: Vec<Tbe>,
     /// The last line found in an array, `(addr, slot, in_l1)`: one transition looks its
     /// line up several times. Checked against the tags before use, so it never goes stale.
@@ -265,6 +268,9 @@ impl CacheCtrl {
         Ok(CacheCtrl {
             l1: SetAssoc::new(params.l1_sets, params.l1_ways),
             l2: SetAssoc::new(params.l2_sets, params.l2_ways),
+            store: DataStore::with_capacity(
+                params.l1_sets * params.l1_ways + params.l2_sets * params.l2_ways,
+            ),
             params,
             table,
             ids,

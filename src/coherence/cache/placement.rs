@@ -8,7 +8,7 @@ use crate::mem::{LineAddr, LINE_BYTES};
 use crate::coherence::msg::Outbox;
 use crate::coherence::{Delivery, Violation};
 
-use super::line::Line;
+use super::line::Way;
 use super::request::Completed;
 use super::{CacheCtrl, Ctx, Loc};
 
@@ -52,7 +52,7 @@ impl CacheCtrl {
         }
     }
 
-    fn evictable(&self) -> impl Fn(&Line) -> bool + '_ {
+    fn evictable(&self) -> impl Fn(&Way) -> bool + '_ {
         move |l| self.table.is_stable(l.state) && l.state != self.ids.i
     }
 
@@ -64,14 +64,9 @@ impl CacheCtrl {
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
     ) -> Result<bool, Violation> {
-        let empty = Line {
-            state: self.ids.i,
-            data: [0; LINE_BYTES],
-            dirty: false,
-            prefetched: false,
-        };
         if self.l1.ways() > 0 {
             if let Some(slot) = self.l1.free_slot(addr) {
+                let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
                 self.l1.insert(slot, addr, empty);
                 return Ok(true);
             }
@@ -86,6 +81,7 @@ impl CacheCtrl {
             let victim = self.l1.remove(v);
             let l2slot = self.l2.free_slot(vaddr).expect("way made");
             self.l2.insert(l2slot, vaddr, victim);
+            let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
             self.l1.insert(v, addr, empty);
             Ok(true)
         } else {
@@ -93,6 +89,7 @@ impl CacheCtrl {
                 return Ok(false);
             }
             let slot = self.l2.free_slot(addr).expect("way made");
+            let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
             self.l2.insert(slot, addr, empty);
             Ok(true)
         }
@@ -138,11 +135,12 @@ impl CacheCtrl {
     }
 
     pub(super) fn drop_empty_line(&mut self, addr: LineAddr) {
-        if let Loc::L1(s) = self.loc(addr) {
-            self.l1.remove(s);
-        } else if let Loc::L2(s) = self.loc(addr) {
-            self.l2.remove(s);
-        }
+        let way = match self.loc(addr) {
+            Loc::L1(s) => self.l1.remove(s),
+            Loc::L2(s) => self.l2.remove(s),
+            _ => return,
+        };
+        self.drop_way(way);
     }
 
     /// After a miss completes on a line that sits in the L2, move it up to the L1.

@@ -76,8 +76,7 @@ impl CacheCtrl {
     }
 
     fn t_copy_data_to_tbe(&mut self, ctx: &mut Ctx) {
-        let line = self.entry(ctx);
-        let (data, dirty) = (line.data, line.dirty);
+        let (data, dirty) = (*self.entry_data(ctx), self.entry(ctx).dirty);
         let tbe = self.tbe_in(ctx);
         tbe.data = data;
         tbe.dirty = dirty;
@@ -155,10 +154,13 @@ impl CacheCtrl {
 
     fn rr_deallocate_line(&mut self, ctx: &mut Ctx) {
         let state = self.state_in(ctx);
-        match std::mem::replace(&mut ctx.entry, Loc::Absent) {
-            Loc::L1(s) => drop(self.l1.remove(s)),
-            Loc::L2(s) => drop(self.l2.remove(s)),
-            _ => {}
+        let way = match std::mem::replace(&mut ctx.entry, Loc::Absent) {
+            Loc::L1(s) => Some(self.l1.remove(s)),
+            Loc::L2(s) => Some(self.l2.remove(s)),
+            _ => None,
+        };
+        if let Some(way) = way {
+            self.drop_way(way);
         }
         // A line leaving for a writeback keeps its state in the TBE until the next state is set.
         if let Some(i) = ctx.tbe {
@@ -181,14 +183,13 @@ impl CacheCtrl {
     }
 
     fn e_send_data_to_requestor(&mut self, ctx: &mut Ctx) {
-        let data = self.entry(ctx).data;
+        let data = *self.entry_data(ctx);
         // A shared copy is clean for its holder: this owner keeps the writeback duty.
         self.send_line(ctx, MsgType::Data, data, false);
     }
 
     fn ee_send_exclusive_data_to_requestor(&mut self, ctx: &mut Ctx) {
-        let l = self.entry(ctx);
-        let (data, dirty) = (l.data, l.dirty);
+        let (data, dirty) = (*self.entry_data(ctx), self.entry(ctx).dirty);
         self.send_line(ctx, MsgType::DataExclusive, data, dirty);
     }
 
@@ -234,9 +235,9 @@ impl CacheCtrl {
         let m = Self::msg(ctx);
         let from_cache = (m.src as usize) < self.params.n_cores;
         let (data, dirty) = (m.data, m.dirty);
-        let line = self.entry_mut(ctx);
-        line.data = data;
-        line.dirty = dirty;
+        let (way, line) = self.entry_mut(ctx);
+        *line = data;
+        way.dirty = dirty;
         self.tbe_in(ctx).source = if from_cache {
             Source::Cache
         } else {

@@ -39,9 +39,9 @@ impl CacheCtrl {
         let addr = ctx.addr;
         let answer = match m.write {
             Some((data, mask)) => {
-                let line = self.entry_mut(ctx);
-                write_masked(&mut line.data, &data, mask);
-                line.dirty = true;
+                let (way, line) = self.entry_mut(ctx);
+                write_masked(line, &data, mask);
+                way.dirty = true;
                 self.stats.moped_writes += 1;
                 MopedDone::Written { addr }
             }
@@ -54,7 +54,7 @@ impl CacheCtrl {
 
     fn mr_send_line_to_moped(&mut self, ctx: &mut Ctx) {
         let _ = self.moped_req(ctx);
-        let data = self.entry(ctx).data;
+        let data = *self.entry_data(ctx);
         self.moped_done.push(MopedDone::Data {
             addr: ctx.addr,
             data,

@@ -75,7 +75,8 @@ impl CacheCtrl {
         if req.id == super::PREFETCH_ID {
             return;
         }
-        let value = self.entry_mut(ctx).access(&req);
+        let (way, data) = self.entry_mut(ctx);
+        let value = super::line::access(way, data, &req);
         ctx.done.push(Completed { req, value, level });
     }
 }

@@ -21,8 +21,8 @@ impl CacheCtrl {
     }
 
     fn uz_write_zeros_to_line(&mut self, ctx: &mut Ctx) {
-        let line = self.entry_mut(ctx);
-        line.data = [0; LINE_BYTES];
-        line.dirty = true;
+        let (way, line) = self.entry_mut(ctx);
+        *line = [0; LINE_BYTES];
+        way.dirty = true;
     }
 }
