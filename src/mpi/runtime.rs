@@ -244,6 +244,12 @@ impl Driver for MpiDriver {
         Ok(())
     }
 
+    /// A load's completion changes only its own rank (whether it waits, the value it got,
+    /// its overlapped loads), and an L1 hit adds to none of its counters.
+    fn completes_privately(&self) -> bool {
+        true
+    }
+
     fn take_pass_start(&mut self, core: usize) -> Option<bool> {
         let Rank {
             pass, stack, stats, ..

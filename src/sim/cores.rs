@@ -130,7 +130,9 @@ fn step<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
-    p.cores_mut()[c].stepping = false;
+    let core = &mut p.cores_mut()[c];
+    core.stepping = false;
+    core.short_hit = None;
     if driver.wants_memory() {
         driver
             .read_memory(&*p, now)
@@ -368,6 +370,7 @@ fn walk_next<P: Platform, D: Driver + ?Sized>(
     driver: &mut D,
 ) -> Result<(), SimError> {
     let core = &mut p.cores_mut()[c];
+    core.short_hit = None;
     let Some(walk) = core.walk.as_mut() else {
         return Err(SimError::Check {
             cycle: now,
@@ -458,9 +461,39 @@ fn issue<P: Platform, D: Driver + ?Sized>(
                 req.addr
             ),
         })
+    } else if req.kind == AccessKind::Load && p.cores()[c].alone() {
+        match p.l1_hit(c, &req) {
+            Some(value) => short_hit(p, c, req, value, now, driver),
+            None => p.memory_access(c, req, now, driver),
+        }
     } else {
         p.memory_access(c, req, now, driver)
     }
+}
+
+/// Core `c`'s blocking load `req` hit its L1 (`sim.short_hits`): it completes now, as the
+/// hit's event would after the L1's latency, so the core's next step (or its walk's) is
+/// queued at once with no event between. Exact because the core has nothing else in flight
+/// ([`CoreState::alone`]), so no event of its own falls before that step and nothing it
+/// does is queued in another order, and the driver says no one else reads what the
+/// completion changes meanwhile ([`Driver::completes_privately`]); the value is the one
+/// read at the hit either way.
+fn short_hit<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    req: CoreReq,
+    value: u64,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let comp = Completed {
+        req,
+        value,
+        level: HitLevel::L1,
+    };
+    p.cores_mut()[c].short_hit = Some((req.addr, req.size));
+    let at = now + p.cfg().l1.latency;
+    finish_access(p, c, &comp, at, driver)
 }
 
 /// The physical address of `addr` for core `c`'s flush or prefetch, without a walk's

@@ -313,14 +313,11 @@ impl Sim {
     }
 
     /// What core `c` waits for as its pass begins, if nothing but its first load's hit (a
-    /// page walk's load included).
+    /// page walk's load included): pending as its completion event, or handed over as it hit
+    /// (`sim.short_hits`) with the core's next step or walk step pending.
     fn ff_first(&self, c: usize, now: u64) -> Option<Start> {
         let k = &self.cores[c];
-        let alone = !k.done
-            && !k.stepping
-            && k.load.is_some()
-            && k.load_outstanding
-            && k.hit_load.is_some()
+        let quiet = !k.done
             && k.hit_store.is_none()
             && k.store_buffer.is_empty()
             && !k.store_outstanding
@@ -329,10 +326,20 @@ impl Sim {
             && !k.waiting_for_completion
             && k.window.is_empty()
             && k.busy_until <= now;
-        let (hit, load) = (k.hit_load.filter(|_| alone)?, k.load?);
+        if !quiet {
+            return None;
+        }
+        let (level, load) = match (k.load, k.hit_load, k.short_hit) {
+            (Some(load), Some(hit), None) if k.load_outstanding && !k.stepping => {
+                (hit.level, (load.addr, load.size))
+            }
+            // The step (or the walk's next step) that follows the hit is all that is queued.
+            (None, None, Some(load)) if k.stepping != k.walk.is_some() => (HitLevel::L1, load),
+            _ => return None,
+        };
         Some(Start {
-            level: hit.level,
-            load: (load.addr, load.size),
+            level,
+            load,
             walk: k.walk.as_ref().map(|w| {
                 let entries = w.entries.iter().copied().collect();
                 (w.req.addr, entries, w.pa, now - w.started)

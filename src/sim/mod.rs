@@ -162,6 +162,14 @@ pub trait Driver {
     fn progress(&self) -> Option<(u64, u64)> {
         None
     }
+    /// Whether a blocking load's completion of any core changes nothing that another
+    /// core's [`Driver::next`], [`Driver::completed`] or the region marks read, nor what
+    /// the driver counts by time, before that core's next step: then the simulator may
+    /// call [`Driver::completed`] as an L1 hit happens, with the cycle it completes at
+    /// (`sim.short_hits`).
+    fn completes_privately(&self) -> bool {
+        false
+    }
     /// Whether the timed region started since last asked (gem5's `m5 resetstats`): the run
     /// pauses there so its caller can take the statistics the region's are relative to.
     fn take_region_start(&mut self) -> bool {
@@ -212,6 +220,8 @@ pub struct SimCounters {
     pub message_stalls: u64,
     /// Largest number of pending events seen.
     pub max_queue: u64,
+    /// Blocking loads' L1 hits handed to the driver as they hit (`sim.short_hits`).
+    pub short_hits: u64,
 }
 
 /// The network side of the simulator: everything a sent message touches until its delivery
@@ -296,6 +306,8 @@ pub struct Sim {
     started: bool,
     /// Polling passes skipped (`sim.fast_forward`).
     ff: fastforward::FastForward,
+    /// `sim.short_hits`, where the running driver allows it ([`Driver::completes_privately`]).
+    short_hits: bool,
     /// The NICs of the LHS paper's setting (`[nic]`), if on.
     nics: Option<nic_host::NicHost>,
 }
@@ -407,6 +419,7 @@ impl Sim {
             moped_host,
             tlb: Tlb::new(n, cfg.system.tlb_entries, cfg.system.page_walks),
             ff: fastforward::FastForward::new(cfg.sim.fast_forward, n),
+            short_hits: false,
             nics,
         })
     }
@@ -454,6 +467,7 @@ impl Sim {
     }
 
     fn run_events<D: Driver + ?Sized>(&mut self, driver: &mut D) -> Result<Pause, SimError> {
+        self.short_hits = self.cfg.sim.short_hits && driver.completes_privately();
         if !self.started {
             self.started = true;
             for c in 0..self.cores.len() {
@@ -873,6 +887,15 @@ impl Platform for Sim {
             CoreOutcome::Stalled => core.stalled_store = true,
         }
         self.take_completions(c, now, driver)
+    }
+
+    fn l1_hit(&mut self, c: usize, req: &CoreReq) -> Option<u64> {
+        if !self.short_hits {
+            return None;
+        }
+        let value = self.caches[c].l1_load_hit(req)?;
+        self.counters.short_hits += 1;
+        Some(value)
     }
 
     fn deliver<D: Driver + ?Sized>(

@@ -128,6 +128,10 @@ pub(crate) struct CoreState {
     /// Completions of hits waiting for their latency, per path.
     pub hit_load: Option<Completed>,
     pub hit_store: Option<Completed>,
+    /// The blocking load (physical address, size) that hit the L1 and went to the driver
+    /// at once (`sim.short_hits`), until the core's next step or walk step: what the pass's
+    /// first load was, for the fast-forward.
+    pub short_hit: Option<(u64, u8)>,
     pub waiting_for_completion: bool,
     pub stepping: bool,
     pub done: bool,
@@ -150,6 +154,20 @@ pub(crate) struct CoreState {
 }
 
 impl CoreState {
+    /// Whether the core has nothing in flight but its blocking load and waits for nothing
+    /// else: no step queued, no store buffered, no window load, nothing stalled.
+    #[inline]
+    pub fn alone(&self) -> bool {
+        !self.stepping
+            && !self.waiting_for_completion
+            && !self.stalled_load
+            && !self.stalled_store
+            && !self.store_outstanding
+            && self.store_buffer.is_empty()
+            && self.window.is_empty()
+            && self.hit_store.is_none()
+    }
+
     /// The access this core waits for, if one is outstanding or stalled, with the cycle it
     /// was issued at (the load first: it blocks the core).
     pub fn pending(&self) -> Option<(CoreReq, u64)> {
@@ -206,6 +224,13 @@ pub(crate) trait Platform: VirtualMemory + Sized {
         now: u64,
         driver: &mut D,
     ) -> Result<(), SimError>;
+
+    /// Core `c`'s blocking load `req` (physical, cached) as a plain L1 hit, done and counted
+    /// in the cache, where the platform hands such hits over at once (`sim.short_hits`):
+    /// its value; `None`, with nothing changed, where it is anything else.
+    fn l1_hit(&mut self, _c: usize, _req: &CoreReq) -> Option<u64> {
+        None
+    }
 
     /// Delivers a coherence message ([`Ev::Deliver`]).
     fn deliver<D: Driver + ?Sized>(

@@ -20,6 +20,7 @@ struct RunCounts {
     max_queue: u64,
     message_stalls: u64,
     ff_passes: u64,
+    short_hits: u64,
     host_seconds: f64,
 }
 
@@ -57,6 +58,8 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
         "Message deliveries that stalled on a busy line";
     "sim.fast_forward.passes" => ff_passes, "Count",
         "Idle polling passes skipped by fast-forward and accounted as if run (sim.fast_forward)";
+    "sim.short_hits" => short_hits, "Count",
+        "Blocking loads' L1 hits handed to the driver as they hit, without an event (sim.short_hits)";
     "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
 });
 
@@ -194,6 +197,7 @@ impl Sim {
             max_queue: self.counters.max_queue,
             message_stalls: self.counters.message_stalls,
             ff_passes: self.ff.passes,
+            short_hits: self.counters.short_hits,
             host_seconds,
         };
         r.table("", RUN_STATS, &run);
