@@ -22,6 +22,8 @@ pub struct BenchResult {
     pub events: u64,
     pub messages: u64,
     pub cycles: u64,
+    /// Loads the cores issued (the stream's; 0 where not counted).
+    pub loads: u64,
     /// Median host seconds over the repetitions.
     pub seconds: f64,
     /// Fastest repetition's host seconds.
@@ -37,10 +39,16 @@ impl BenchResult {
             events,
             messages,
             cycles,
+            loads: 0,
             seconds,
             best_seconds: seconds,
             repetitions: 1,
         }
+    }
+
+    /// Host nanoseconds per simulated load (the median run's), where loads are counted.
+    pub fn ns_per_load(&self) -> Option<f64> {
+        (self.loads > 0).then(|| self.seconds * 1e9 / self.loads as f64)
     }
 
     pub fn ns_per_event(&self) -> f64 {
@@ -70,7 +78,11 @@ impl std::fmt::Display for BenchResult {
             self.ns_per_event(),
             self.repetitions,
             self.best_ns_per_event()
-        )
+        )?;
+        if let Some(ns) = self.ns_per_load() {
+            write!(f, " {ns:.1} ns/load ({} loads)", self.loads)?;
+        }
+        Ok(())
     }
 }
 
@@ -135,19 +147,38 @@ pub fn bench_tester_on(cores: usize, checks: u64, seed: u64) -> Result<BenchResu
     ))
 }
 
+/// Loads a program issues: one per `load`, one per word of a `sweep load` pass.
+pub fn program_loads(prog: &Program) -> u64 {
+    let per_op = |op: &Op| match *op {
+        Op::Load { .. } => 1,
+        Op::Sweep {
+            kind: AccessKind::Load,
+            bytes,
+            stride,
+            repeat,
+            ..
+        } => bytes.div_ceil(stride.max(1)) * u64::from(repeat),
+        _ => 0,
+    };
+    prog.cores.iter().flatten().map(per_op).sum()
+}
+
 /// Runs the streaming benchmark on the paper's Table-1 system.
 pub fn bench_stream(array_bytes: u64, rounds: u32) -> Result<BenchResult, String> {
     let cfg = SystemConfig::default();
     let prog = streaming_program(cfg.system.cores, array_bytes, rounds);
+    let loads = program_loads(&prog);
     let mut sim = Sim::new(&cfg, Protocol::baseline(), 1).map_err(|e| e.to_string())?;
     let mut d = ProgramDriver::new(prog, cfg.system.cpi);
     let t0 = Instant::now();
     let cycles = sim.run(&mut d).map_err(|e| e.to_string())?;
-    Ok(BenchResult::once(
+    let mut r = BenchResult::once(
         "stream",
         [sim.counters.events, sim.counters.messages, cycles],
         t0.elapsed().as_secs_f64(),
-    ))
+    );
+    r.loads = loads;
+    Ok(r)
 }
 
 /// Runs an MPI workload spec (its text) under the baseline on the Table-1 system, with

@@ -26,6 +26,7 @@ use crate::config::{PrefetchKind, SystemConfig};
 use crate::design::Design;
 use crate::mem::{line_of, LineAddr, LINE_BYTES};
 use crate::sim::{Driver, LineAnswer, Next, Sim, SimError};
+use crate::stats::StatsRegistry;
 
 use moped::{PendingOwn, PendingRead};
 
@@ -468,6 +469,17 @@ pub fn run(cfg: &TesterConfig) -> Result<TesterReport, String> {
 
 /// Runs the tester on a given protocol (for seeded-bug tests of the tester itself).
 pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<TesterReport, String> {
+    run_sim(cfg, protocol).map(|(report, _)| report)
+}
+
+/// Runs the tester on the real protocol and gives, beside its report, the simulator's
+/// statistics as a run's `stats.txt` lists them (host time left at zero).
+pub fn run_with_stats(cfg: &TesterConfig) -> Result<(TesterReport, StatsRegistry), String> {
+    let (report, sim) = run_sim(cfg, Protocol::of(cfg.design))?;
+    Ok((report, sim.stats(0.0)))
+}
+
+fn run_sim(cfg: &TesterConfig, protocol: Protocol) -> Result<(TesterReport, Sim), String> {
     let sys = cfg.system();
     let mut sim = Sim::new(&sys, protocol, cfg.seed).map_err(|e| e.to_string())?;
     let span = (sys.l2.size_bytes / sys.l2.assoc as u64).max(LINE_BYTES as u64);
@@ -487,7 +499,7 @@ pub fn run_with_protocol(cfg: &TesterConfig, protocol: Protocol) -> Result<Teste
         t.report.flushes += c.stats.flushes;
     }
     match r {
-        Ok(_) => Ok(t.report),
+        Ok(_) => Ok((t.report, sim)),
         Err(e) => {
             if matches!(e, SimError::Watchdog { .. }) {
                 t.report.watchdog_trips += 1;

@@ -668,6 +668,7 @@ pub fn bench(repetitions: u32) -> Result<crate::bench::BenchResult, MopedError> 
         events: m.events,
         messages: m.messages_verified,
         cycles: m.rows.iter().filter_map(|r| r.total_cycles).sum(),
+        loads: 0,
         seconds: times[times.len() / 2],
         best_seconds: times[0],
         repetitions: times.len() as u32,
