@@ -283,7 +283,8 @@ impl Driver for ProgramDriver {
         Ok(())
     }
 
-    /// A load's completion changes only its own core's cursor.
+    /// A load's completion changes only its own core's cursor, which only that core's next
+    /// step reads (its loads all block, one at a time); a store's changes nothing.
     fn completes_privately(&self) -> bool {
         true
     }

@@ -245,7 +245,8 @@ impl Driver for MpiDriver {
     }
 
     /// A load's completion changes only its own rank (whether it waits, the value it got,
-    /// its overlapped loads), and an L1 hit adds to none of its counters.
+    /// its overlapped loads' values, kept by request id), an L1 hit adds to none of its
+    /// counters, and the counters completions add to add up alike in any order.
     fn completes_privately(&self) -> bool {
         true
     }

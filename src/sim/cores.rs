@@ -133,6 +133,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
     let core = &mut p.cores_mut()[c];
     core.stepping = false;
     core.short_hit = None;
+    core.short_window_hit = false;
     if driver.wants_memory() {
         driver
             .read_memory(&*p, now)
@@ -235,6 +236,11 @@ fn step<P: Platform, D: Driver + ?Sized>(
     }
     if let Some(idle) = pass {
         p.pass_started(c, now, idle);
+    }
+    // A pass start forgets what its step saw; a window hit that completed in the step
+    // counts for the pass it began, as its event after the step would.
+    if p.cores()[c].short_window_hit {
+        p.window_hit_skipped(c);
     }
     Ok(())
 }
@@ -491,7 +497,9 @@ fn short_hit<P: Platform, D: Driver + ?Sized>(
         value,
         level: HitLevel::L1,
     };
-    p.cores_mut()[c].short_hit = Some((req.addr, req.size));
+    let core = &mut p.cores_mut()[c];
+    core.short_hit = Some((req.addr, req.size));
+    core.short_hits += 1;
     let at = now + p.cfg().l1.latency;
     finish_access(p, c, &comp, at, driver)
 }

@@ -249,6 +249,15 @@ impl Sim {
         Ok(())
     }
 
+    /// Core `c`'s step completed a window load at its L1 hit (`sim.short_hits`): as the hit's
+    /// event would (see [`Sim::ff_observe`]), the core's pass is no longer only its own
+    /// blocking loads.
+    pub(super) fn ff_window_hit_skipped(&mut self, c: usize) {
+        if self.ff.watching() {
+            self.ff.clean[c] = false;
+        }
+    }
+
     /// Core `c`'s step at `now` began a pass of its polling loop; `idle`: the driver says
     /// the pass before it only polled and left the core's work where it stood.
     pub(super) fn ff_pass_started(&mut self, c: usize, now: u64, idle: bool) {
@@ -317,7 +326,10 @@ impl Sim {
     /// (`sim.short_hits`) with the core's next step or walk step pending.
     fn ff_first(&self, c: usize, now: u64) -> Option<Start> {
         let k = &self.cores[c];
+        // A window load that completed at its hit in this step stood in the window as the
+        // pass began.
         let quiet = !k.done
+            && !k.short_window_hit
             && k.hit_store.is_none()
             && k.store_buffer.is_empty()
             && !k.store_outstanding

@@ -3,10 +3,10 @@
 //! load to their line or a buffered store), retried, and finished. See `super::window` for
 //! the rules.
 
-use crate::coherence::{AccessKind, Completed, CoreReq};
+use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
 use crate::mem::line_of;
 
-use super::platform::{schedule_step, Platform};
+use super::platform::{schedule_step, Ev, Platform};
 use super::window::{LoadState, WinLoad};
 use super::{Driver, SimError};
 
@@ -24,9 +24,13 @@ pub(crate) fn take<P: Platform, D: Driver + ?Sized>(
     core.next_id += 1;
     core.accesses += 1;
     driver.independent_issued(c, req.id);
-    add(p, c, req, now, driver)?;
+    let hit = add(p, c, req, now, driver)?;
     let core = &p.cores()[c];
-    if core.window.full(core.accesses, &p.cfg().system) {
+    let full = core.window.full(core.accesses, &p.cfg().system);
+    if let Some(hit) = hit {
+        complete_hit(p, c, hit, full, now, driver)?;
+    }
+    if full {
         p.cores_mut()[c].window.block();
     } else {
         schedule_step(p, c, now + 1);
@@ -34,15 +38,48 @@ pub(crate) fn take<P: Platform, D: Driver + ?Sized>(
     Ok(())
 }
 
+/// Core `c`'s new window load hit its L1 through the platform's short path ([`issue_new`])
+/// and completes next cycle. Unless the core then waits for room in its window, it
+/// completes now, stamped with that cycle, and counts as a short hit: its completion queues
+/// nothing (no load merged behind it, as it is the newest; no core waiting for room), and
+/// its hit event would come before the core's next step, the first event to look at the
+/// window without it. The events of the core that may fall in the cycle before that one
+/// (another load's hit, a store's) read nothing it changes, and the driver hears the
+/// core's completions in another order only within that cycle
+/// ([`Driver::completes_privately`]). Otherwise its hit event is queued where the memory
+/// system would have queued it (`full`: the window, the load in it, has no room).
+fn complete_hit<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    hit: Completed,
+    full: bool,
+    now: u64,
+    driver: &mut D,
+) -> Result<(), SimError> {
+    let at = now + 1;
+    let core = &p.cores()[c];
+    if full || core.window.blocked || core.waiting_for_completion {
+        p.queue().schedule(at, Ev::WindowHit(c as u16));
+        return Ok(());
+    }
+    let core = &mut p.cores_mut()[c];
+    core.short_hits += 1;
+    core.short_window_hit = true;
+    // Again after a pass start in the same step (see `cores::step`).
+    p.window_hit_skipped(c);
+    finish(p, c, &hit, at, driver)
+}
+
 /// Core `c` takes numbered load `req` into its window and issues it unless an older load
-/// of the window waits for its line.
+/// of the window waits for its line; its completion if it hit the L1 by the platform's
+/// short path (no event queued for it yet).
 fn add<P: Platform, D: Driver + ?Sized>(
     p: &mut P,
     c: usize,
     req: CoreReq,
     now: u64,
     driver: &mut D,
-) -> Result<(), SimError> {
+) -> Result<Option<Completed>, SimError> {
     debug_assert_eq!(req.kind, AccessKind::Load);
     let core = &mut p.cores_mut()[c];
     let w = &mut core.window;
@@ -55,9 +92,39 @@ fn add<P: Platform, D: Driver + ?Sized>(
         hit: None,
     });
     if w.behind_older(w.loads.len() - 1) {
-        return Ok(());
+        return Ok(None);
     }
-    issue(p, c, req, now, driver)
+    issue_new(p, c, req, now, driver)
+}
+
+/// Issues a window load just taken, as [`issue`] does, but lets a plain L1 hit go by the
+/// platform's short path (`sim.short_hits`, with an L1 that answers in one cycle): it is
+/// marked hit, and its completion returned for [`complete_hit`].
+fn issue_new<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    req: CoreReq,
+    now: u64,
+    driver: &mut D,
+) -> Result<Option<Completed>, SimError> {
+    let core = &p.cores()[c];
+    let behind_store = core
+        .store_buffer
+        .iter()
+        .any(|s| line_of(s.addr) == line_of(req.addr));
+    if behind_store || p.cfg().l1.latency != 1 {
+        return issue(p, c, req, now, driver).map(|()| None);
+    }
+    let Some(value) = p.l1_hit(c, &req) else {
+        return issue(p, c, req, now, driver).map(|()| None);
+    };
+    let hit = Completed {
+        req,
+        value,
+        level: HitLevel::L1,
+    };
+    p.cores_mut()[c].window.hit(hit, now + 1);
+    Ok(Some(hit))
 }
 
 /// Issues window load `req` into the memory system, or leaves it waiting behind a

@@ -162,10 +162,11 @@ pub trait Driver {
     fn progress(&self) -> Option<(u64, u64)> {
         None
     }
-    /// Whether a blocking load's completion of any core changes nothing that another
-    /// core's [`Driver::next`], [`Driver::completed`] or the region marks read, nor what
-    /// the driver counts by time, before that core's next step: then the simulator may
-    /// call [`Driver::completed`] as an L1 hit happens, with the cycle it completes at
+    /// Whether a load's completion of any core changes nothing that another core's
+    /// [`Driver::next`] or [`Driver::completed`], the region marks, or what the driver
+    /// counts by time read before that core's next step, and one core's completions of
+    /// one cycle may come in any order: then the simulator may call [`Driver::completed`]
+    /// for a load as its L1 hit happens, with the cycle it completes at
     /// (`sim.short_hits`).
     fn completes_privately(&self) -> bool {
         false
@@ -220,8 +221,6 @@ pub struct SimCounters {
     pub message_stalls: u64,
     /// Largest number of pending events seen.
     pub max_queue: u64,
-    /// Blocking loads' L1 hits handed to the driver as they hit (`sim.short_hits`).
-    pub short_hits: u64,
 }
 
 /// The network side of the simulator: everything a sent message touches until its delivery
@@ -893,9 +892,11 @@ impl Platform for Sim {
         if !self.short_hits {
             return None;
         }
-        let value = self.caches[c].l1_load_hit(req)?;
-        self.counters.short_hits += 1;
-        Some(value)
+        self.caches[c].l1_load_hit(req)
+    }
+
+    fn window_hit_skipped(&mut self, c: usize) {
+        self.ff_window_hit_skipped(c);
     }
 
     fn deliver<D: Driver + ?Sized>(

@@ -132,6 +132,12 @@ pub(crate) struct CoreState {
     /// at once (`sim.short_hits`), until the core's next step or walk step: what the pass's
     /// first load was, for the fast-forward.
     pub short_hit: Option<(u64, u8)>,
+    /// A load of the window completed at its L1 hit in the step in progress
+    /// (`sim.short_hits`): the fast-forward sees it as the hit's event.
+    pub short_window_hit: bool,
+    /// Loads whose L1 hit went to the driver as it hit, without an event
+    /// (`sim.short_hits`).
+    pub short_hits: u64,
     pub waiting_for_completion: bool,
     pub stepping: bool,
     pub done: bool,
@@ -328,6 +334,10 @@ pub(crate) trait Platform: VirtualMemory + Sized {
     /// Core `c`'s step at `now` began a pass of its driver's polling loop (`idle`: see
     /// [`Driver::take_pass_start`]); a platform that fast-forwards polling watches it.
     fn pass_started(&mut self, _c: usize, _now: u64, _idle: bool) {}
+
+    /// Core `c`'s step completed a window load at its L1 hit, with no hit event
+    /// (`sim.short_hits`); a platform that fast-forwards polling sees it as that event.
+    fn window_hit_skipped(&mut self, _c: usize) {}
 }
 
 /// What any host keeps beside its MOPEDs: the port window, the messages between MOPEDs in

@@ -59,7 +59,7 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
     "sim.fast_forward.passes" => ff_passes, "Count",
         "Idle polling passes skipped by fast-forward and accounted as if run (sim.fast_forward)";
     "sim.short_hits" => short_hits, "Count",
-        "Blocking loads' L1 hits handed to the driver as they hit, without an event (sim.short_hits)";
+        "Loads whose L1 hit went to the driver as it hit, without an event (sim.short_hits)";
     "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
 });
 
@@ -197,7 +197,7 @@ impl Sim {
             max_queue: self.counters.max_queue,
             message_stalls: self.counters.message_stalls,
             ff_passes: self.ff.passes,
-            short_hits: self.counters.short_hits,
+            short_hits: self.cores.iter().map(|c| c.short_hits).sum(),
             host_seconds,
         };
         r.table("", RUN_STATS, &run);
