@@ -210,11 +210,12 @@ pub struct SimSection {
     /// find the same, skips its passes until something reaches its caches, and they are
     /// accounted as if run (`sim::fastforward`); false runs every pass event by event.
     pub fast_forward: bool,
-    /// A blocking load that hits the core's L1 while the core has nothing else in flight
-    /// goes to its driver as it hits, stamped with its completion cycle, and the core's
-    /// next step is queued at once, where the driver says nothing else reads what the
-    /// completion changes before that step (`Driver::completes_privately`); false queues
-    /// the completion as an event of its own.
+    /// A load that hits the core's L1 goes to its driver as it hits, stamped with its
+    /// completion cycle, without an event of its own: a blocking load while the core has
+    /// nothing else in flight, a window load unless the core then waits for room; where
+    /// the driver says nothing else reads what the completion changes before the core's
+    /// next step (`Driver::completes_privately`). False queues every hit's completion as
+    /// an event.
     pub short_hits: bool,
 }
 
