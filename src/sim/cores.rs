@@ -420,11 +420,7 @@ fn issue_load<P: Platform, D: Driver + ?Sized>(
     };
     // A load waits for older stores to the same line to drain (no store forwarding);
     // a port load thus follows the port stores before it.
-    if core
-        .store_buffer
-        .iter()
-        .any(|s| line_of(s.addr) == line_of(req.addr))
-    {
+    if core.buffers_store_to(req.addr) {
         p.cores_mut()[c].stalled_load = true;
         return Ok(());
     }

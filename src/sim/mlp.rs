@@ -107,12 +107,7 @@ fn issue_new<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<Option<Completed>, SimError> {
-    let core = &p.cores()[c];
-    let behind_store = core
-        .store_buffer
-        .iter()
-        .any(|s| line_of(s.addr) == line_of(req.addr));
-    if behind_store || p.cfg().l1.latency != 1 {
+    if p.cores()[c].buffers_store_to(req.addr) || p.cfg().l1.latency != 1 {
         return issue(p, c, req, now, driver).map(|()| None);
     }
     let Some(value) = p.l1_hit(c, &req) else {
@@ -137,11 +132,7 @@ fn issue<P: Platform, D: Driver + ?Sized>(
     driver: &mut D,
 ) -> Result<(), SimError> {
     let core = &mut p.cores_mut()[c];
-    let blocked = core
-        .store_buffer
-        .iter()
-        .any(|s| line_of(s.addr) == line_of(req.addr));
-    if blocked {
+    if core.buffers_store_to(req.addr) {
         core.window.answered(req.id, false);
         core.stalled_load = true;
         return Ok(());

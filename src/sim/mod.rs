@@ -35,6 +35,7 @@ use crate::net::{MsgClass, Network};
 use crate::os::{Os, ProcId};
 
 use moped_host::MopedHost;
+pub use nic_host::memory_load_cycles;
 use platform::{CoreState, DevNet, Devices, Ev, Platform, Tlb};
 
 /// What a driver wants a core to do next.
@@ -378,7 +379,7 @@ impl Sim {
             );
         }
         let mut net = moped_host::network(cfg, &[]);
-        let nics = nic_host::NicHost::new(cfg, |c| memory_round_trip(cfg, &net, c));
+        let nics = nic_host::NicHost::new(cfg, |c| nic_host::memory_round_trip(cfg, &net, c));
         let mopeds = moped_host::build_mopeds(cfg, &protocol)?;
         let moped_host = MopedHost::new(cfg, &mut net, mopeds.len());
         let classes = MsgType::ALL
@@ -988,26 +989,6 @@ pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
         v.cycle = now;
         SimError::Protocol(v)
     }
-}
-
-/// Core 0's uncontended load from memory on `cfg`'s system, in core cycles: what an L2
-/// miss served by memory takes, and a NIC access (`[nic]`) before its own cycles.
-pub fn memory_load_cycles(cfg: &SystemConfig) -> u64 {
-    memory_round_trip(cfg, &moped_host::network(cfg, &[]), 0)
-}
-
-/// Core `c`'s uncontended round trip to memory and back through directory bank 0: its L1
-/// and L2 lookups, the request's and the data's network paths, the directory and memory.
-fn memory_round_trip(cfg: &SystemConfig, net: &Network, c: usize) -> u64 {
-    let dir = net.dir_node(0);
-    let header = cfg.network.header_bytes;
-    let data = header + crate::mem::LINE_BYTES as u32;
-    cfg.l1.latency
-        + cfg.l2.latency
-        + net.uncontended_latency(c, dir, header)
-        + cfg.directory.latency
-        + cfg.memory.latency
-        + net.uncontended_latency(dir, c, data)
 }
 
 /// A line's bit in a controller's `stalled_lines` mask (a multiplicative hash: a directory

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
 use crate::config::{MemAttr, SystemConfig};
 use crate::mem::{line_of, LINE_BYTES};
+use crate::net::Network;
 use crate::nic::{Nic, NicMap, NicParams, Region};
 
 use super::platform::Ev;
@@ -419,4 +420,24 @@ impl Sim {
             .software_prefetch(addr, &mut self.wire, &mut self.done)
             .map_err(violation_at(now))
     }
+}
+
+/// Core 0's uncontended load from memory on `cfg`'s system, in core cycles: what an L2
+/// miss served by memory takes, and a NIC access (`[nic]`) before its own cycles.
+pub fn memory_load_cycles(cfg: &SystemConfig) -> u64 {
+    memory_round_trip(cfg, &super::moped_host::network(cfg, &[]), 0)
+}
+
+/// Core `c`'s uncontended round trip to memory and back through directory bank 0: its L1
+/// and L2 lookups, the request's and the data's network paths, the directory and memory.
+pub(super) fn memory_round_trip(cfg: &SystemConfig, net: &Network, c: usize) -> u64 {
+    let dir = net.dir_node(0);
+    let header = cfg.network.header_bytes;
+    let data = header + crate::mem::LINE_BYTES as u32;
+    cfg.l1.latency
+        + cfg.l2.latency
+        + net.uncontended_latency(c, dir, header)
+        + cfg.directory.latency
+        + cfg.memory.latency
+        + net.uncontended_latency(dir, c, data)
 }

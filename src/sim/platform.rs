@@ -174,6 +174,16 @@ impl CoreState {
             && self.hit_store.is_none()
     }
 
+    /// Whether a store to `addr`'s line waits in the store buffer: a load to that line
+    /// waits for it (no store forwarding).
+    #[inline]
+    pub fn buffers_store_to(&self, addr: u64) -> bool {
+        let line = crate::mem::line_of(addr);
+        self.store_buffer
+            .iter()
+            .any(|s| crate::mem::line_of(s.addr) == line)
+    }
+
     /// The access this core waits for, if one is outstanding or stalled, with the cycle it
     /// was issued at (the load first: it blocks the core).
     pub fn pending(&self) -> Option<(CoreReq, u64)> {
