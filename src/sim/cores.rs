@@ -133,7 +133,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
     let core = &mut p.cores_mut()[c];
     core.stepping = false;
     core.short_hit = None;
-    core.short_window_hit = false;
+    core.short_in_step = false;
     if driver.wants_memory() {
         driver
             .read_memory(&*p, now)
@@ -237,10 +237,10 @@ fn step<P: Platform, D: Driver + ?Sized>(
     if let Some(idle) = pass {
         p.pass_started(c, now, idle);
     }
-    // A pass start forgets what its step saw; a window hit that completed in the step
-    // counts for the pass it began, as its event after the step would.
-    if p.cores()[c].short_window_hit {
-        p.window_hit_skipped(c);
+    // A pass start forgets what its step saw; a hit that completed in the step counts
+    // for the pass it began, as its event after the step would.
+    if p.cores()[c].short_in_step {
+        p.own_event_skipped(c);
     }
     Ok(())
 }
@@ -309,7 +309,9 @@ fn enter<P: Platform, D: Driver + ?Sized>(
             let full = core.store_buffer.len() >= sb_entries;
             if core.store_buffer.len() == 1 {
                 core.store_issued_at = now;
-                drain_store(p, c, now, driver)?;
+                if full || !short_store(p, c, req, now, driver)? {
+                    drain_store(p, c, now, driver)?;
+                }
             }
             if full {
                 p.cores_mut()[c].waiting_for_completion = true;
@@ -498,6 +500,48 @@ fn short_hit<P: Platform, D: Driver + ?Sized>(
     core.short_hits += 1;
     let at = now + p.cfg().l1.latency;
     finish_access(p, c, &comp, at, driver)
+}
+
+/// Core `c`'s store `req`, alone in its store buffer as the core's step (or walk) issues
+/// it, completes at once if it is a plain L1 hit (`sim.short_hits`), stamped with the
+/// cycle its hit event would complete it at: true if it did. With a one-cycle L1 that event
+/// would come before the core's next step, queued after it; the core's own events that may
+/// come first (another window load's hit or retry) read nothing it changes, because no
+/// load of the window waits to issue or is to the store's line, no load is stalled for a
+/// store to retry, and the line already holds the store's bytes as it hits, for anyone
+/// who reads the buffer meanwhile ([`buffered_stores`]). The fast-forward sees it as the
+/// hit's event.
+fn short_store<P: Platform, D: Driver + ?Sized>(
+    p: &mut P,
+    c: usize,
+    req: CoreReq,
+    now: u64,
+    driver: &mut D,
+) -> Result<bool, SimError> {
+    let addr = req.addr;
+    if p.cfg().l1.latency != 1
+        || p.dev().is_port(addr)
+        || p.is_uncached(addr)
+        || p.is_nic(addr)
+        || !p.cores()[c].store_may_complete_now(addr)
+    {
+        return Ok(false);
+    }
+    let Some(value) = p.l1_hit(c, &req) else {
+        return Ok(false);
+    };
+    let comp = Completed {
+        req,
+        value,
+        level: HitLevel::L1,
+    };
+    let core = &mut p.cores_mut()[c];
+    core.short_hits += 1;
+    core.short_in_step = true;
+    // Again after a pass start in the same step (see `step`).
+    p.own_event_skipped(c);
+    finish_access(p, c, &comp, now + 1, driver)?;
+    Ok(true)
 }
 
 /// The physical address of `addr` for core `c`'s flush or prefetch, without a walk's

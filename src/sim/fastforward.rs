@@ -249,10 +249,10 @@ impl Sim {
         Ok(())
     }
 
-    /// Core `c`'s step completed a window load at its L1 hit (`sim.short_hits`): as the hit's
-    /// event would (see [`Sim::ff_observe`]), the core's pass is no longer only its own
-    /// blocking loads.
-    pub(super) fn ff_window_hit_skipped(&mut self, c: usize) {
+    /// Core `c` completed a window load or a store at its L1 hit (`sim.short_hits`): as the
+    /// hit's event would (see [`Sim::ff_observe`]), the core's pass is no longer only its
+    /// own blocking loads.
+    pub(super) fn ff_own_event_skipped(&mut self, c: usize) {
         if self.ff.watching() {
             self.ff.clean[c] = false;
         }
@@ -326,10 +326,10 @@ impl Sim {
     /// (`sim.short_hits`) with the core's next step or walk step pending.
     fn ff_first(&self, c: usize, now: u64) -> Option<Start> {
         let k = &self.cores[c];
-        // A window load that completed at its hit in this step stood in the window as the
-        // pass began.
+        // A window load or a store that completed at its hit in this step stood in the
+        // window or the store buffer as the pass began.
         let quiet = !k.done
-            && !k.short_window_hit
+            && !k.short_in_step
             && k.hit_store.is_none()
             && k.store_buffer.is_empty()
             && !k.store_outstanding

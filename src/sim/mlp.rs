@@ -64,9 +64,9 @@ fn complete_hit<P: Platform, D: Driver + ?Sized>(
     }
     let core = &mut p.cores_mut()[c];
     core.short_hits += 1;
-    core.short_window_hit = true;
+    core.short_in_step = true;
     // Again after a pass start in the same step (see `cores::step`).
-    p.window_hit_skipped(c);
+    p.own_event_skipped(c);
     finish(p, c, &hit, at, driver)
 }
 

@@ -893,11 +893,11 @@ impl Platform for Sim {
         if !self.short_hits {
             return None;
         }
-        self.caches[c].l1_load_hit(req)
+        self.caches[c].l1_plain_hit(req)
     }
 
-    fn window_hit_skipped(&mut self, c: usize) {
-        self.ff_window_hit_skipped(c);
+    fn own_event_skipped(&mut self, c: usize) {
+        self.ff_own_event_skipped(c);
     }
 
     fn deliver<D: Driver + ?Sized>(

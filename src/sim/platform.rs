@@ -132,10 +132,10 @@ pub(crate) struct CoreState {
     /// at once (`sim.short_hits`), until the core's next step or walk step: what the pass's
     /// first load was, for the fast-forward.
     pub short_hit: Option<(u64, u8)>,
-    /// A load of the window completed at its L1 hit in the step in progress
+    /// A load of the window or a store completed at its L1 hit in the step in progress
     /// (`sim.short_hits`): the fast-forward sees it as the hit's event.
-    pub short_window_hit: bool,
-    /// Loads whose L1 hit went to the driver as it hit, without an event
+    pub short_in_step: bool,
+    /// Loads and stores whose L1 hit went to the driver as it hit, without an event
     /// (`sim.short_hits`).
     pub short_hits: u64,
     pub waiting_for_completion: bool,
@@ -172,6 +172,19 @@ impl CoreState {
             && self.store_buffer.is_empty()
             && self.window.is_empty()
             && self.hit_store.is_none()
+    }
+
+    /// Whether a store to `addr`'s line, just issued from the store buffer that holds it
+    /// alone, may complete at its L1 hit without its event (`cores::short_store`): no
+    /// blocking load or walk, no stalled load a store's completion would retry, and no load
+    /// of the window waiting to issue or to that line.
+    pub fn store_may_complete_now(&self, addr: u64) -> bool {
+        self.store_buffer.len() == 1
+            && self.load.is_none()
+            && self.walk.is_none()
+            && !self.stalled_load
+            && !self.waiting_for_completion
+            && self.window.settled_apart_from(addr)
     }
 
     /// Whether a store to `addr`'s line waits in the store buffer: a load to that line
@@ -241,7 +254,7 @@ pub(crate) trait Platform: VirtualMemory + Sized {
         driver: &mut D,
     ) -> Result<(), SimError>;
 
-    /// Core `c`'s blocking load `req` (physical, cached) as a plain L1 hit, done and counted
+    /// Core `c`'s blocking load or store `req` (physical, cached) as a plain L1 hit, done and counted
     /// in the cache, where the platform hands such hits over at once (`sim.short_hits`):
     /// its value; `None`, with nothing changed, where it is anything else.
     fn l1_hit(&mut self, _c: usize, _req: &CoreReq) -> Option<u64> {
@@ -345,9 +358,9 @@ pub(crate) trait Platform: VirtualMemory + Sized {
     /// [`Driver::take_pass_start`]); a platform that fast-forwards polling watches it.
     fn pass_started(&mut self, _c: usize, _now: u64, _idle: bool) {}
 
-    /// Core `c`'s step completed a window load at its L1 hit, with no hit event
+    /// Core `c` completed a window load or a store at its L1 hit, with no hit event
     /// (`sim.short_hits`); a platform that fast-forwards polling sees it as that event.
-    fn window_hit_skipped(&mut self, _c: usize) {}
+    fn own_event_skipped(&mut self, _c: usize) {}
 }
 
 /// What any host keeps beside its MOPEDs: the port window, the messages between MOPEDs in

@@ -59,7 +59,7 @@ const RUN_STATS: &[StatDef<RunCounts>] = stat_table!(RunCounts {
     "sim.fast_forward.passes" => ff_passes, "Count",
         "Idle polling passes skipped by fast-forward and accounted as if run (sim.fast_forward)";
     "sim.short_hits" => short_hits, "Count",
-        "Loads whose L1 hit went to the driver as it hit, without an event (sim.short_hits)";
+        "Loads and stores whose L1 hit went to the driver as it hit, without an event (sim.short_hits)";
     "host.seconds" => host_seconds, "Second", "Host wall-clock time of the run";
 });
 

@@ -89,6 +89,16 @@ impl Window {
                 .is_some_and(|l| accesses - l.seq >= sys.window as u64)
     }
 
+    /// Whether every load of the window is in the memory system or hit (none waits to
+    /// issue, so a retry issues nothing) and none is to `addr`'s line.
+    pub fn settled_apart_from(&self, addr: u64) -> bool {
+        let line = line_of(addr);
+        self.loads.iter().all(|l| {
+            !matches!(l.state, LoadState::Merged | LoadState::Waiting)
+                && line_of(l.req.addr) != line
+        })
+    }
+
     /// The oldest load and the cycle it issued, for the watchdog.
     pub fn oldest(&self) -> Option<(CoreReq, u64)> {
         self.loads.front().map(|l| (l.req, l.issued_at))

@@ -228,12 +228,11 @@ impl CacheCtrl {
         Some(value)
     }
 
-    /// A core's load that is a plain L1 hit, as [`CacheCtrl::core_request`] would do it,
+    /// A core's load or store that is a plain L1 hit, as [`CacheCtrl::core_request`] would do it,
     /// with nothing to hand back but its value: `None`, with nothing changed, for any other
     /// case (not in the L1, another cell, or a prefetcher that watches demand accesses).
     #[inline]
-    pub fn l1_load_hit(&mut self, req: &CoreReq) -> Option<u64> {
-        debug_assert_eq!(req.kind, AccessKind::Load);
+    pub fn l1_plain_hit(&mut self, req: &CoreReq) -> Option<u64> {
         if self.prefetcher.enabled() || self.prefetched_lines {
             return None;
         }
