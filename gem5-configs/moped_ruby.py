@@ -51,7 +51,7 @@ def check_build():
         m5.util.fatal(
             f"this gem5 was built with protocol {protocol!r}, not {PROTOCOL!r}: "
             "rebuild it with EXTRAS=<moped>/gem5-configs/moped_ext on every scons "
-            "call (see moped's README, section gem5)"
+            "call (see moped's docs/gem5.md)"
         )
 
 

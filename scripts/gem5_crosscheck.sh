@@ -8,7 +8,7 @@
 #
 #   GEM5=/path/to/gem5/build/MOPED/gem5.opt bash scripts/gem5_crosscheck.sh [OUT]
 #
-# GEM5 must name a gem5 v24.0 built with EXTRAS=gem5-configs/moped_ext (README, "gem5").
+# GEM5 must name a gem5 v24.0 built with EXTRAS=gem5-configs/moped_ext (docs/gem5.md).
 # CHECKS (default 1000000), DESIGNS, WORKLOADS, JOBS (parallel gem5 runs, default 2) and
 # NETWORK (gem5's network: moped, the embedded model's timing, by default; or simple,
 # gem5's SimpleNetwork) may be set in the environment; RT=0 leaves out the RubyTester runs (the report then

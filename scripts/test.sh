@@ -5,7 +5,7 @@
 #   bash scripts/test.sh
 #
 # Needs cargo (with rustfmt and clippy) and Python 3.10+ with pip; everything else is
-# installed into .venv. PYTHON picks the interpreter (default python3).
+# installed into .venv (the documentation site's MkDocs too; it builds into target/site). PYTHON picks the interpreter (default python3).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet '.[test]' ruff
+.venv/bin/python -m pip install --quiet '.[test,docs]' ruff
 
 section "ruff check"
 .venv/bin/ruff check python
@@ -44,6 +44,10 @@ section "mypy and stubtest"
 # itself, so it reads the stub installed beside it above, a copy of python/moped/_core.pyi.
 .venv/bin/python -m mypy
 .venv/bin/python -m mypy.stubtest moped._core
+
+section "documentation site: mkdocs build --strict"
+# Any warning (a broken link or anchor, a page left out of the navigation) fails it.
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
 
 section "pytest"
 set +e

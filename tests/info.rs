@@ -145,19 +145,20 @@ fn the_docs_pages_are_the_catalogues_output() {
         (
             "docs/configuration.md",
             info::params_markdown(&info::params()),
-            "config",
+            "config --format md",
         ),
         (
             "docs/statistics.md",
             info::stats_markdown(&info::stats().unwrap()),
-            "stats",
+            "stats --format md",
         ),
+        ("docs/cli-reference.md", moped::cli::cli_reference(), "cli"),
     ];
     for (page, text, what) in pages {
         let on_disk = std::fs::read_to_string(repo(page)).unwrap_or_default();
         assert!(
             on_disk == text,
-            "{page} is stale: regenerate it with `moped info {what} --format md > {page}`"
+            "{page} is stale: regenerate it with `moped info {what} > {page}`"
         );
     }
 }

@@ -77,7 +77,7 @@ fn mpi_out_is_written_whole_refused_when_full_and_marked_failed() {
     let mut first = args(&good);
     first.extend(["--set", "l2.latency=12"].map(String::from));
     assert_eq!(main_with_args(first.clone()), 0);
-    // The README's promise: the resolved config and the run's record beside the stats.
+    // The promise of docs/outputs.md: the resolved config and the run's record beside the stats.
     assert_eq!(names(&out), STATS);
     assert_eq!(
         names(&base),

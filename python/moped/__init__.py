@@ -136,7 +136,7 @@ def run(
     out: str | PathLike[str] | None = None,
     force: bool = False,
 ) -> Result:
-    """Simulates a program file (see the README for its format) and returns its statistics.
+    """Simulates a program file (see docs/programs.md for its format) and returns its statistics.
 
     ``config`` is a :class:`SystemConfig`, a dict of overrides, a TOML file path, or None for
     the paper's Table 1. With ``out``, stats.txt, stats.json, stats.csv, config.toml and

@@ -43,7 +43,7 @@ def test_the_ruby_tester_passes_on_16_cores(tmp_path: Path, design: str) -> None
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "Ruby Tester completed" in r.stdout
     # A MOPED's requests must not merge in gem5's Sequencer: a load joining an in-flight
-    # GET_COPY can read a copy older than a store completed before the load (README, gem5).
+    # GET_COPY can read a copy older than a store completed before the load (docs/gem5.md).
     config = (tmp_path / "config.ini").read_text()
     assert config.count("type=MopedSequencer") == 16
 

@@ -472,6 +472,8 @@ pub(super) enum InfoCommand {
         #[arg(long, value_enum, default_value_t = InfoFormat::Md)]
         format: InfoFormat,
     },
+    /// Every command's --help as one Markdown page (docs/cli-reference.md).
+    Cli,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

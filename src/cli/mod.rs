@@ -11,6 +11,7 @@
 mod args;
 mod checks;
 mod experiments;
+mod reference;
 mod tables;
 
 use std::io::{self, Write};
@@ -23,6 +24,7 @@ use args::*;
 use checks::*;
 pub use experiments::print_miss_summary;
 use experiments::*;
+pub use reference::cli_reference;
 use tables::*;
 
 /// Exit status of a panic caught at the top (a bug, not a user error).
@@ -108,7 +110,7 @@ enum Command {
     },
     /// Compare an embedded run with a gem5 run: cycles, L1 and L2 misses side by side.
     Compare(CompareArgs),
-    /// The catalogue: every configuration key or every statistic, without a simulation.
+    /// The catalogue: every configuration key, every statistic or every command's help, without a simulation.
     Info {
         #[command(subcommand)]
         command: InfoCommand,

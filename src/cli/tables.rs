@@ -158,6 +158,7 @@ pub(super) fn cmd_info(command: InfoCommand) -> CmdResult {
                 InfoFormat::Json => format!("{:#}\n", info::stats_json(&stats)),
             }
         }
+        InfoCommand::Cli => super::cli_reference(),
     };
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
