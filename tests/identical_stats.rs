@@ -27,7 +27,9 @@ use moped::stats::StatsRegistry;
 use moped::tester::{self, TesterConfig};
 use moped::workload::spec::{build, parse_spec};
 
-/// Lines that may differ: how many events the simulator ran to get there, and how long.
+/// Lines that may differ: how many events the simulator ran to get there, and how long;
+/// and the statistics added since the digests were recorded (the miss latencies), which
+/// the code before did not write.
 fn own_count(line: &str) -> bool {
     [
         "sim.events",
@@ -35,6 +37,9 @@ fn own_count(line: &str) -> bool {
         "sim.max_queue",
         "sim.short_hits",
         "host.",
+        "system.total.miss_latency.",
+        "system.total.l1d.miss_latency",
+        "system.total.l2.miss_latency",
     ]
     .iter()
     .any(|p| line.starts_with(p))

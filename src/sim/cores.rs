@@ -21,6 +21,8 @@ use super::platform::{schedule_step, CoreState, Ev, Platform};
 use super::tlb::CoreWalk;
 use super::{Driver, Next, SimError};
 
+/// Where the gem5 host finds the completion of a window load Ruby answered.
+pub(crate) use super::mlp::finish as finish_window_load;
 /// Where the gem5 host, which completes the accesses Ruby answers, finds it beside the rest
 /// of the cores' functions.
 pub(crate) use super::platform::finish_access;
@@ -453,6 +455,11 @@ fn issue<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
+    let core = &mut p.cores_mut()[c];
+    match req.kind {
+        AccessKind::Load => core.load_sent_at = now,
+        AccessKind::Store => core.store_sent_at = now,
+    }
     if p.dev().is_port(req.addr) {
         port_access(p, c, req, now)
     } else if p.is_uncached(req.addr) {

@@ -68,13 +68,15 @@ struct Delta {
     tlb: TlbStats,
     /// Transition counters that moved: (counter, runs).
     transitions: Vec<(usize, u64)>,
+    /// The miss latencies the pass sampled (`sim::latency`): one per L1 miss.
+    latencies: Vec<(u8, u64)>,
 }
 
 impl Delta {
     /// What the pass from `a` to `b` added, if it was nothing but loads served by the core's
     /// own L1 or L2 (every access translated by a TLB hit, by a walk of such loads, or not
     /// at all), with nothing else counted.
-    fn between(a: &Counters, b: &Counters) -> Option<Delta> {
+    fn between(a: &Counters, b: &Counters, latencies: Option<Vec<(u8, u64)>>) -> Option<Delta> {
         let ids = b.next_id - a.next_id;
         let accesses = b.accesses - a.accesses;
         let l1_hits = b.cache.l1_hits - a.cache.l1_hits;
@@ -86,6 +88,9 @@ impl Delta {
             walk_cycles: b.tlb.walk_cycles - a.tlb.walk_cycles,
         };
         let translated = tlb.hits + tlb.misses;
+        // The pass's samples (those of its misses that completed within it, a miss pending
+        // at its start included): each skipped pass, the same pass again, takes the same.
+        let latencies = latencies?;
         if ids == 0
             || ids != accesses + tlb.walk_loads
             || l1_hits + l1_misses != ids
@@ -114,6 +119,7 @@ impl Delta {
             l1_misses,
             tlb,
             transitions,
+            latencies,
         })
     }
 
@@ -265,6 +271,7 @@ impl Sim {
             return;
         }
         let counters = self.ff_counters(c);
+        let latencies = self.cores[c].miss_latency.start_pass();
         let first = self.ff_first(c, now);
         let clean = std::mem::replace(&mut self.ff.clean[c], true);
         let prev = self.ff.cores[c].mark.take();
@@ -274,7 +281,7 @@ impl Sim {
         let delta = prev
             .as_ref()
             .filter(|_| idle && clean)
-            .and_then(|p| Delta::between(&p.counters, &counters));
+            .and_then(|p| Delta::between(&p.counters, &counters, latencies));
         // The next pass start compares its signature with this one's, when this pass moves
         // lines as the two that just ended did.
         let moved = delta.as_ref().is_some_and(Delta::moves_lines);
@@ -397,6 +404,7 @@ impl Sim {
             return Ok(());
         };
         self.ff.asleep -= 1;
+        self.cores[c].miss_latency.stop_watching();
         if self.ff.cores[c].mark.take().is_some() {
             self.ff.marked -= 1;
         }
@@ -465,6 +473,7 @@ impl Sim {
         core.next_id += ids;
         core.accesses += k * d.accesses;
         core.load_issued_at += shift;
+        core.load_sent_at += shift;
         core.last_progress += shift;
         if let Some(l) = core.load.as_mut() {
             l.id += ids;
@@ -475,6 +484,7 @@ impl Sim {
         if let Some(w) = core.walk.as_mut() {
             w.started += shift;
         }
+        core.miss_latency.add_passes(&d.latencies, k);
         let cache = &mut self.caches[c];
         cache.stats.l1_hits += k * d.l1_hits;
         cache.stats.l1_misses += k * d.l1_misses;

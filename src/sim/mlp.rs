@@ -88,6 +88,7 @@ fn add<P: Platform, D: Driver + ?Sized>(
         // The accesses before it: the window counts from the oldest load on, itself in.
         seq: core.accesses - 1,
         issued_at: now,
+        sent_at: now,
         state: LoadState::Merged,
         hit: None,
     });
@@ -136,6 +137,9 @@ fn issue<P: Platform, D: Driver + ?Sized>(
         core.window.answered(req.id, false);
         core.stalled_load = true;
         return Ok(());
+    }
+    if let Some(l) = core.window.loads.iter_mut().find(|l| l.req.id == req.id) {
+        l.sent_at = now;
     }
     // The platform marks it missing, stalled or hit through `answered` and `hit`.
     p.memory_access(c, req, now, driver)
@@ -202,7 +206,9 @@ pub(crate) fn finish<P: Platform, D: Driver + ?Sized>(
     core.last_progress = now;
     let w = &mut core.window;
     if let Some(i) = w.loads.iter().position(|l| l.req.id == comp.req.id) {
+        let sent = w.loads[i].sent_at;
         w.loads.remove(i);
+        core.miss_latency.sample(comp.level, now - sent);
     }
     let line = line_of(comp.req.addr);
     let merged = w

@@ -9,6 +9,7 @@ mod fastforward;
 pub mod heartbeat;
 pub mod host_memory;
 pub mod interrupt;
+pub(crate) mod latency;
 mod memory;
 mod mlp;
 pub(crate) mod moped_host;

@@ -121,9 +121,15 @@ pub(crate) struct CoreState {
     /// The blocking load in progress (issued or waiting to issue).
     pub load: Option<CoreReq>,
     pub load_issued_at: u64,
+    /// When the blocking load last went into the memory system (for its miss latency).
+    pub load_sent_at: u64,
     pub load_outstanding: bool,
     pub store_buffer: VecDeque<CoreReq>,
     pub store_issued_at: u64,
+    /// When the store at the buffer's front went into the memory system.
+    pub store_sent_at: u64,
+    /// The cycles of the accesses that missed the L1, by where they were served.
+    pub miss_latency: super::latency::MissLatency,
     pub store_outstanding: bool,
     /// Completions of hits waiting for their latency, per path.
     pub hit_load: Option<Completed>,
@@ -446,6 +452,11 @@ pub(crate) fn finish_access<P: Platform, D: Driver + ?Sized>(
 ) -> Result<(), SimError> {
     let core = &mut p.cores_mut()[c];
     core.last_progress = now;
+    let sent = match comp.req.kind {
+        AccessKind::Load => core.load_sent_at,
+        AccessKind::Store => core.store_sent_at,
+    };
+    core.miss_latency.sample(comp.level, now - sent);
     if comp.req.kind == AccessKind::Load && core.walk.is_some() {
         // A walk's load: the walk, not the driver, waits for it.
         core.load = None;

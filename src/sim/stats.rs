@@ -6,8 +6,9 @@ use crate::coherence::cache::CacheStats;
 use crate::coherence::dir::DirStats;
 use crate::nic::NicStats;
 use crate::protocol::{Machine, TransitionCounts};
-use crate::stats::{stat_table, StatDef, StatsRegistry};
+use crate::stats::{stat_table, Distribution, StatDef, StatsRegistry};
 
+use super::latency::LEVELS;
 use super::tlb::TlbStats;
 use super::Sim;
 
@@ -222,6 +223,7 @@ impl Sim {
             r.table(&format!("system.cpu{i}"), CORE_STATS, c);
         }
         r.table_sums("system.total", CORE_TOTALS, &cores);
+        self.register_miss_latencies(&mut r);
         for d in &self.dirs {
             r.table(&format!("system.dir{}", d.params.bank), DIR_STATS, &d.stats);
         }
@@ -249,6 +251,52 @@ impl Sim {
             self.dirs.iter().map(|d| &d.transitions),
         );
         r
+    }
+}
+
+impl Sim {
+    /// The cores' miss latencies (`sim::latency`), all cores together: by where each miss
+    /// was served, every L1 miss, and those that missed the L2 too.
+    fn register_miss_latencies(&self, r: &mut StatsRegistry) {
+        let mut by_level: [Distribution; 4] =
+            std::array::from_fn(|_| Distribution::miss_latencies());
+        for core in &self.cores {
+            for (all, mine) in by_level.iter_mut().zip(&core.miss_latency.by_level) {
+                all.merge(mine).expect("miss latencies share their buckets");
+            }
+        }
+        for ((_, name, what), d) in LEVELS.iter().zip(&by_level) {
+            let desc = format!(
+                "Cycles each core access that missed its L1 and was served by {what} took, from \
+                 entering the memory system to its completion, all cores"
+            );
+            r.dist(
+                format!("system.total.miss_latency.{name}"),
+                d,
+                &desc,
+                "Cycle",
+            );
+        }
+        let mut l2 = by_level[1].clone();
+        for d in &by_level[2..] {
+            l2.merge(d).expect("miss latencies share their buckets");
+        }
+        let mut l1 = by_level[0].clone();
+        l1.merge(&l2).expect("miss latencies share their buckets");
+        r.dist(
+            "system.total.l1d.miss_latency",
+            &l1,
+            "Cycles each core access that missed its L1 took, from entering the memory system \
+             to its completion, all cores (gem5: system.ruby.miss_latency_hist_seqr)",
+            "Cycle",
+        );
+        r.dist(
+            "system.total.l2.miss_latency",
+            &l2,
+            "Cycles each core access that missed its L1 and its L2 took (served by another \
+             cache, memory or an upgrade), all cores",
+            "Cycle",
+        );
     }
 }
 

@@ -44,6 +44,8 @@ pub(super) struct WinLoad {
     /// The core's access count before it issued: the window is measured from the oldest.
     pub seq: u64,
     pub issued_at: u64,
+    /// When it last went into the memory system (for its miss latency).
+    pub sent_at: u64,
     pub state: LoadState,
     /// The hit's completion, kept until its latency has passed.
     pub hit: Option<Completed>,

@@ -70,6 +70,13 @@ impl Distribution {
         Distribution::new(0, (1 << 18) - 1, 4096).expect("constant bounds are valid")
     }
 
+    /// Cycles an access that missed the L1 took: 64 buckets of 8 cycles up to 511 (an L2
+    /// hit takes 11 with Table 1's latencies, a line from memory some hundred); longer
+    /// ones, behind a busy line, count as overflows with their exact maximum.
+    pub fn miss_latencies() -> Distribution {
+        Distribution::new(0, 511, 8).expect("constant bounds are valid")
+    }
+
     /// An empty distribution of `bucket_size`-wide buckets covering `[min, max]`: gem5's
     /// `Distribution::init(min, max, bucket_size)`. The range must not be empty, the bucket
     /// size not 0, and the buckets at most [`MAX_BUCKETS`].
