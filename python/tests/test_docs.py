@@ -11,7 +11,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 README_LINES = 250
