@@ -62,4 +62,7 @@ if [ "$status" -ne 0 ]; then
     exit "$status"
 fi
 
+section "notebooks: every tutorial in examples/ runs"
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest --nbmake examples -p no:cacheprovider -q
+
 section "all tests passed"
