@@ -10,6 +10,8 @@
 # run of the same workload.
 
 import argparse
+import atexit
+import json
 import os
 import sys
 
@@ -118,3 +120,12 @@ cause = event.getCause()
 print(f"{args.workload} {args.size} under {args.design}: {cause} at tick {m5.curTick()}")
 if event.getCode() != 0 or cause != "moped: every core finished":
     sys.exit(1)
+# MopedSystem reset gem5's statistics where the workload's timed region started and dumped
+# them where it ended. Without an end mark the region ends with the run, and gem5's dump
+# at exit is its dump; with one, that dump is stats.txt's only one, as the embedded run's
+# stats.txt covers the region alone.
+with open(os.path.join(m5.options.outdir, "moped.json")) as f:
+    region = json.load(f)["timed_region"]
+print(f"timed region: cycles {region['from']} to {region['to']}")
+if region["end_dumped"]:
+    atexit.unregister(m5.stats.dump)

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::rc::Rc;
 
 use moped::config::SystemConfig;
-use moped::ffi::{self, Gem5Host, HostOptions, MopedG5Memory, Op, Port, Request, RunState};
+use moped::ffi::{self, Gem5Host, HostOptions, Mark, MopedG5Memory, Op, Port, Request, RunState};
 use moped::mem::{LineAddr, LineData};
 use moped::mpi::{run_workload, MpiParams};
 use moped::os::phys::PhysMem;
@@ -61,6 +61,10 @@ struct Outcome {
     stats: moped::stats::StatsRegistry,
     summary: String,
     requests: BTreeMap<&'static str, u64>,
+    /// The timed region's marks, as the host reported them.
+    marks: Vec<Mark>,
+    /// The most loads one core had outstanding at once.
+    max_core_loads: usize,
 }
 
 impl Outcome {
@@ -122,8 +126,11 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
     let mut inflight: BTreeMap<(u64, u64), Request> = BTreeMap::new();
     let mut requests = BTreeMap::new();
     let mut writes = 0;
+    let mut marks = Vec::new();
+    let mut max_core_loads = 0;
     loop {
         let next = host.advance(now);
+        marks.extend(host.take_mark());
         while let Some(r) = host.take_request() {
             let port_ok = match r.op {
                 Op::Load | Op::Store => r.port == Port::Core && (1..=8).contains(&r.size),
@@ -140,6 +147,11 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
             };
             *requests.entry(name).or_insert(0) += 1;
             inflight.insert((now + latency(&r), r.id), r);
+            let loads = inflight
+                .values()
+                .filter(|x| x.op == Op::Load && x.unit == r.unit)
+                .count();
+            max_core_loads = max_core_loads.max(loads);
         }
         if *host.state() != RunState::Running {
             break;
@@ -162,6 +174,7 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
             if host.complete(r.id, data, level, now).is_err() {
                 break;
             }
+            marks.extend(host.take_mark());
         }
     }
     Outcome {
@@ -170,6 +183,8 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
         stats: host.stats(),
         summary: host.summary_json(),
         requests,
+        marks,
+        max_core_loads,
     }
 }
 
@@ -192,26 +207,41 @@ fn run(o: &HostOptions, fault: Fault) -> (Outcome, Shared) {
 
 #[test]
 fn pingpong_runs_with_every_message_verified_in_each_design() {
-    // Cold, as the gem5 host runs every workload.
-    let mut cold = SystemConfig::default();
-    cold.workload.warmup = false;
-    let (w, _) = load_workload(&repo(PINGPONG), Some(0.3), false).unwrap();
+    // Warm, with its timed region, as the embedded simulator runs it by default.
+    let warm = SystemConfig::default();
+    let (w, _) = load_workload(&repo(PINGPONG), Some(0.3), true).unwrap();
     for design in ["baseline", "basemoped", "optcopy", "optcache"] {
         let (out, _) = run(&opts(design, 0.3), Fault::default());
         assert_eq!(out.state, RunState::Finished, "{design}: {}", out.summary);
         // The embedded simulator checks the same messages (their number does not depend on
         // timing).
         let embedded =
-            run_workload(&cold, &w, design.parse().unwrap(), 1, MpiParams::default()).unwrap();
-        let verified = out.stat("mpi.messages_verified");
-        assert!(verified > 0, "{design}");
+            run_workload(&warm, &w, design.parse().unwrap(), 1, MpiParams::default()).unwrap();
+        // The summary's counts are the whole run's, the warm-up's messages included.
+        let v: serde_json::Value = serde_json::from_str(&out.summary).unwrap();
+        let verified = v["messages_verified"]["value"].as_u64().unwrap();
+        assert!(
+            verified > out.stat("mpi.messages_verified"),
+            "{design}: {verified} {} {:?}",
+            out.stat("mpi.messages_verified"),
+            out.marks
+        );
         assert_eq!(verified, embedded.messages_verified, "{design}");
         assert_eq!(
-            out.stat("mpi.bytes_verified"),
-            embedded.bytes_verified,
+            v["bytes_verified"]["value"].as_u64(),
+            Some(embedded.bytes_verified),
             "{design}"
         );
-        assert!(out.cycles > 0 && out.cycles == out.stat("sim.cycles"));
+        // The statistics are the timed region's: it starts after the warm-up and ends
+        // before the last core finishes.
+        // IMB's workloads have no `m5 dumpstats`: the region ends with the run.
+        let [Mark::Start(from)] = out.marks[..] else {
+            panic!("{design}: marks {:?}", out.marks);
+        };
+        let to = out.cycles;
+        assert!(0 < from && from < to, "{design}: {from} {to}");
+        assert_eq!(out.stat("sim.cycles"), to - from, "{design}");
+        assert_eq!(out.stat("sim.timed_from"), from, "{design}");
         for c in 0..2 {
             assert!(out.stat(&format!("system.cpu{c}.accesses")) > 0, "{design}");
         }
@@ -224,16 +254,83 @@ fn pingpong_runs_with_every_message_verified_in_each_design() {
             assert!(moped_reqs >= 256, "{design}: {moped_reqs} M_GETS");
             assert!(out.stat("system.moped.completed") > 0, "{design}");
             assert_eq!(out.stat("system.moped.anomalies"), 0, "{design}");
-            assert_eq!(
-                out.stat("gem5.requests.m_gets"),
-                moped_reqs,
-                "{design}: the summary counts what was handed out"
+            // The statistics count the timed region's share of what was handed out.
+            let timed = out.stat("gem5.requests.m_gets");
+            assert!(
+                timed > 0 && timed < moped_reqs,
+                "{design}: {timed} of {moped_reqs}"
             );
         }
         // OPTCACHE fills receive lines; the other designs never ask for a fill.
         let fills = out.requests.get("m_fill").copied().unwrap_or(0);
         assert_eq!(fills > 0, design == "optcache", "{design}: {fills} fills");
     }
+}
+
+#[test]
+fn an_mlp_core_has_several_loads_in_gem5_at_once_and_a_blocking_core_one() {
+    let (mlp, _) = run(&opts("baseline", 0.2), Fault::default());
+    assert_eq!(mlp.state, RunState::Finished, "{}", mlp.summary);
+    assert!(mlp.max_core_loads > 1, "{} loads", mlp.max_core_loads);
+    let mut o = opts("baseline", 0.2);
+    o.sets = vec![("system.core_model".into(), "blocking".into())];
+    let (blocking, _) = run(&o, Fault::default());
+    assert_eq!(blocking.state, RunState::Finished, "{}", blocking.summary);
+    assert_eq!(blocking.max_core_loads, 1);
+    assert_eq!(
+        mlp.stat("mpi.bytes_verified"),
+        blocking.stat("mpi.bytes_verified")
+    );
+}
+
+/// Every device and runtime option runs under the gem5 host as under the embedded
+/// simulator: each matching engine, each scheme at two engines, and LHS's unexpected
+/// queue, PingPong under OPTCOPY (the baseline for LHS, whose queue is the software
+/// path's), every message verified.
+#[test]
+fn every_engine_scheme_and_queue_runs_with_every_message_verified() {
+    let mut cases: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    for m in ["fsm", "cam", "cam4", "cam64", "alpu", "hash", "microcoded"] {
+        cases.push(("optcopy", vec![("moped.matcher", m)]));
+    }
+    for s in ["base", "SO", "RO", "DSR", "SR"] {
+        cases.push(("optcopy", vec![("moped.engines", "2"), ("moped.scheme", s)]));
+    }
+    cases.push(("baseline", vec![("mpi.unexpected_queue", "lhs")]));
+    for (design, sets) in cases {
+        let mut o = opts(design, 0.1);
+        o.sets = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (out, _) = run(&o, Fault::default());
+        assert_eq!(out.state, RunState::Finished, "{sets:?}: {}", out.summary);
+        let v: serde_json::Value = serde_json::from_str(&out.summary).unwrap();
+        assert!(
+            v["messages_verified"]["value"].as_u64() > Some(0),
+            "{sets:?}"
+        );
+    }
+}
+
+#[test]
+fn without_warm_up_the_whole_run_is_counted() {
+    let mut o = opts("optcopy", 0.2);
+    o.sets = vec![("workload.warmup".into(), "false".into())];
+    let (out, _) = run(&o, Fault::default());
+    assert_eq!(out.state, RunState::Finished, "{}", out.summary);
+    assert!(out.marks.is_empty(), "{:?}", out.marks);
+    assert_eq!(out.stat("sim.cycles"), out.cycles);
+    assert_eq!(out.stat("sim.timed_from"), 0);
+}
+
+#[test]
+fn the_l1_prefetcher_is_refused_naming_the_key() {
+    let mut o = opts("baseline", 0.1);
+    o.sets = vec![("l1.prefetch".into(), "next_line".into())];
+    let e = Gem5Host::new(&o, Shared::default()).err().expect("refused");
+    assert!(e.contains("l1.prefetch"), "{e}");
+    assert!(e.contains("embedded simulator"), "{e}");
 }
 
 #[test]
@@ -244,12 +341,10 @@ fn runs_are_deterministic_and_the_summary_has_descriptions_and_units() {
     let v: serde_json::Value = serde_json::from_str(&a.summary).unwrap();
     assert_eq!(v["state"], "finished");
     assert_eq!(v["design"], "optcopy");
-    // The headline numbers at the top, as gem5's MopedSystem writes them into moped.json.
-    assert_eq!(v["cycles"]["value"], a.cycles);
-    assert_eq!(
-        v["messages_verified"]["value"],
-        a.stat("mpi.messages_verified")
-    );
+    // The headline numbers at the top, as gem5's MopedSystem writes them into moped.json:
+    // the timed region's.
+    assert_eq!(v["cycles"]["value"], a.stat("sim.cycles"));
+    assert!(v["messages_verified"]["value"].as_u64() > Some(a.stat("mpi.messages_verified")));
     assert_eq!(v["bytes_verified"]["unit"], "Byte");
     let stats = v["stats"].as_array().unwrap();
     for name in [
@@ -491,6 +586,9 @@ fn every_entry_point_takes_a_null_host() {
         assert_eq!(ffi::moped_g5_memory_bytes(null), 0);
         assert_eq!(ffi::moped_g5_advance(null, 10), u64::MAX);
         assert_eq!(ffi::moped_g5_take_request(null, req.as_mut_ptr()), 0);
+        let mut at = 7;
+        assert_eq!(ffi::moped_g5_take_mark(null, &mut at), 0);
+        assert_eq!(at, 7);
         assert_eq!(ffi::moped_g5_complete(null, 1, std::ptr::null(), 0, 1), -1);
         assert_eq!(ffi::moped_g5_finished(null), 0);
         assert_eq!(ffi::moped_g5_error(null, buf.as_mut_ptr(), buf.len()), 0);
@@ -594,8 +692,15 @@ fn the_c_entry_points_run_a_workload_to_its_end() {
         let mut inflight: BTreeMap<(u64, u64), Request> = BTreeMap::new();
         let mut fault = Fault::default();
         let mut writes = 0;
+        let mut marks = Vec::new();
         loop {
             let next = ffi::moped_g5_advance(h, now);
+            let mut at = 0;
+            match ffi::moped_g5_take_mark(h, &mut at) {
+                0 => {}
+                kind => marks.push((kind, at)),
+            }
+            assert_eq!(ffi::moped_g5_take_mark(h, std::ptr::null_mut()), 0);
             let mut r = std::mem::MaybeUninit::<ffi::MopedG5Request>::zeroed();
             while ffi::moped_g5_take_request(h, r.as_mut_ptr()) == 1 {
                 let c = r.assume_init();
@@ -645,6 +750,13 @@ fn the_c_entry_points_run_a_workload_to_its_end() {
         let text = CStr::from_ptr(buf.as_ptr()).to_str().unwrap();
         let v: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(v["state"], "finished");
+        // One mark, where the warm-up ends; the region then ends with the run.
+        let [(1, from)] = marks[..] else {
+            panic!("marks {marks:?}");
+        };
+        assert_eq!(v["timed_region"]["from"], from);
+        assert_eq!(v["timed_region"]["end_dumped"], false);
+        assert!(v["timed_region"]["to"].as_u64() > Some(from));
         ffi::moped_g5_host_free(h);
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::analysis::compare::Comparison;
 use crate::error::MopedError;
 
-pub use crate::gem5::host::{Gem5Host, HostOptions, RunState};
+pub use crate::gem5::host::{Gem5Host, HostOptions, Mark, RunState};
 pub use crate::gem5::platform::{Op, Port, Request};
 pub use crate::gem5::ruby_net::{RubyMsg, RubyNet};
 pub use crate::gem5::{write_slicc, GeneratedFile};

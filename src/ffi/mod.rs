@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use crate::mem::{LineAddr, LineData, LINE_BYTES};
 use crate::os::phys::PhysMem;
 
-pub use crate::api::gem5::{Gem5Host, HostOptions, RunState};
+pub use crate::api::gem5::{Gem5Host, HostOptions, Mark, RunState};
 pub use crate::api::gem5::{Op, Port, Request};
 pub use crate::api::gem5::{RubyMsg, RubyNet};
 
@@ -270,6 +270,25 @@ pub unsafe extern "C" fn moped_g5_advance(host: *mut MopedG5Host, now: u64) -> u
     with_host(host, u64::MAX, u64::MAX, |h| {
         h.advance(now).unwrap_or(u64::MAX)
     })
+}
+
+/// The timed region's mark the run last reached, if not yet taken: 1 where the region
+/// starts, 2 where it ends (its cycle into `cycle`), 0 for none.
+///
+/// # Safety
+/// `host` is null or a live host; `cycle` is null or points to a writable `u64`.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_take_mark(host: *mut MopedG5Host, cycle: *mut u64) -> c_int {
+    let (kind, at) = with_host(host, (0, 0), (0, 0), |h| match h.take_mark() {
+        Some(Mark::Start(t)) => (1, t),
+        Some(Mark::End(t)) => (2, t),
+        None => (0, 0),
+    });
+    if kind != 0 && !cycle.is_null() {
+        // SAFETY: checked non-null; the caller's promise that it is writable.
+        unsafe { cycle.write(at) };
+    }
+    kind
 }
 
 /// Pops the next request into `out`: 1 if there was one, else 0.

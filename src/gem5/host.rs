@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 
 use crate::coherence::{AccessKind, Completed, HitLevel, MopedDone, MopedKind, Protocol};
-use crate::config::SystemConfig;
+use crate::config::{PrefetchKind, SystemConfig};
 use crate::design::Design;
 use crate::engine::EventQueue;
 use crate::mem::{LineData, LINE_BYTES};
@@ -92,6 +92,17 @@ pub enum RunState {
     Failed(String),
 }
 
+/// Where the workload's timed region starts or ends (gem5's `m5 resetstats` and
+/// `m5 dumpstats`): the cycle of the event that reached it. The host stops there, the
+/// rest of that cycle left for the next call, so that its caller can take the mark
+/// ([`Gem5Host::take_mark`]) and reset or dump gem5's statistics between the two: they
+/// then cover the region as the embedded run's do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Start(u64),
+    End(u64),
+}
+
 /// One simulated system driven by gem5: requests out ([`Gem5Host::take_request`]),
 /// completions in ([`Gem5Host::complete`]), time forward ([`Gem5Host::advance`]).
 pub struct Gem5Host<M: PhysMem> {
@@ -108,6 +119,14 @@ pub struct Gem5Host<M: PhysMem> {
     /// Core accesses completed, per core, by where gem5 says they were served: L1, L2,
     /// another cache, memory, upgrade, unknown.
     served: Vec<[u64; 6]>,
+    /// The last mark reached, until taken.
+    mark: Option<Mark>,
+    /// The statistics where the timed region started, with its cycle.
+    region_start: Option<(u64, StatsRegistry)>,
+    /// The timed region's statistics, once it ended.
+    region: Option<StatsRegistry>,
+    /// The cycle of the region's end mark, if the workload has one.
+    region_end: Option<u64>,
 }
 
 impl<M: PhysMem> Gem5Host<M> {
@@ -120,7 +139,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 opts.iterations
             ));
         }
-        let mut cfg = opts.config()?;
+        let cfg = opts.config()?;
         if cfg.nic.enabled || cfg.mpi.search_prefetch {
             return Err(
                 "nic.enabled and mpi.search_prefetch (the LHS paper's NICs, flushes and \
@@ -129,15 +148,18 @@ impl<M: PhysMem> Gem5Host<M> {
                     .into(),
             );
         }
-        // gem5 keeps its own statistics, and this host has no hook yet to reset them where
-        // the timed region starts: under gem5 a workload runs cold, from its first cycle
-        // counted, and its config says so.
-        cfg.workload.warmup = false;
-        // Ruby answers this host one load per core (`G5Platform::memory_access`): its
-        // cores wait for every load, and its config says so.
-        cfg.system.core_model = crate::config::CoreModel::Blocking;
+        if let Some(kind) = cfg.l1.prefetch.filter(|&k| k != PrefetchKind::None) {
+            return Err(format!(
+                "l1.prefetch = {kind:?}: the gem5 companion's L1 has no prefetcher (its \
+                 protocol issues no prefetch requests, so a Ruby prefetcher would have nothing \
+                 to train on); the embedded simulator models it"
+            ));
+        }
         let scale = (opts.iterations < 1.0).then_some(opts.iterations);
-        let (w, _) = crate::workload::load_workload(&opts.workload, scale, false)?;
+        // As `moped mpi` loads it: with its warm-up (and the timed region's marks) unless
+        // the config says otherwise, a GOAL schedule's buffers touched.
+        let how = (cfg.workload.warmup, cfg.workload.touch_buffers);
+        let (w, _) = crate::workload::load_workload_touched(&opts.workload, None, scale, how)?;
         let protocol = Protocol::of(opts.design);
         let n = cfg.system.cores;
         let mopeds = moped_host::build_mopeds(&cfg, &protocol).map_err(|e| e.to_string())?;
@@ -199,6 +221,10 @@ impl<M: PhysMem> Gem5Host<M> {
             events: 0,
             late_calls: 0,
             served: vec![[0; 6]; n],
+            mark: None,
+            region_start: None,
+            region: None,
+            region_end: None,
         })
     }
 
@@ -262,15 +288,26 @@ impl<M: PhysMem> Gem5Host<M> {
         if self.state != RunState::Running {
             return None;
         }
-        if let Err(e) = self.run_until(now) {
-            self.fail(e);
-            return None;
-        }
+        let marked = match self.run_until(now) {
+            Ok(marked) => marked,
+            Err(e) => {
+                self.fail(e);
+                return None;
+            }
+        };
         self.check_finished();
         match self.state {
+            // Called again at once: the rest of the cycle runs after the mark.
+            RunState::Running if marked => Some(self.now),
             RunState::Running => self.sys.q.peek_time(),
             _ => None,
         }
+    }
+
+    /// The timed region's start or end, if the run just reached it: the caller resets
+    /// (start) or dumps (end) its statistics before it advances the host again.
+    pub fn take_mark(&mut self) -> Option<Mark> {
+        self.mark.take()
     }
 
     /// The next request to issue, if any.
@@ -283,6 +320,7 @@ impl<M: PhysMem> Gem5Host<M> {
     pub fn completion_bytes(&self, id: u64) -> usize {
         match self.sys.outstanding.get(&id) {
             Some(Pending::Core { req, .. }) if req.kind == AccessKind::Load => req.size as usize,
+            Some(Pending::Window { req, .. }) => req.size as usize,
             Some(Pending::Line {
                 kind: MopedKind::Read,
                 ..
@@ -307,7 +345,7 @@ impl<M: PhysMem> Gem5Host<M> {
         }
         let r = self
             .run_until(now)
-            .and_then(|()| self.resume(id, data, level));
+            .and_then(|_| self.resume(id, data, level));
         if let Err(e) = r {
             self.fail(e);
         }
@@ -340,8 +378,8 @@ impl<M: PhysMem> Gem5Host<M> {
     }
 
     /// Moves the clock to `now` (a cycle before the current one counts as the current one)
-    /// and runs the events due.
-    fn run_until(&mut self, now: u64) -> Result<(), SimError> {
+    /// and runs the events due, up to a mark of the timed region if one comes (true).
+    fn run_until(&mut self, now: u64) -> Result<bool, SimError> {
         if now < self.now {
             self.late_calls += 1;
         }
@@ -352,8 +390,19 @@ impl<M: PhysMem> Gem5Host<M> {
             };
             self.events += 1;
             cores::handle(&mut self.sys, t, ev, &mut self.driver)?;
+            if self.driver.take_region_start() {
+                self.region_start = Some((t, self.stats_at(t)));
+                self.mark = Some(Mark::Start(t));
+                return Ok(true);
+            }
+            if self.driver.take_region_end() {
+                self.region = Some(self.region_stats(t)?);
+                self.region_end = Some(t);
+                self.mark = Some(Mark::End(t));
+                return Ok(true);
+            }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Hands a finished request to whoever waits for it.
@@ -408,6 +457,24 @@ impl<M: PhysMem> Gem5Host<M> {
                 };
                 cores::finish_access(&mut self.sys, c, &comp, now, &mut self.driver)?;
             }
+            Pending::Window { c, req } => {
+                if !self.sys.cores[c].window.holds(req.id) {
+                    return Err(SimError::Check {
+                        cycle: now,
+                        detail: format!("core {c}: window load {id} completed, not in its window"),
+                    });
+                }
+                let mut b = [0; 8];
+                b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+                let (slot, lvl) = served_level(level);
+                self.served[c][slot] += 1;
+                let comp = Completed {
+                    req,
+                    value: u64::from_le_bytes(b),
+                    level: lvl,
+                };
+                cores::finish_window_load(&mut self.sys, c, &comp, now, &mut self.driver)?;
+            }
             Pending::Line {
                 m,
                 kind,
@@ -457,19 +524,59 @@ impl<M: PhysMem> Gem5Host<M> {
         let r = r.map_err(|e| e.to_string()).and_then(|()| {
             crate::mpi::check_all_received(&self.driver, self.cycles()).map_err(|e| e.to_string())
         });
+        // A region that never ended (no `m5 dumpstats` in the workload) ends with the run,
+        // as the embedded run's does.
+        let r = r.and_then(|()| match (&self.region_start, &self.region) {
+            (Some(_), None) => {
+                self.region = Some(
+                    self.region_stats(self.cycles())
+                        .map_err(|e| e.to_string())?,
+                );
+                Ok(())
+            }
+            _ => Ok(()),
+        });
         match r {
             Ok(()) => self.state = RunState::Finished,
             Err(e) => self.fail_with(format!("{} under {}: {e}", self.workload, self.sys.design)),
         }
     }
 
-    /// The run's statistics so far, each with its description and unit.
+    /// The run's statistics, each with its description and unit: over its timed region
+    /// once that has ended (as the embedded run's, `sim.timed_from` its first cycle), else
+    /// over the run so far.
     pub fn stats(&self) -> StatsRegistry {
+        if let Some(r) = &self.region {
+            return r.clone();
+        }
+        let mut r = self.stats_at(self.cycles());
+        r.level("sim.timed_from", 0, TIMED_FROM, "Cycle");
+        r
+    }
+
+    /// The statistics from the region's start to cycle `to`, where it ends.
+    fn region_stats(&self, to: u64) -> Result<StatsRegistry, SimError> {
+        let mut r = self.stats_at(to);
+        let Some((from, start)) = &self.region_start else {
+            return Err(SimError::Check {
+                cycle: to,
+                detail: "the timed region ended where it never started".into(),
+            });
+        };
+        r.level("sim.timed_from", *from, TIMED_FROM, "Cycle");
+        r.since(start).map_err(|e| SimError::Check {
+            cycle: to,
+            detail: format!("the timed region's statistics: {e}"),
+        })
+    }
+
+    /// The statistics as they stand at `cycles` (the run's cycles so far).
+    fn stats_at(&self, cycles: u64) -> StatsRegistry {
         let mut r = StatsRegistry::new();
         let s = &self.sys;
         r.scalar(
             "sim.cycles",
-            self.cycles(),
+            cycles,
             "Cycles until the last core finished",
             "Cycle",
         );
@@ -509,7 +616,7 @@ impl<M: PhysMem> Gem5Host<M> {
                 );
             }
         }
-        crate::mpi::add_stats(&mut r, &self.driver, self.cycles(), levels_known);
+        crate::mpi::add_stats(&mut r, &self.driver, cycles, levels_known);
         if !s.mopeds.is_empty() {
             moped_host::register_device_stats(&mut r, &s.mopeds, &s.dev);
         }
@@ -575,12 +682,26 @@ impl<M: PhysMem> Gem5Host<M> {
             o.insert("state".into(), state.into());
             o.insert("error".into(), error.into());
             o.insert("notes".into(), self.notes.clone().into());
-            for (key, name) in [
-                ("cycles", "sim.cycles"),
-                ("messages_verified", "mpi.messages_verified"),
-                ("bytes_verified", "mpi.bytes_verified"),
+            // What gem5's stats.txt covers: from the region's start mark (reset) to its end
+            // mark (dumped) or, without one, to the run's end.
+            let from = self.region_start.as_ref().map_or(0, |s| s.0);
+            o.insert(
+                "timed_region".into(),
+                serde_json::json!({
+                    "from": from,
+                    "to": self.region_end.unwrap_or(self.cycles()),
+                    "end_dumped": self.region_end.is_some(),
+                }),
+            );
+            // The cycles are the timed region's, the messages verified the whole run's (a
+            // warm-up's included), as `moped mpi` prints them.
+            let whole = self.stats_at(self.cycles());
+            for (key, name, from) in [
+                ("cycles", "sim.cycles", &stats),
+                ("messages_verified", "mpi.messages_verified", &whole),
+                ("bytes_verified", "mpi.bytes_verified", &whole),
             ] {
-                if let Some(st) = stats.get(name) {
+                if let Some(st) = from.get(name) {
                     let value = match st.value {
                         StatValue::Int(v) => serde_json::Value::from(v),
                         StatValue::Float(f) => serde_json::Value::from(f),
@@ -597,6 +718,9 @@ impl<M: PhysMem> Gem5Host<M> {
         v.to_string()
     }
 }
+
+const TIMED_FROM: &str =
+    "Cycle the timed region started: the statistics count from there (0: the whole run)";
 
 /// The counter slot and the level a completion reports (the MPI driver does not look at
 /// the level; unknown ones count apart and pass on as memory).

@@ -65,8 +65,10 @@ pub struct Request {
 /// What a request handed to gem5 is waiting to resume.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Pending {
-    /// Core `c`'s load or store.
+    /// Core `c`'s blocking load or store.
     Core { c: usize, req: CoreReq },
+    /// A load of core `c`'s window (an `mlp` core's, `system.core_model`).
+    Window { c: usize, req: CoreReq },
     /// MOPED `m`'s line request; `written` when it carried bytes to store.
     Line {
         m: usize,
@@ -252,12 +254,24 @@ impl<M: PhysMem> Platform for G5Platform<M> {
         _now: u64,
         _driver: &mut D,
     ) -> Result<(), SimError> {
-        let (op, core) = match req.kind {
-            AccessKind::Load => (Op::Load, &mut self.cores[c].load_outstanding),
-            AccessKind::Store => (Op::Store, &mut self.cores[c].store_outstanding),
+        let core = &mut self.cores[c];
+        let (op, pending) = match req.kind {
+            // Ruby holds several of a core's loads at once: the window's each go as their
+            // own request, missing until gem5 answers (the platform never stalls them).
+            AccessKind::Load if core.window.holds(req.id) => {
+                core.window.answered(req.id, true);
+                (Op::Load, Pending::Window { c, req })
+            }
+            AccessKind::Load => {
+                core.load_outstanding = true;
+                (Op::Load, Pending::Core { c, req })
+            }
+            AccessKind::Store => {
+                core.store_outstanding = true;
+                (Op::Store, Pending::Core { c, req })
+            }
         };
-        *core = true;
-        let r = self.issue(Port::Core, c, op, req.addr, Pending::Core { c, req });
+        let r = self.issue(Port::Core, c, op, req.addr, pending);
         r.size = req.size as u32;
         if op == Op::Store {
             let n = (req.size as usize).min(8);
@@ -349,7 +363,7 @@ impl<M: PhysMem> Platform for G5Platform<M> {
     fn lines_waiting(&self, m: usize) -> bool {
         self.outstanding.values().any(|p| match *p {
             Pending::Line { m: x, .. } | Pending::Write { m: x, .. } => x == m,
-            Pending::Core { .. } => false,
+            Pending::Core { .. } | Pending::Window { .. } => false,
         })
     }
 }

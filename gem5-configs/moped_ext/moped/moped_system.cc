@@ -6,6 +6,7 @@
 #include "base/cast.hh"
 #include "base/logging.hh"
 #include "base/output.hh"
+#include "base/statistics.hh"
 #include "base/trace.hh"
 #include "debug/MopedSystem.hh"
 #include "moped_ext/moped/moped_network.hh"
@@ -130,10 +131,13 @@ MopedSystem::process()
     if (done)
         return;
     uint64_t now = curCycle();
+    // A completion may have reached a mark of the timed region; the host stopped there.
+    takeMark();
     uint64_t next = moped_g5_advance(host, now);
     MopedG5Request r;
     while (moped_g5_take_request(host, &r))
         issue(r);
+    takeMark();
     int finished = moped_g5_finished(host);
     if (finished < 0) {
         fail(hostError(host));
@@ -141,7 +145,9 @@ MopedSystem::process()
     }
     if (finished > 0) {
         done = true;
-        stats.cycles = now;
+        // Without a dumped end, the region (or the whole run) ends with the last core.
+        if (!regionDumped)
+            stats.cycles = now - regionStart;
         std::vector<char> buf(1 << 16);
         size_t n = moped_g5_summary_json(host, buf.data(), buf.size());
         if (n >= buf.size()) {
@@ -159,6 +165,33 @@ MopedSystem::process()
             schedule(processEvent, when);
         else if (processEvent.when() > when)
             reschedule(processEvent, when);
+    }
+}
+
+/*
+ * The workload's timed region, as gem5's m5 resetstats and m5 dumpstats mark it in a
+ * full-system run: at its start every statistic is reset, at its end they are dumped, in
+ * the same cycle and between the same two events as the embedded simulator takes its
+ * snapshots (the host stops there until its mark is taken).
+ */
+void
+MopedSystem::takeMark()
+{
+    uint64_t at = 0;
+    switch (moped_g5_take_mark(host, &at)) {
+      case 1:
+        DPRINTF(MopedSystem, "timed region starts at cycle %llu\n", at);
+        regionStart = at;
+        statistics::reset();
+        break;
+      case 2:
+        DPRINTF(MopedSystem, "timed region ends at cycle %llu\n", at);
+        stats.cycles = at - regionStart;
+        statistics::dump();
+        regionDumped = true;
+        break;
+      default:
+        break;
     }
 }
 

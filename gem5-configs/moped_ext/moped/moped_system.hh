@@ -68,6 +68,7 @@ class MopedSystem : public ClockedObject
     };
 
     void process();
+    void takeMark();
     void issue(const MopedG5Request &r);
     void complete(PacketPtr pkt);
     void fail(const std::string &why);
@@ -79,6 +80,10 @@ class MopedSystem : public ClockedObject
     std::vector<std::unique_ptr<SeqPort>> mopedPorts;
     EventFunctionWrapper processEvent;
     bool done = false;
+    // The cycle the workload's timed region started (0: none yet), and whether its end
+    // was dumped (gem5's stats then cover exactly the region).
+    uint64_t regionStart = 0;
+    bool regionDumped = false;
 
     struct MopedStats : public statistics::Group
     {

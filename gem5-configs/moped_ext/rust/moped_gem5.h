@@ -96,6 +96,14 @@ int moped_g5_has_moped(const MopedG5Host *host);
  * same cycle): a completion may let work start at once and change the next cycle. */
 uint64_t moped_g5_advance(MopedG5Host *host, uint64_t now);
 
+/* The workload's timed region (its warm-up over, as gem5's m5 resetstats and m5 dumpstats
+ * mark it): returns 1 where the region starts, 2 where it ends (with its cycle in `cycle`,
+ * nullable), 0 if no mark was reached since the last call. The host stops at a mark, the
+ * rest of that cycle left for the next moped_g5_advance, so a caller that resets its
+ * statistics at the start and dumps them at the end counts what the embedded run's
+ * timed region counts. Without an end mark the region ends with the run. */
+int moped_g5_take_mark(MopedG5Host *host, uint64_t *cycle);
+
 /* Pops the next request to issue into `out`; returns 1 if there was one, else 0. The host
  * may refuse to issue it now (sequencer busy) and must then keep it and retry later. */
 int moped_g5_take_request(MopedG5Host *host, MopedG5Request *out);
@@ -120,7 +128,9 @@ size_t moped_g5_error(const MopedG5Host *host, char *out, size_t len);
  * and OS counters, each with a description and unit), written to `out` like
  * moped_g5_error. Returns the full length (call again with a larger buffer if needed).
  * The format of moped's stats.json ("stats": [{name, value, unit, desc}], "tree"), plus
- * "workload", "design", "state" (running, finished or failed), "error", "notes", and
+ * "workload", "design", "state" (running, finished or failed), "error", "notes",
+ * "timed_region" ({from, to, end_dumped}: the cycles the statistics cover, and whether
+ * its end was a mark, where the caller dumped its statistics), and
  * "cycles", "messages_verified" and "bytes_verified" as {value, unit, desc}. */
 size_t moped_g5_summary_json(const MopedG5Host *host, char *out, size_t len);
 
