@@ -118,7 +118,9 @@ def write_results(runs, run_dir, emb_dir: Path, g5_dir: Path, args) -> None:
 
     rows, records = [], []
     for r in runs:
-        df = moped.compare(run_dir[r["key"]], emb_dir / "runs" / r["key"])
+        # The embedded run's folder, as `moped figure10` names it: <spec>-<design>-s<seed>.
+        emb_run = f"{Path(r['workload']).stem}-{r['design']}-s{int(r['seed'])}"
+        df = moped.compare(run_dir[r["key"]], emb_dir / "runs" / emb_run)
         for m in df.itertuples():
             rows.append(
                 {
