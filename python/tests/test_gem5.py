@@ -37,6 +37,23 @@ def run_gem5(
     )
 
 
+def pingpong_in_gem5(out: Path, design: str, *args: str) -> None:
+    """IMB PingPong at a fifth of its iterations in gem5 under `design`, into `out`; fails
+    the test with gem5's output if gem5 fails."""
+    r = run_gem5(
+        out,
+        "moped_cmp.py",
+        "--design",
+        design,
+        "--workload",
+        "imb-pingpong",
+        "--iterations",
+        "0.2",
+        *args,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
 @pytest.mark.gem5
 @pytest.mark.parametrize("design", DESIGNS)
 def test_the_ruby_tester_passes_on_16_cores(tmp_path: Path, design: str) -> None:
@@ -52,17 +69,7 @@ def test_the_ruby_tester_passes_on_16_cores(tmp_path: Path, design: str) -> None
 @pytest.mark.gem5
 @pytest.mark.parametrize("design", DESIGNS)
 def test_pingpong_in_gem5_verifies_every_message(tmp_path: Path, design: str) -> None:
-    r = run_gem5(
-        tmp_path,
-        "moped_cmp.py",
-        "--design",
-        design,
-        "--workload",
-        "imb-pingpong",
-        "--iterations",
-        "0.2",
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    pingpong_in_gem5(tmp_path, design)
     summary = json.loads((tmp_path / "moped.json").read_text())
     assert summary["messages_verified"]["value"] > 0
     assert (tmp_path / "stats.txt").is_file()
@@ -73,17 +80,7 @@ def test_an_l2_hit_takes_the_l2_latency(tmp_path: Path) -> None:
     # Table 1: an L1 hit costs 1 cycle, an L2 hit 1 + 10 (the embedded model's timing). In
     # gem5's histogram of load hit latencies (2-cycle buckets) the hits fall in those two
     # buckets, but for the few queued behind a request that waits out the L2's latency.
-    r = run_gem5(
-        tmp_path,
-        "moped_cmp.py",
-        "--design",
-        "baseline",
-        "--workload",
-        "imb-pingpong",
-        "--iterations",
-        "0.2",
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    pingpong_in_gem5(tmp_path, "baseline")
     df = moped.read_stats(tmp_path / "stats.txt").set_index("name")["value"]
     hist = "system.ruby.RequestType.LD.hit_latency_hist_seqr"
     assert df[f"{hist}::bucket_size"] == 2
@@ -104,17 +101,7 @@ def test_gem5_and_the_embedded_simulator_agree_on_cycles(tmp_path: Path) -> None
     # links as the MOPEDs' messages: PingPong under OPTCOPY then takes the embedded
     # simulator's cycles within 10 %, and each MOPED line own is counted once.
     gem5_dir, emb_dir = tmp_path / "gem5", tmp_path / "embedded"
-    r = run_gem5(
-        gem5_dir,
-        "moped_cmp.py",
-        "--design",
-        "optcopy",
-        "--workload",
-        "imb-pingpong",
-        "--iterations",
-        "0.2",
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    pingpong_in_gem5(gem5_dir, "optcopy")
     assert "type=MopedNetwork" in (gem5_dir / "config.ini").read_text()
     # Both hosts run it as `moped mpi` does by default: warmed up, over its timed region,
     # the cores overlapping their loads' misses.
@@ -131,17 +118,7 @@ def test_gem5_and_the_embedded_simulator_agree_on_cycles(tmp_path: Path) -> None
 def test_gem5_counts_the_timed_region_alone(tmp_path: Path) -> None:
     # gem5's statistics are reset where the warm-up ends, so stats.txt covers the timed
     # region: its cycles are the region's, as the embedded run's sim.cycles are.
-    r = run_gem5(
-        tmp_path,
-        "moped_cmp.py",
-        "--design",
-        "baseline",
-        "--workload",
-        "imb-pingpong",
-        "--iterations",
-        "0.2",
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    pingpong_in_gem5(tmp_path, "baseline")
     region = json.loads((tmp_path / "moped.json").read_text())["timed_region"]
     assert 0 < region["from"] < region["to"]
     stats = moped.read_stats(tmp_path / "stats.txt", dump=None)
@@ -184,18 +161,7 @@ def test_every_engine_scheme_and_lhs_runs_in_gem5_as_embedded(
     # Each within 10 % of the embedded run's cycles, every message verified in both.
     gem5_dir, emb_dir = tmp_path / "gem5", tmp_path / "embedded"
     args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
-    r = run_gem5(
-        gem5_dir,
-        "moped_cmp.py",
-        "--design",
-        design,
-        "--workload",
-        "imb-pingpong",
-        "--iterations",
-        "0.2",
-        *args,
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    pingpong_in_gem5(gem5_dir, design, *args)
     summary = json.loads((gem5_dir / "moped.json").read_text())
     assert summary["messages_verified"]["value"] > 0
     cfg = moped.SystemConfig(**sets)
