@@ -218,9 +218,35 @@ fn the_engines_experiment_writes_every_row_verified_and_checks_the_claims() {
         schemes: vec![Scheme::Base, Scheme::Ro],
         hosts: Hosts::Both,
         figure10: None,
+        reuse: None,
     };
     let out = OutDir::claim(&dir, false, Invocation::default()).unwrap();
     let e = engines(&opts, out, &|_, _, _| {}).unwrap();
+    assert_eq!(e.reused, 0);
+    // Again into the same folder, resuming it: every CMP run is taken from the earlier
+    // results, and the rows are the same.
+    let (force, reuse) = moped::api::store::claim_terms(&dir, "engines", false, false);
+    assert!(
+        force && reuse.is_some(),
+        "the folder holds the experiment's store"
+    );
+    let again_opts = EnginesOptions {
+        reuse,
+        ..opts.clone()
+    };
+    let out = OutDir::claim(&dir, force, Invocation::default()).unwrap();
+    let again = engines(&again_opts, out, &|_, _, _| {}).unwrap();
+    let cmp_runs = Variant::of(&opts.schemes).len() * plan(true).len();
+    assert_eq!(again.reused, cmp_runs, "every CMP run reused");
+    let cycles =
+        |e: &moped::api::engines::Engines| e.rows.iter().map(|r| r.cycles).collect::<Vec<_>>();
+    assert_eq!(cycles(&again), cycles(&e));
+    let table = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    assert_eq!(
+        table.lines().count(),
+        1 + cmp_runs,
+        "a row per run in runs.csv"
+    );
     assert_eq!(
         e.rows.len(),
         Variant::of(&opts.schemes).len() * plan(true).len()

@@ -284,10 +284,18 @@ fn moped_lhs_writes_its_rows_and_a_like_for_like_report() {
         overrides: Vec::new(),
         jobs: 2,
         quick: true,
+        reuse: None,
     };
     let out = OutDir::claim(&dir, false, Invocation::default()).unwrap();
     let l = lhs::lhs(&opts, out, &|_, _, _| {}).unwrap();
     assert_eq!(l.runs, opts.run_count());
+    assert_eq!(l.reused, 0);
+    let table = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    assert_eq!(
+        table.lines().count(),
+        1 + l.runs,
+        "a row per run in runs.csv"
+    );
     for c in Condition::all() {
         let rows = l
             .rows

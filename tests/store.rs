@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use moped::api::experiments::{run_all_reusing, write_runs_table, Outcome, Task};
+use moped::api::experiments::{run_all, Outcome, Task};
 use moped::api::output::{Invocation, OutDir, RunInfo};
-use moped::api::store;
+use moped::api::{runs_table, store};
 use moped::config::SystemConfig;
 use moped::design::Design;
 use moped::error::MopedError;
@@ -38,16 +38,16 @@ fn experiment(
     from: Option<&Path>,
     fail: bool,
 ) -> Result<Vec<Outcome>, MopedError> {
-    let out = OutDir::claim(dest, true, Invocation::default())?;
-    store::mark_store(out.path(), "test")?;
+    let mut out = OutDir::claim(dest, true, Invocation::default())?;
+    out.hold_store("test", from.map(Path::to_path_buf))?;
     let tasks = tasks();
     let none = |_: usize, _: usize, _: &Result<Outcome, MopedError>| {};
-    let ran = run_all_reusing(cfg, &tasks, 2, None, (Some(&out), from), &none);
+    let ran = run_all(cfg, &tasks, 2, None, Some(&out), &none);
     let ran = ran.and_then(|o| {
         if fail {
             return Err(MopedError::Io("stopped".into()));
         }
-        write_runs_table(out.path(), cfg, None, &tasks, &o)?;
+        runs_table::write_scanned(out.path())?;
         Ok(o)
     });
     out.finish(ran, |_, _| {
@@ -121,5 +121,63 @@ fn the_table_has_a_row_per_run_and_the_configuration_as_columns() {
     assert_eq!(&rows[0][col("reused")], "false");
     assert!(rows[0][col("cycles")].parse::<u64>().is_ok(), "a count");
     assert_eq!(rows[0][col("key")].len(), 64);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// An experiment whose runs sit in folders of its parts (`moped matching`'s engines): a
+/// failure keeps every part's finished runs, and the next run into the folder takes them
+/// from the same places.
+#[test]
+fn a_failed_experiment_keeps_the_runs_of_its_parts() {
+    let root = scratch("parts");
+    let dest = root.join("res");
+    let cfg = SystemConfig::default();
+    let none = |_: usize, _: usize, _: &Result<Outcome, MopedError>| {};
+    let run_parts = |from: Option<PathBuf>, fail: bool| -> Result<Vec<Outcome>, MopedError> {
+        let mut out = OutDir::claim(&dest, true, Invocation::default())?;
+        out.hold_store("test", from)?;
+        let part = out.child("part")?;
+        let ran = run_all(&cfg, &tasks(), 2, None, Some(&part), &none);
+        let ran = part.finish(ran, |_, _| {
+            Ok(RunInfo {
+                config: cfg.clone(),
+                seed: 1.into(),
+                workload: "any_source.goal".into(),
+                design: "baseline, optcopy".into(),
+            })
+        });
+        let ran = ran.and_then(|o| {
+            if fail {
+                return Err(MopedError::Io("stopped".into()));
+            }
+            let (runs, _) = runs_table::write_scanned(out.path())?;
+            assert_eq!(runs, o.len());
+            Ok(o)
+        });
+        out.finish(ran, |_, _| {
+            Ok(RunInfo {
+                config: cfg.clone(),
+                seed: 1.into(),
+                workload: "any_source.goal".into(),
+                design: "baseline, optcopy".into(),
+            })
+        })
+    };
+    run_parts(None, true).unwrap_err();
+    assert!(dest.join("FAILED").is_file());
+    assert!(dest
+        .join("part/runs/any_source-optcopy-s1/record.json")
+        .is_file());
+    assert!(
+        !dest.join("part/config.toml").exists(),
+        "only the runs are kept"
+    );
+    let resumed = run_parts(Some(dest.clone()), false).unwrap();
+    assert!(resumed.iter().all(|o| o.reused));
+    let table = std::fs::read_to_string(dest.join(store::TABLE_FILE)).unwrap();
+    assert!(
+        table.contains(",part/runs/any_source-baseline-s1,"),
+        "{table}"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

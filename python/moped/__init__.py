@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +135,7 @@ def run(
     seed: int = 1,
     out: str | PathLike[str] | None = None,
     force: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> Result:
     """Simulates a program file (see docs/programs.md for its format) and returns its statistics.
 
@@ -143,13 +144,21 @@ def run(
     run.json are written into that folder too: it must be missing, empty or hold only a
     FAILED marker (else :class:`InputError`) unless ``force`` (its contents are then
     replaced), and a failed run leaves only FAILED there.
+
+    ``progress``, a callable, is called every half second of host time while the run goes
+    on with a dict: ``cycle`` (simulated so far), ``events``, ``host_seconds``,
+    ``events_per_second``, and ``done``, ``of`` and ``eta_seconds`` (None where the run's
+    end is not known, as for a program file). An exception it raises is printed, and the
+    run goes on.
     """
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, not {type(progress).__name__}")
     program = _args.path("program", program)
     protocol = _args.text("protocol", protocol)
     seed = _args.integer("seed", seed)
     out_dir = _args.optional_path("out", out)
     force = _args.flag("force", force)
-    raw = _core.run(config_toml(config), program, protocol, seed, out_dir, force)
+    raw = _core.run(config_toml(config), program, protocol, seed, out_dir, force, progress)
     return Result.from_core(raw, out=out_dir)
 
 

@@ -6,7 +6,12 @@ section below extends ``__all__`` with its own names, so a new function goes int
 section only.
 """
 
+from collections.abc import Callable
 from typing import Any, final
+
+# What an experiment calls per finished run: (runs done, runs in all, the run's line,
+# the events it simulated).
+_RunsCallback = Callable[[int, int, str, int], None]
 
 __all__ = [
     "__version__",
@@ -59,6 +64,7 @@ def run(
     seed: int,
     out: str | None = None,
     force: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]: ...
 def random_test(
     cores: int,
@@ -125,7 +131,7 @@ def figure10(
     iteration_scale: float | None,
     config_toml: str,
     jobs: int | None = None,
-    progress: bool = True,
+    progress: _RunsCallback | None = None,
     force: bool = False,
     sensitivity: bool = False,
     fresh: bool = False,
@@ -141,6 +147,37 @@ class OutputClaim:
 def figure10_claim(
     out: str, workloads_dir: str, seeds: list[int], force: bool = False
 ) -> OutputClaim: ...
+
+# The results store of an experiment whose runs Python makes (moped.sweep into a folder).
+__all__ += ["store_claim", "store_finish", "store_keep", "store_take"]
+
+def store_claim(
+    out: str,
+    experiment: str,
+    args: list[tuple[str, str]],
+    force: bool = False,
+    fresh: bool = False,
+) -> OutputClaim: ...
+def store_take(
+    claim: OutputClaim,
+    spec: str,
+    design: str,
+    config_toml: str,
+    seed: int,
+    iteration_scale: float | None = None,
+) -> tuple[str, str | None]: ...
+def store_keep(
+    claim: OutputClaim,
+    name: str,
+    spec: str,
+    design: str,
+    config_toml: str,
+    seed: int,
+    record_json: str,
+) -> None: ...
+def store_finish(
+    claim: OutputClaim, workload: str, designs: str, seeds: list[int]
+) -> tuple[int, int]: ...
 def figure10_finish(
     claim: OutputClaim,
     outcomes_json: str,
@@ -174,9 +211,10 @@ def matching(
     engines: list[str] | None = None,
     quick: bool = False,
     jobs: int | None = None,
-    progress: bool = True,
+    progress: _RunsCallback | None = None,
     force: bool = False,
     workloads: str | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]: ...
 
 # The LHS paper in its own setting (src/api/lhs): DIMMnet-2 and the emulated DIMMnet-3;
@@ -188,8 +226,9 @@ def lhs(
     overrides: list[tuple[str, str]] = ...,
     quick: bool = False,
     jobs: int | None = None,
-    progress: bool = True,
+    progress: _RunsCallback | None = None,
     force: bool = False,
+    fresh: bool = False,
 ) -> dict[str, Any]: ...
 
 # The engines experiment (src/api/engines): the multi-CPU NIC paper's tests on its testbed
@@ -210,10 +249,11 @@ def engines(
     design: str = "optcopy",
     quick: bool = False,
     jobs: int | None = None,
-    progress: bool = True,
+    progress: _RunsCallback | None = None,
     force: bool = False,
     workloads: str | None = None,
     only: str | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]: ...
 
 # gem5-format stats.txt and the comparison of a gem5 run with an embedded run.

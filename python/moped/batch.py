@@ -31,15 +31,15 @@ import concurrent.futures as cf
 import json
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from moped import _args, _core
+from moped import _args, _core, _progress
 from moped._core import InputError, MopedError
+from moped._frames import _counts_as_integers
 from moped.config import (
     SystemConfig,
     check_config,
@@ -49,6 +49,7 @@ from moped.config import (
     read_text,
 )
 from moped.results import Result
+from moped.store import write_parquet
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -76,13 +77,17 @@ METRIC_ORDER = (
     "l2_misses_local",
 )
 #: Columns after the metrics, where the records have them; the config's follow.
-EXTRAS = ("events", "host_seconds", "messages_verified", "workload", "iterations", "notes")
+EXTRAS = (
+    "events",
+    "host_seconds",
+    "messages_verified",
+    "workload",
+    "iterations",
+    "notes",
+    "reused",
+)
 #: Columns besides the metrics that hold counts.
 COUNTS = ("seed", "events", "messages_verified")
-#: Metrics that are not counts even when whole: the means. The simulator's run record
-#: sends every metric as a float, so the values alone cannot tell a mean of 1.0 from a
-#: count.
-MEAN_SUFFIXES = ("_mean",)
 #: A program run's metrics, each the sum of the statistics named, defined as an MPI
 #: run's record defines them (MOPED's own line requests count as L2 misses of the L2 that
 #: took them), so program and workload rows can share columns.
@@ -330,6 +335,7 @@ def run_tasks(
     tasks: Iterable[Task | Mapping[str, Any]],
     executor: Any = None,
     progress: bool | Callable[[str], None] = False,
+    store: Any = None,
 ) -> list[dict[str, Any]]:
     """Runs the tasks; returns their run records (see :func:`run_workload` and
     :func:`run_program`) in task order, each with ``workload`` (the task's file),
@@ -338,16 +344,21 @@ def run_tasks(
 
     Every task's file and config is checked before any runs: a file that is neither a
     workload nor a program, or a program given ``iterations``, raises
-    :class:`SweepError` naming the task. ``progress``: True prints one line per finished
-    run to stderr; a callable gets each line instead. A failed task raises
+    :class:`SweepError` naming the task. ``progress``: True shows a bar on a terminal or
+    in a notebook and prints one line per finished run to stderr otherwise; a callable
+    gets each line instead. A failed task raises
     :class:`SweepError` naming it (the other tasks are cancelled where the executor
     allows it). Ctrl-C cancels the tasks not started and stops the runs in flight, those
     in this process's threads included.
+
+    ``store`` (a claim of :func:`moped._core.store_claim`, see :func:`sweep`) puts each
+    run into the claim's ``runs/`` folder, named by its key, or takes it from the earlier
+    results the claim resumes (its record then has ``reused`` True); tasks that are the
+    same run (same key) run once.
     """
     if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
         raise TypeError(f"tasks must be Tasks or dicts, not {type(tasks).__name__}")
-    if not (isinstance(progress, bool) or callable(progress)):
-        raise TypeError(f"progress must be a bool or a callable, not {type(progress).__name__}")
+    progress = _progress.check(progress)
     todo = [Task.of(t) for t in tasks]
     if not todo:
         return []
@@ -356,16 +367,10 @@ def run_tasks(
         "workload": run_workload,
         "program": run_program,
     }
-    report: Callable[[str], None] | None
-    if callable(progress):
-        report = progress
-    elif progress:
+    shown = _progress.Runs(progress, "sweep", len(todo))
 
-        def report(line: str) -> None:
-            print(line, file=sys.stderr, flush=True)
-
-    else:
-        report = None
+    def report(line: str, done: int, events: Any = 0) -> None:
+        shown.finished(done, len(todo), line, int(events or 0))
 
     defaults = default_values()
     configs: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -393,34 +398,42 @@ def run_tasks(
             )
         return kind
 
-    calls: list[tuple[Callable[..., str | Mapping[str, Any]], tuple[Any, ...]]] = []
+    calls: dict[int, tuple[Callable[..., str | Mapping[str, Any]], tuple[Any, ...]]] = {}
     overrides: list[dict[str, Any]] = []
-    for t in todo:
+    results: list[dict[str, Any] | None] = [None] * len(todo)
+    stored = _Stored(store)
+    for i, t in enumerate(todo):
         toml, given = task_config(t)
         kind = task_kind(t)
-        if kind == "program":
-            args: tuple[Any, ...] = (t.workload, t.design, toml, t.seed, t.out)
-        else:
-            args = (t.workload, t.design, toml, t.seed, t.iterations, t.out)
-        calls.append((runners[kind], args))
         overrides.append(given)
+        runs, out = stored.place(i, t, toml)
+        if not runs:
+            continue  # taken from the earlier results, or the same run as an earlier task
+        if kind == "program":
+            args: tuple[Any, ...] = (t.workload, t.design, toml, t.seed, out)
+        else:
+            args = (t.workload, t.design, toml, t.seed, t.iterations, out)
+        calls[i] = (runners[kind], args)
+    for done, (i, rec) in enumerate(stored.reused.items(), start=1):
+        results[i] = _finished(todo[i], rec, overrides[i])
+        report(_progress_line(done, len(todo), todo[i], rec) + " (reused)", done)
 
-    own = executor is None
+    own = executor is None and bool(calls)
     if own:
-        executor = cf.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, len(todo)))
+        executor = cf.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, len(calls)))
     futures: list[Any] = []
     ok = False
     interrupted = False
     try:
-        for runner, args in calls:
+        index: dict[int, int] = {}
+        for i, (runner, args) in calls.items():
             futures.append(executor.submit(_execute, runner, *args))
-        results: list[dict[str, Any] | None] = [None] * len(todo)
-        index = {id(f): i for i, f in enumerate(futures)}
+            index[id(futures[-1])] = i
         if all(isinstance(f, cf.Future) for f in futures):
             order: Iterable[Any] = cf.as_completed(futures)
         else:
             order = futures
-        for done, f in enumerate(order, start=1):
+        for done, f in enumerate(order, start=len(stored.reused) + 1):
             i = index[id(f)]
             task = todo[i]
             try:
@@ -429,13 +442,12 @@ def run_tasks(
                 raise
             except Exception as e:
                 raise SweepError(f"{task.name}: {type(e).__name__}: {e}", task) from e
-            rec = _check(task, rec)
-            rec.setdefault("workload", task.workload)
-            rec["iterations"] = task.iterations
-            rec["overrides"] = dict(overrides[i])
+            rec = _finished(task, _check(task, rec), overrides[i])
+            stored.keep(i, task, rec, task_kind(task))
             results[i] = rec
-            if report is not None:
-                report(_progress_line(done, len(todo), task, rec))
+            report(_progress_line(done, len(todo), task, rec), done, rec.get("events"))
+        for i, first in stored.same.items():
+            results[i] = dict(results[first] or {}, overrides=dict(overrides[i]))
         ok = True
         return [r for r in results if r is not None]
     except KeyboardInterrupt:
@@ -450,8 +462,68 @@ def run_tasks(
                 cancel = getattr(f, "cancel", None)
                 if callable(cancel):
                     cancel()
+        shown.close()
         if own:
             executor.shutdown(wait=True, cancel_futures=not ok)
+
+
+def _finished(task: Task, rec: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A run's record with what its task adds: its file, iteration scale, overrides."""
+    rec.setdefault("workload", task.workload)
+    rec["iterations"] = task.iterations
+    rec["overrides"] = dict(overrides)
+    return rec
+
+
+class _Stored:
+    """Where each task of a sweep into a results store runs (see :func:`run_tasks`)."""
+
+    def __init__(self, claim: Any) -> None:
+        self.claim = claim
+        #: Task index -> the earlier results' record of its run.
+        self.reused: dict[int, dict[str, Any]] = {}
+        #: Task index -> the index of an earlier task that is the same run.
+        self.same: dict[int, int] = {}
+        self.names: dict[str, int] = {}
+        self.tomls: dict[int, tuple[str, str]] = {}
+
+    def place(self, i: int, task: Task, toml: str) -> tuple[bool, str | None]:
+        """Whether task ``i`` needs a run, and the folder it runs into (its own ``out``
+        without a store)."""
+        if self.claim is None:
+            return True, task.out
+        if task.out is not None:
+            raise SweepError(
+                f"{task.name}: a task's own out and the sweep's out: give one of them", task
+            )
+        name, earlier = _core.store_take(
+            self.claim, task.workload, task.design, toml, task.seed, task.iterations
+        )
+        if name in self.names:
+            self.same[i] = self.names[name]
+            return False, None
+        self.names[name] = i
+        self.tomls[i] = (name, toml)
+        if earlier is not None:
+            rec = json.loads(earlier)
+            rec["reused"] = True
+            self.reused[i] = rec
+            return False, None
+        return True, os.fspath(Path(self.claim.path) / "runs" / name)
+
+    def keep(self, i: int, task: Task, rec: dict[str, Any], kind: Kind) -> None:
+        """Records a program's run in the store (a workload's run records itself)."""
+        if self.claim is None:
+            return
+        rec.setdefault("reused", False)
+        if kind != "program":
+            return
+        name, toml = self.tomls[i]
+        record = {k: rec[k] for k in (*RUN_KEYS, "metrics", "host_seconds", "notes")}
+        record["events"] = rec.get("events", 0)
+        _core.store_keep(
+            self.claim, name, task.workload, task.design, toml, task.seed, json.dumps(record)
+        )
 
 
 def _notes(notes: Any) -> str:
@@ -461,28 +533,6 @@ def _notes(notes: Any) -> str:
     if isinstance(notes, (list, tuple)):
         return "; ".join(str(n) for n in notes)
     return str(notes)
-
-
-def _whole(value: Any) -> bool:
-    try:
-        return float(value).is_integer()
-    except (TypeError, ValueError, OverflowError):
-        return False
-
-
-def _counts_as_integers(df: pandas.DataFrame, columns: Iterable[str]) -> None:
-    """Gives the columns that hold counts an integer dtype (``Int64`` where a run lacks
-    the value): a column is a count when every value it holds is a whole number and its
-    name is not a mean's. The run records send counts as floats."""
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    for c in columns:
-        col = df[c]
-        if c.endswith(MEAN_SUFFIXES) or not is_numeric_dtype(col) or is_bool_dtype(col):
-            continue
-        known = col.dropna()
-        if all(_whole(v) for v in known):
-            df[c] = col.astype("Int64" if len(known) < len(col) else "int64")
 
 
 def frame(records: Iterable[Mapping[str, Any]]) -> pandas.DataFrame:
@@ -531,6 +581,10 @@ def sweep(
     tasks: Iterable[Task | Mapping[str, Any]],
     executor: Any = None,
     progress: bool | Callable[[str], None] = False,
+    out: str | PathLike[str] | None = None,
+    *,
+    force: bool = False,
+    fresh: bool = False,
 ) -> pandas.DataFrame:
     """Runs the tasks on ``executor`` (default: a process pool, one worker per CPU) and
     returns one row per run (see :func:`frame`), in task order. Tasks are :class:`Task`\\ s
@@ -552,5 +606,38 @@ def sweep(
              for n in (5, 10, 20)]
         )
         df[["l2.latency", "cycles"]]
+
+    With ``out``, the sweep is an experiment with a results store, as ``moped figure10``
+    is: each run goes into ``out/runs/<file>-<design>-s<seed>-<key>/`` (tasks keep no
+    ``out`` of their own), ``out/runs.csv`` gets a row per run (:func:`moped.load_results`;
+    ``runs.parquet`` too where pyarrow is installed), and a sweep run again into ``out``
+    takes every run whose key (file bytes, configuration, design, seed, iteration scale,
+    moped's version and sources) is unchanged from there instead of simulating it (the
+    frame's ``reused`` column says which), unless ``fresh``. ``out`` must be missing,
+    empty, hold only a FAILED marker or hold an earlier sweep, unless ``force``; a failure
+    leaves FAILED there with the runs that finished, for the next sweep to take.
     """
-    return frame(run_tasks(tasks, executor, progress))
+    force = _args.flag("force", force)
+    fresh = _args.flag("fresh", fresh)
+    if out is None:
+        if force or fresh:
+            raise MopedError("sweep: force and fresh are about an out folder; give out")
+        return frame(run_tasks(tasks, executor, progress))
+    if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
+        raise TypeError(f"tasks must be Tasks or dicts, not {type(tasks).__name__}")
+    todo = [Task.of(t) for t in tasks]
+    folder = _args.path("out", out)
+    what = f"{len(todo)} tasks: " + ", ".join(sorted({Path(t.workload).name for t in todo}))
+    claim = _core.store_claim(folder, "sweep", [("tasks", str(len(todo)))], force, fresh)
+    try:
+        recs = run_tasks(todo, executor, progress, store=claim)
+    except BaseException as e:
+        claim.fail(f"{type(e).__name__}: {e}")
+        raise
+    designs = ", ".join(sorted({t.design for t in todo}))
+    runs, reused = _core.store_finish(claim, what, designs, sorted({t.seed for t in todo}))
+    if reused:
+        said = f"reused {reused} of {runs} runs from the earlier results in {folder}"
+        _progress.say(progress, f"sweep: {said} (fresh=True runs them all)")
+    write_parquet(folder)
+    return frame(recs)

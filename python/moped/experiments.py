@@ -38,12 +38,12 @@ does (``src/api/engines``), and returns the rows of ``engines.csv``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moped import _args, _core
+from moped import _args, _core, _progress
 from moped._core import MopedError
 from moped.batch import Task, frame, run_tasks
 from moped.config import check_config, config_toml
@@ -64,6 +64,7 @@ from moped.matching_results import (
     read_matching,
     read_stream64,
 )
+from moped.store import write_parquet
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -133,7 +134,7 @@ def figure10(
     executor: Any = None,
     iteration_scale: float | None = None,
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[str], None] = True,
     workloads_dir: str | PathLike[str] | None = None,
     force: bool = False,
     sensitivity: bool = False,
@@ -149,7 +150,8 @@ def figure10(
 
     Without ``executor`` the runs go to the simulator's own thread pool (every core);
     with one (any ``concurrent.futures``-style executor, see :func:`moped.sweep`) each run
-    is submitted to it. ``progress`` prints one line per finished run to stderr. Returns
+    is submitted to it. ``progress`` shows the runs: a bar on a terminal or in a notebook, a
+    line per finished run otherwise, each line to a callable given instead. Returns
     one row per run of Figure 10.
 
     ``sensitivity`` (the simulator's own pool only) reruns the sweep under each
@@ -175,7 +177,7 @@ def figure10(
         raise TypeError(f"seeds must be an iterable of int, not {type(seeds).__name__}")
     seeds = [_args.integer("seeds", s) for s in seeds]
     iteration_scale = _args.optional_number("iteration_scale", iteration_scale)
-    progress = _args.flag("progress", progress)
+    progress = _progress.check(progress)
     force = _args.flag("force", force)
     sensitivity = _args.flag("sensitivity", sensitivity)
     fresh = _args.flag("fresh", fresh)
@@ -190,9 +192,15 @@ def figure10(
     toml = config_toml(config)
     args = (root, large, seeds, iteration_scale, toml)
     if executor is None:
-        outcomes = json.loads(
-            _core.figure10(fspath(out_dir), *args, None, progress, force, sensitivity, fresh)
-        )
+        runs = _progress.Runs(progress, "figure10")
+        try:
+            outcomes = json.loads(
+                _core.figure10(
+                    fspath(out_dir), *args, None, runs.callback(), force, sensitivity, fresh
+                )
+            )
+        finally:
+            runs.close()
     else:
         plan = _core.figure10_plan(root, large, seeds)
         claim = _core.figure10_claim(fspath(out_dir), root, seeds, force)
@@ -215,7 +223,31 @@ def figure10(
         _core.figure10_finish(claim, json.dumps(outcomes), *args)
     df = frame(outcomes)
     draw(out_dir / "reductions.json", out_dir)
+    write_parquet(out_dir)
     return df
+
+
+def _stored(
+    name: str,
+    out: str,
+    progress: _progress.Progress,
+    call: Callable[[Any], Mapping[str, Any]],
+) -> Mapping[str, Any]:
+    """Runs the experiment ``name`` into ``out`` through ``call``, which hands the
+    simulator the runs' progress callback: the runs shown as ``progress`` asks, the number
+    taken from the earlier results said, and the Parquet copy of the store's table
+    written. Returns what ``call`` returned."""
+    runs = _progress.Runs(progress, name)
+    try:
+        done = call(runs.callback())
+    finally:
+        runs.close()
+    reused = int(done.get("reused", 0))
+    if reused:
+        said = f"reused {reused} runs from the earlier results in {out} (fresh=True runs them all)"
+        _progress.say(progress, f"{name}: {said}")
+    write_parquet(out)
+    return done
 
 
 def _names(what: str, names: Any) -> list[str] | None:
@@ -238,9 +270,10 @@ def matching(
     engines: Iterable[str] | str | None = None,
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
     force: bool = False,
-    progress: bool = True,
+    progress: bool | Callable[[str], None] = True,
     figure10: bool = True,
     workloads_dir: str | PathLike[str] | None = None,
+    fresh: bool = False,
 ) -> pandas.DataFrame:
     """Runs the MPI queue benchmarks and writes into ``out`` what ``moped matching`` writes:
 
@@ -269,7 +302,8 @@ def matching(
     software path runs under the baseline, every engine under BASEMOPED. ``quick`` keeps
     queues up to 300 entries deep (engine-level unload rows up to 1,000), a few minutes
     instead of the full sweep. The simulations run on ``jobs`` host threads (default:
-    every core); ``progress`` prints one line per finished run to stderr.
+    every core); ``progress`` shows the runs: a bar on a terminal or in a notebook, a line
+    per finished run otherwise, each line to a callable given instead.
 
     One row per benchmark point and engine (columns :data:`MATCHING_COLUMNS`): ``level``
     is ``cmp`` for a simulation of the whole CMP (``cycles``: CMP cycles per operation)
@@ -281,9 +315,12 @@ def matching(
     receiver's matching engine's cycles per operation at its own clock ``mhz`` (NaN for
     the software path); ``ns`` and ``engine_ns`` are the same in nanoseconds.
 
-    ``out`` must be missing, empty or hold only a FAILED marker, unless ``force`` (its
-    contents are then replaced); a failure (a run's, Ctrl-C) leaves it holding only
-    FAILED with the error.
+    ``out`` must be missing, empty, hold only a FAILED marker or hold an earlier run of
+    this experiment, unless ``force`` (its contents are then replaced). An earlier run
+    there is resumed: each simulation whose key is unchanged is taken from it (see
+    :mod:`moped.store`), unless ``fresh``. Every simulation is a row of ``runs.csv``
+    (:func:`moped.load_results`). A failure (a run's, Ctrl-C) leaves FAILED with the error
+    and the simulations that finished.
     """
     from moped.plot import matching as draw
 
@@ -293,11 +330,19 @@ def matching(
         jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
     names = _names("engines", engines)
     force = _args.flag("force", force)
-    progress = _args.flag("progress", progress)
+    progress = _progress.check(progress)
     check_config(config)
     figure10 = _args.flag("figure10", figure10)
     workloads = fspath(_workloads(workloads_dir)) if figure10 else None
-    _core.matching(out_dir, config_toml(config), names, quick, jobs, progress, force, workloads)
+    fresh = _args.flag("fresh", fresh)
+    _stored(
+        "matching",
+        out_dir,
+        progress,
+        lambda report: _core.matching(
+            out_dir, config_toml(config), names, quick, jobs, report, force, workloads, fresh
+        ),
+    )
     df = read_matching(out_dir)
     # Handed the frame, the plot cannot look beside matching.csv for stream64.csv itself;
     # the file is there only when the microcoded engine ran.
@@ -313,7 +358,8 @@ def lhs(
     jobs: int | None = None,
     set: Mapping[str, Any] | None = None,
     force: bool = False,
-    progress: bool = True,
+    progress: bool | Callable[[str], None] = True,
+    fresh: bool = False,
 ) -> pandas.DataFrame:
     """Runs the LHS paper's experiments (Tanabe and Ohta, IEICE Trans. 2013, section 4)
     in its own setting and writes into ``out`` what ``moped lhs`` writes:
@@ -329,8 +375,9 @@ def lhs(
     ``set`` overrides keys of both hosts' presets (``{"nic.vl_cycles": 40}``) before each
     condition sets the factors it varies. ``quick`` keeps searches up to 256 entries deep
     (about a second) instead of the sweep to 16,384. The simulations run on ``jobs`` host
-    threads (default: every core); ``progress`` prints a line per finished run. ``out``
-    must be missing, empty or hold only a FAILED marker, unless ``force``.
+    threads (default: every core); ``progress`` shows the runs, as :func:`matching`'s. ``out``
+    must be missing, empty, hold only a FAILED marker or hold an earlier run of this
+    experiment (resumed, its unchanged runs reused, unless ``fresh``), unless ``force``.
     """
     out_dir = _args.path("out", out)
     quick = _args.flag("quick", quick)
@@ -338,8 +385,14 @@ def lhs(
         jobs = _args.integer("jobs", jobs, lo=1, hi=1024)
     pairs = [(k, _set_value(k, v)) for k, v in _args.mapping("set", set or {}).items()]
     force = _args.flag("force", force)
-    progress = _args.flag("progress", progress)
-    _core.lhs(out_dir, pairs, quick, jobs, progress, force)
+    progress = _progress.check(progress)
+    fresh = _args.flag("fresh", fresh)
+    _stored(
+        "lhs",
+        out_dir,
+        progress,
+        lambda report: _core.lhs(out_dir, pairs, quick, jobs, report, force, fresh),
+    )
     return read_lhs(out_dir)
 
 
@@ -363,10 +416,11 @@ def engines(
     design: str = "optcopy",
     config: SystemConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
     force: bool = False,
-    progress: bool = True,
+    progress: bool | Callable[[str], None] = True,
     figure10: bool = True,
     workloads_dir: str | PathLike[str] | None = None,
     only: str | None = None,
+    fresh: bool = False,
 ) -> pandas.DataFrame:
     """Runs the multi-CPU NIC paper's schemes (each of ``schemes``, default: all of
     :data:`SCHEMES`) on two hosts, every message verified, and writes into ``out`` what
@@ -399,7 +453,9 @@ def engines(
     ``costs`` is ``"emp"`` (EMP's firmware on the Tigon2: Table 1's times at 88 MHz) or
     ``"config"`` (the configuration's ``[moped.steps]``); ``design`` one of basemoped,
     optcopy, optcache. ``quick`` runs two message sizes per benchmark. ``out`` must be
-    missing, empty or hold only a FAILED marker, unless ``force``.
+    missing, empty, hold only a FAILED marker or hold an earlier run of this experiment
+    (resumed: each CMP simulation whose key is unchanged is taken from it, unless
+    ``fresh``; the testbed's runs take seconds and run again), unless ``force``.
     """
     from moped.plot_engines import engines as draw
 
@@ -411,24 +467,31 @@ def engines(
     costs = _args.text("costs", costs)
     design = _args.text("design", design)
     force = _args.flag("force", force)
-    progress = _args.flag("progress", progress)
+    progress = _progress.check(progress)
     check_config(config)
     figure10 = _args.flag("figure10", figure10)
     if only is not None:
         only = _args.text("only", only)
     workloads = fspath(_workloads(workloads_dir)) if figure10 else None
-    _core.engines(
+    fresh = _args.flag("fresh", fresh)
+    _stored(
+        "engines",
         out_dir,
-        config_toml(config),
-        names,
-        costs,
-        design,
-        quick,
-        jobs,
         progress,
-        force,
-        workloads,
-        only,
+        lambda report: _core.engines(
+            out_dir,
+            config_toml(config),
+            names,
+            costs,
+            design,
+            quick,
+            jobs,
+            report,
+            force,
+            workloads,
+            only,
+            fresh,
+        ),
     )
     if only == "tigon":
         return read_tigon(out_dir)

@@ -220,14 +220,14 @@ def test_a_bad_engine_name_names_the_valid_ones(tmp_path: Path) -> None:
         experiments.matching(out, jobs=0)
 
 
-def test_a_folder_holding_results_is_refused(run: tuple[Path, pd.DataFrame]) -> None:
-    out, _ = run
+def test_a_folder_holding_other_results_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(moped.InputError, match="not empty"):
-        experiments.matching(out, quick=True, engines=["fsm"], progress=False)
-    assert (out / "matching.csv").is_file()
+        experiments.matching(tmp_path, quick=True, engines=["fsm"], progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
-def test_ctrl_c_stops_the_experiment_and_leaves_only_failed(tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_experiment_and_keeps_its_finished_runs(tmp_path: Path) -> None:
     # Python's own Ctrl-C handler, as an interactive start installs it (a runner started
     # as a background job inherits SIGINT ignored).
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -245,7 +245,15 @@ def test_ctrl_c_stops_the_experiment_and_leaves_only_failed(tmp_path: Path) -> N
         timer.cancel()
         signal.signal(signal.SIGINT, old)
     assert time.monotonic() - started < 30
-    assert sorted(p.name for p in out.iterdir()) == ["FAILED"]
+    # FAILED, and the runs that finished, kept for the next run into the folder.
+    kept = sorted(p.name for p in out.iterdir())
+    assert kept[:1] == ["FAILED"] and "store.json" in kept
+    assert set(kept) - {"FAILED", "store.json"} <= set(experiments.ENGINES)
+    for run in out.glob("*/runs/*"):
+        files = sorted(p.name for p in run.iterdir())
+        finished = (run / "key.json").is_file() and (run / "record.json").is_file()
+        assert finished or files == ["FAILED"], (run, files)  # the run Ctrl-C stopped
+    assert not list(out.glob("*/*.csv")) and not (out / "matching.csv").exists()
     assert "interrupted" in (out / "FAILED").read_text()
 
 

@@ -1,8 +1,7 @@
 //! Experiments over workload specs: one run per (workload, design, seed), in parallel
 //! across host cores, each writing its statistics and a run record.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -272,19 +271,22 @@ pub fn run_task(
     out: Option<OutDir>,
 ) -> Result<Outcome, MopedError> {
     let outcome = simulate_task(cfg, task, iteration_scale);
+    // A spec the experiment wrote into its own folder, named where it will be.
+    let spec = out
+        .as_ref()
+        .map_or_else(|| task.spec.clone(), |o| o.user_path(&task.spec));
     output::finish(out, outcome, |(outcome, run), dir| {
         let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", dir.display()));
         run.stats.write_all(dir).map_err(io)?;
         let json = serde_json::to_string_pretty(outcome).expect("records serialize");
         std::fs::write(dir.join(store::RECORD_FILE), json).map_err(io)?;
-        store::write_key(
-            dir,
-            &store::run_key(cfg, task.key_parts(), iteration_scale)?,
-        )?;
+        let mut key = store::run_key(cfg, task.key_parts(), iteration_scale)?;
+        key.workload = spec.display().to_string();
+        store::write_key(dir, &key)?;
         Ok(RunInfo {
             config: cfg.clone(),
             seed: task.seed.into(),
-            workload: task.spec.display().to_string(),
+            workload: spec.display().to_string(),
             design: task.design.to_string(),
         })
     })
@@ -346,78 +348,13 @@ pub fn write_specs(
         .collect()
 }
 
-/// Writes the store's table (`runs.csv`, see [`store`]) into `dir`: a row per run (tasks
-/// and outcomes in the same order), the configuration's keys as columns.
-pub fn write_runs_table(
-    dir: &Path,
-    cfg: &SystemConfig,
-    iterations: Option<f64>,
-    tasks: &[Task],
-    outcomes: &[Outcome],
-) -> Result<(), MopedError> {
-    let path = dir.join(store::TABLE_FILE);
-    let csv_err = |e: csv::Error| MopedError::Io(format!("{}: {e}", path.display()));
-    let config = store::config_columns(cfg);
-    let metrics: BTreeSet<&String> = outcomes
-        .iter()
-        .flat_map(|o| o.record.metrics.keys())
-        .collect();
-    let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
-    let mut header: Vec<String> = [
-        "key",
-        "benchmark",
-        "group",
-        "design",
-        "seed",
-        "iterations",
-        "workload",
-        "reused",
-        "events",
-        "host_seconds",
-        "messages_verified",
-        "bytes_verified",
-        "notes",
-    ]
-    .map(String::from)
-    .to_vec();
-    header.extend(config.iter().map(|(k, _)| k.clone()));
-    header.extend(metrics.iter().map(|m| m.to_string()));
-    w.write_record(&header).map_err(csv_err)?;
-    for (task, o) in tasks.iter().zip(outcomes) {
-        let key = store::run_key(cfg, task.key_parts(), iterations)?;
-        let mut row = vec![
-            key.key,
-            o.record.benchmark.clone(),
-            o.record.group.clone(),
-            o.record.design.clone(),
-            o.record.seed.to_string(),
-            iterations.map_or(String::new(), |f| f.to_string()),
-            task.spec.display().to_string(),
-            o.reused.to_string(),
-            o.events.to_string(),
-            o.host_seconds.to_string(),
-            o.messages_verified.to_string(),
-            o.bytes_verified.to_string(),
-            o.notes.join("; "),
-        ];
-        row.extend(config.iter().map(|(_, v)| v.clone()));
-        row.extend(metrics.iter().map(|m| {
-            o.record
-                .metrics
-                .get(*m)
-                .map_or(String::new(), f64::to_string)
-        }));
-        w.write_record(&row).map_err(csv_err)?;
-    }
-    w.flush()
-        .map_err(|e| MopedError::Io(format!("{}: {e}", path.display())))
-}
-
 /// Hears of each finished run: its task index, runs done so far, its outcome.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize, &Result<Outcome, MopedError>) + Sync);
 
 /// Runs `tasks` on `jobs` host threads, each writing into `runs/<task dir name>/` of `out`
-/// when it is given; `progress` hears of each finished run. Outcomes come back in task order; the first error
+/// when it is given (taken from the earlier results at `out`'s place instead, when its key
+/// is unchanged there and `out` holds a store: [`OutDir::hold_store`]); `progress` hears
+/// of each finished run. Outcomes come back in task order; the first error
 /// stops the runs not yet started. A stop request seen by the calling thread (Ctrl-C,
 /// Python's signal check) stops the runs in flight and cancels the rest: the error is then
 /// [`SimError::Interrupted`](crate::sim::SimError).
@@ -429,7 +366,8 @@ pub fn run_all(
     out: Option<&OutDir>,
     progress: Progress,
 ) -> Result<Vec<Outcome>, MopedError> {
-    run_all_reusing(cfg, tasks, jobs, iteration_scale, (out, None), progress)
+    let from = out.and_then(OutDir::earlier);
+    run_all_reusing(cfg, tasks, jobs, iteration_scale, (out, from), progress)
 }
 
 /// [`run_all`], taking each run whose key is unchanged from the store of the earlier

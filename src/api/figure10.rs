@@ -11,7 +11,7 @@ use crate::config::SystemConfig;
 use crate::design::Design;
 use crate::error::MopedError;
 
-use super::experiments::{run_all, run_all_reusing, Outcome, Progress, Task, Throughput};
+use super::experiments::{run_all, Outcome, Progress, Task, Throughput};
 use super::output::{OutDir, RunInfo};
 use super::sensitivity::{applicable, run_alternatives, SensitivityRuns};
 use crate::analysis::sensitivity::{self as sens, SensitivityRow};
@@ -69,8 +69,7 @@ pub const STORE_NAME: &str = "figure10";
 /// or `out` holds Figure 10's own store), and the earlier results it takes runs from
 /// (that store, unless `fresh`).
 pub fn claim_terms(out: &Path, force: bool, fresh: bool) -> (bool, Option<PathBuf>) {
-    let ours = super::store::holds_store(out, STORE_NAME);
-    (force || ours, (ours && !fresh).then(|| out.to_path_buf()))
+    super::store::claim_terms(out, STORE_NAME, force, fresh)
 }
 
 /// What the experiment found, for its caller to print.
@@ -190,7 +189,10 @@ pub fn figure10(
     out: OutDir,
     progress: Progress,
 ) -> Result<Figure10, MopedError> {
-    let outcome = run_and_analyse(opts, &out, progress);
+    let mut out = out;
+    let outcome = out
+        .hold_store(STORE_NAME, opts.reuse.clone())
+        .and_then(|()| run_and_analyse(opts, &out, progress));
     out.finish(outcome, |_, _| Ok(run_info(opts)))
 }
 
@@ -211,14 +213,13 @@ fn run_and_analyse(
 ) -> Result<Figure10, MopedError> {
     check_scale(opts.iterations)?;
     let tasks = plan(&opts.workloads, opts.large, &opts.seeds)?;
-    super::store::mark_store(out.path(), STORE_NAME)?;
     let started = Instant::now();
-    let outcomes = run_all_reusing(
+    let outcomes = run_all(
         &opts.config,
         &tasks,
         opts.jobs,
         opts.iterations,
-        (Some(out), opts.reuse.as_deref()),
+        Some(out),
         progress,
     )?;
     let t = Throughput::of(&outcomes, started);
@@ -336,7 +337,8 @@ pub fn finish(
     let all = serde_json::to_string_pretty(outcomes).expect("outcomes serialize");
     std::fs::write(out.join("records.json"), all).map_err(io)?;
     std::fs::write(out.join("config.toml"), opts.config.to_toml_string()).map_err(io)?;
-    super::experiments::write_runs_table(out, &opts.config, opts.iterations, tasks, outcomes)?;
+    let rows = super::runs_table::rows_of(&opts.config, opts.iterations, tasks, outcomes)?;
+    super::runs_table::write(out, &rows)?;
     if let Some((t, jobs)) = host {
         std::fs::write(out.join("timing.json"), timing_json(&t, jobs, verified)).map_err(io)?;
     }

@@ -12,6 +12,7 @@
 //! - [`experiments`]: runs of (workload, design, seed) tasks on a pool of host threads;
 //! - [`figure10`]: the paper's Figure 10, planned, run, analysed and written;
 //! - [`store`]: runs identified by a key, reused when an experiment runs again;
+//! - [`runs_table`]: the store's table, `runs.csv`, a row per run of any experiment;
 //! - [`trace`]: a real MPI run recorded as a workload (`moped trace`);
 //! - [`sensitivity`]: Figure 10 again under each alternative modelling choice;
 //! - [`matching`]: the queue benchmarks under every matching engine (`moped matching`);
@@ -35,6 +36,7 @@ pub mod mpi;
 pub mod output;
 pub mod protocols;
 pub mod run;
+pub mod runs_table;
 pub mod sensitivity;
 pub mod store;
 pub mod trace;

@@ -59,6 +59,15 @@ pub struct OutDir {
     dest: PathBuf,
     tmp: PathBuf,
     invocation: Invocation,
+    /// The earlier results at this folder's place whose runs may be reused, when the
+    /// folder holds a results store (see [`OutDir::hold_store`]).
+    earlier: Option<PathBuf>,
+    /// A failure keeps the finished runs: this folder, or one it was claimed in, holds a
+    /// results store.
+    keeps_runs: bool,
+    /// The temporary folders of the claims this one was made inside, innermost first, each
+    /// with the folder it becomes (see [`OutDir::user_path`]).
+    outer: Vec<(PathBuf, PathBuf)>,
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> MopedError + '_ {
@@ -120,7 +129,45 @@ impl OutDir {
             dest: dest.to_path_buf(),
             tmp,
             invocation,
+            earlier: None,
+            keeps_runs: false,
+            outer: Vec::new(),
         })
+    }
+
+    /// Where `path`, a file written into this claim's temporary folder or one it was
+    /// claimed inside (a workload spec an experiment wrote), will be once the claims are
+    /// finished: what a run's files name, instead of a folder that is gone by then.
+    pub fn user_path(&self, path: &Path) -> PathBuf {
+        let mut p = path.to_path_buf();
+        for (tmp, dest) in
+            std::iter::once((&self.tmp, &self.dest)).chain(self.outer.iter().map(|(t, d)| (t, d)))
+        {
+            if let Ok(rest) = p.strip_prefix(tmp) {
+                p = dest.join(rest);
+            }
+        }
+        p
+    }
+
+    /// Makes this folder hold the results store of `experiment` (`store.json`, see
+    /// [`super::store`]): a failure keeps its finished runs, in this folder and in those
+    /// claimed inside it, and with `earlier` (an earlier result folder of the same
+    /// experiment) each run whose key is unchanged is taken from the same place there.
+    pub fn hold_store(
+        &mut self,
+        experiment: &str,
+        earlier: Option<PathBuf>,
+    ) -> Result<(), MopedError> {
+        mark_store(&self.tmp, experiment)?;
+        self.keeps_runs = true;
+        self.earlier = earlier;
+        Ok(())
+    }
+
+    /// The earlier results at this folder's place, when its runs may be reused from there.
+    pub fn earlier(&self) -> Option<&Path> {
+        self.earlier.as_deref()
     }
 
     /// The folder the results will be in.
@@ -135,7 +182,13 @@ impl OutDir {
 
     /// A folder for one run inside this one's temporary folder, claimed the same way.
     pub fn child(&self, name: &str) -> Result<OutDir, MopedError> {
-        OutDir::claim(&self.tmp.join(name), false, self.invocation.clone())
+        let mut child = OutDir::claim(&self.tmp.join(name), false, self.invocation.clone())?;
+        child.earlier = self.earlier.as_ref().map(|e| e.join(name));
+        child.keeps_runs = self.keeps_runs;
+        child.outer = std::iter::once((self.tmp.clone(), self.dest.clone()))
+            .chain(self.outer.iter().cloned())
+            .collect();
+        Ok(child)
     }
 
     /// Ends the run whose `outcome` is given: on success `fill` writes its files into
@@ -201,12 +254,42 @@ impl OutDir {
         );
         let _ = std::fs::create_dir_all(&self.dest)
             .and_then(|()| std::fs::write(self.dest.join(FAILED), text));
-        if self.tmp.join(STORE_FILE).is_file() {
-            for name in ["runs", STORE_FILE] {
-                let _ = std::fs::rename(self.tmp.join(name), self.dest.join(name));
-            }
+        if self.keeps_runs {
+            keep_runs(&self.tmp, &self.dest);
+            let _ = std::fs::rename(self.tmp.join(STORE_FILE), self.dest.join(STORE_FILE));
         }
         let _ = std::fs::remove_dir_all(&self.tmp);
+    }
+}
+
+/// Moves every `runs` folder under `from` (at any depth: an experiment's parts keep
+/// theirs in folders of their own) to the same place under `to`.
+fn keep_runs(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        // A hidden folder is a claim not finished: nothing of it is complete.
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir
+            .file_name()
+            .expect("a listed folder has a name")
+            .to_owned();
+        let dest = to.join(&name);
+        if name == "runs" {
+            let _ = std::fs::create_dir_all(to);
+            let _ = std::fs::rename(&dir, &dest);
+        } else {
+            keep_runs(&dir, &dest);
+        }
     }
 }
 
@@ -230,6 +313,13 @@ pub fn write_record(dir: &Path, inv: &Invocation, info: &RunInfo) -> Result<(), 
     };
     write("config.toml", info.config.to_toml_string())?;
     write("run.json", text + "\n")
+}
+
+/// Marks `dir` as holding the store of `experiment`.
+pub fn mark_store(dir: &Path, experiment: &str) -> Result<(), MopedError> {
+    let path = dir.join(STORE_FILE);
+    let text = serde_json::json!({ "format": "moped-store-1", "experiment": experiment });
+    std::fs::write(&path, format!("{text:#}\n")).map_err(io_err(&path))
 }
 
 /// [`OutDir::finish`] where there is a folder; the outcome as it is where there is none.

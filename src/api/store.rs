@@ -21,7 +21,7 @@ use crate::error::MopedError;
 
 use crate::design::Design;
 
-pub use super::output::STORE_FILE;
+pub use super::output::{mark_store, STORE_FILE};
 /// A run's identity, in its folder.
 pub const KEY_FILE: &str = "key.json";
 /// The store's table of every run.
@@ -122,11 +122,17 @@ pub fn holds_store(dir: &Path, experiment: &str) -> bool {
         .is_ok_and(|v| v["experiment"] == experiment && v["format"] == "moped-store-1")
 }
 
-/// Marks `dir` as holding the store of `experiment`.
-pub fn mark_store(dir: &Path, experiment: &str) -> Result<(), MopedError> {
-    let path = dir.join(STORE_FILE);
-    let text = serde_json::json!({ "format": "moped-store-1", "experiment": experiment });
-    std::fs::write(&path, format!("{text:#}\n")).map_err(io_err(&path))
+/// How an experiment claims its folder `out`: replaced without `force` when it holds this
+/// experiment's store (an earlier run of it, finished or failed), and, unless `fresh`,
+/// that store's runs reused. Returns (force, the folder to reuse runs from).
+pub fn claim_terms(
+    out: &Path,
+    experiment: &str,
+    force: bool,
+    fresh: bool,
+) -> (bool, Option<PathBuf>) {
+    let ours = holds_store(out, experiment);
+    (force || ours, (ours && !fresh).then(|| out.to_path_buf()))
 }
 
 /// The folder of a finished run in `store` (an earlier result folder) with the same key,
@@ -138,7 +144,8 @@ pub fn find(store: &Path, dir_name: &str, key: &RunKey) -> Option<PathBuf> {
     (found.key == key.key && dir.join(RECORD_FILE).is_file()).then_some(dir)
 }
 
-/// Copies the run folder `from` into `to` (created) and returns its record's text.
+/// Copies the run folder `from` into `to` (created) and returns its record's text; the
+/// copy's record says it was reused (`"reused": true`), for the store's table.
 pub fn reuse(from: &Path, to: &Path) -> Result<String, MopedError> {
     std::fs::create_dir_all(to).map_err(io_err(to))?;
     let mut names: Vec<PathBuf> = std::fs::read_dir(from)
@@ -152,17 +159,74 @@ pub fn reuse(from: &Path, to: &Path) -> Result<String, MopedError> {
         std::fs::copy(path, &dest).map_err(io_err(path))?;
     }
     let record = from.join(RECORD_FILE);
-    std::fs::read_to_string(&record).map_err(io_err(&record))
+    let text = std::fs::read_to_string(&record).map_err(io_err(&record))?;
+    let mut value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| MopedError::Io(format!("{}: {e}", record.display())))?;
+    value["reused"] = serde_json::Value::Bool(true);
+    let text = serde_json::to_string_pretty(&value).expect("json values serialize");
+    let copy = to.join(RECORD_FILE);
+    std::fs::write(&copy, &text).map_err(io_err(&copy))?;
+    Ok(text)
+}
+
+/// The folder of a run whose tasks may differ in configuration alone (a sweep's):
+/// `<spec file stem>-<design>-s<seed>-<the key's first 12 hex digits>`.
+pub fn keyed_dir_name((spec, design, seed): (&Path, Design, u64), key: &RunKey) -> String {
+    let stem = spec
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy());
+    format!("{stem}-{design}-s{seed}-{}", &key.key[..12])
+}
+
+/// The run `parts` under `cfg` at the iteration scale `iterations` in a store whose
+/// folders are named by [`keyed_dir_name`]: its folder's name, and, when `earlier` (an
+/// earlier result folder) holds it finished, its record's text once copied into
+/// `into/runs/<name>` (see [`reuse`]).
+pub fn take_earlier(
+    earlier: Option<&Path>,
+    into: &Path,
+    parts: (&Path, Design, u64),
+    cfg: &SystemConfig,
+    iterations: Option<f64>,
+) -> Result<(String, Option<String>), MopedError> {
+    let key = run_key(cfg, parts, iterations)?;
+    let name = keyed_dir_name(parts, &key);
+    let Some(found) = earlier.and_then(|e| find(e, &name, &key)) else {
+        return Ok((name, None));
+    };
+    let text = reuse(&found, &into.join("runs").join(&name))?;
+    Ok((name, Some(text)))
+}
+
+/// Writes the key and the record (`record_json`, an outcome as `run_task` writes it) of a
+/// run made outside the experiments' runner (a program file in a sweep) into its folder
+/// `dir`, so the store can find it and its table can read it.
+pub fn keep(
+    dir: &Path,
+    parts: (&Path, Design, u64),
+    cfg: &SystemConfig,
+    record_json: &str,
+) -> Result<(), MopedError> {
+    let record: serde_json::Value = serde_json::from_str(record_json)
+        .map_err(|e| MopedError::Io(format!("the run's record: {e}")))?;
+    let path = dir.join(RECORD_FILE);
+    let text = serde_json::to_string_pretty(&record).expect("json values serialize");
+    std::fs::write(&path, text).map_err(io_err(&path))?;
+    write_key(dir, &run_key(cfg, parts, None)?)
 }
 
 /// The configuration's keys and values, flattened (`l2.latency`), in key order: the
 /// configuration's columns of the store's table.
 pub fn config_columns(cfg: &SystemConfig) -> Vec<(String, String)> {
-    let table: toml::Table =
-        toml::from_str(&cfg.to_toml_string()).expect("a configuration reads back");
+    toml_columns(&cfg.to_toml_string()).expect("a configuration reads back")
+}
+
+/// [`config_columns`] of a configuration's TOML text (a run folder's `config.toml`).
+pub fn toml_columns(text: &str) -> Result<Vec<(String, String)>, toml::de::Error> {
+    let table: toml::Table = toml::from_str(text)?;
     let mut out = Vec::new();
     flatten(&table, "", &mut out);
-    out
+    Ok(out)
 }
 
 fn flatten(table: &toml::Table, prefix: &str, out: &mut Vec<(String, String)>) {

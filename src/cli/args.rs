@@ -105,9 +105,9 @@ pub(super) struct MpiArgs {
 /// Whether a single run prints its heartbeat on stderr.
 #[derive(Args, Debug)]
 pub(super) struct HeartbeatArgs {
-    /// Print a heartbeat line on stderr every 5 s of host time (simulated cycle, events
-    /// per second, messages verified and time left where known); the default when stderr
-    /// is a terminal.
+    /// Show the run's heartbeat on stderr (simulated cycle, events per second, messages
+    /// verified and time left where known): a bar when stderr is a terminal (the default
+    /// there), else a line every 5 s of host time.
     #[arg(long, conflicts_with = "quiet")]
     pub(super) progress: bool,
     /// No heartbeat.
@@ -158,12 +158,17 @@ pub(super) struct TraceArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct MatchingArgs {
-    /// Folder for the results (created if missing; refused if it holds results).
+    /// Folder for the results (created if missing; refused if it holds other results). A
+    /// folder holding an earlier run of this experiment is resumed: its runs whose
+    /// workload, configuration, design and seed are unchanged are reused.
     #[arg(long, value_name = "DIR")]
     pub(super) out: PathBuf,
     /// Replace the contents of a non-empty --out folder (once the run succeeds).
     #[arg(long)]
     pub(super) force: bool,
+    /// Simulate every run again, reusing none of the --out folder's earlier runs.
+    #[arg(long)]
+    pub(super) fresh: bool,
     /// Host threads running simulations (default: every host core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub(super) jobs: Option<u64>,
@@ -190,12 +195,17 @@ pub(super) struct MatchingArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct LhsArgs {
-    /// Folder for the results (created if missing; refused if it holds results).
+    /// Folder for the results (created if missing; refused if it holds other results). A
+    /// folder holding an earlier run of this experiment is resumed: its runs whose
+    /// workload, configuration, design and seed are unchanged are reused.
     #[arg(long, value_name = "DIR")]
     pub(super) out: PathBuf,
     /// Replace the contents of a non-empty --out folder (once the run succeeds).
     #[arg(long)]
     pub(super) force: bool,
+    /// Simulate every run again, reusing none of the --out folder's earlier runs.
+    #[arg(long)]
+    pub(super) fresh: bool,
     /// Host threads running simulations (default: every host core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub(super) jobs: Option<u64>,
@@ -211,12 +221,17 @@ pub(super) struct LhsArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct EnginesArgs {
-    /// Folder for the results (created if missing; refused if it holds results).
+    /// Folder for the results (created if missing; refused if it holds other results). A
+    /// folder holding an earlier run of this experiment is resumed: its runs whose
+    /// workload, configuration, design and seed are unchanged are reused.
     #[arg(long, value_name = "DIR")]
     pub(super) out: PathBuf,
     /// Replace the contents of a non-empty --out folder (once the run succeeds).
     #[arg(long)]
     pub(super) force: bool,
+    /// Simulate every run again, reusing none of the --out folder's earlier runs.
+    #[arg(long)]
+    pub(super) fresh: bool,
     /// Host threads running simulations (default: every host core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub(super) jobs: Option<u64>,

@@ -16,12 +16,16 @@ pub(super) fn cmd_random_test(a: RandomTestArgs) -> CmdResult {
         let Some(seed) = a.seed.checked_add(k) else {
             return Err(Failure::Usage(format!("seed {} + {k} overflows", a.seed)));
         };
-        let (tc, r, secs) = api::protocols::random_test(
-            a.cores,
-            a.checks,
-            seed,
-            (a.design, a.prefetch, a.cache_ops),
-        );
+        let test = || {
+            api::protocols::random_test(
+                a.cores,
+                a.checks,
+                seed,
+                (a.design, a.prefetch, a.cache_ops),
+            )
+        };
+        let on = super::progress::drawn();
+        let (tc, r, secs) = super::progress::heartbeat(on, ("random-test", "checks"), test);
         match r {
             Ok(r) if r.mismatches == 0 && r.watchdog_trips == 0 => {
                 writeln!(
@@ -138,7 +142,9 @@ pub(super) fn cmd_bench_figure10(iterations: Option<f64>, jobs: Option<usize>) -
         sensitivity: false,
         reuse: None,
     };
-    let [on, off] = api::figure10::bench_fast_forward(&opts, &|_, _, _| {})?;
+    let runs = super::progress::Runs::new("bench", 2 * api::figure10::run_count(&opts)?);
+    let [on, off] = api::figure10::bench_fast_forward(&opts, &runs.callback())?;
+    drop(runs);
     let mut out = io::stdout().lock();
     for (name, t) in [("fast-forward on", &on), ("fast-forward off", &off)] {
         writeln!(

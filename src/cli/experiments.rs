@@ -27,17 +27,14 @@ pub(super) fn claim_out(
     api::output::OutDir::claim(dir, force, invocation).map_err(usage)
 }
 
-/// What an experiment's runs report as each finishes: a line on stderr, with the host
-/// time left for `n` runs in all (a closed stderr loses the lines, not the run).
-fn progress_printer(
-    n: usize,
-) -> impl Fn(usize, usize, &Result<api::experiments::Outcome, MopedError>) + Sync {
-    let started = std::time::Instant::now();
-    move |_i, done, r| {
-        let _ = writeln!(
-            io::stderr(),
-            "{}",
-            api::figure10::progress_line(done, n, r, started)
+/// Says on stderr how many of an experiment's `runs` were taken from the earlier
+/// results in `out`, when any were.
+fn report_reused(experiment: &str, reused: usize, runs: usize, out: &Path) {
+    if reused > 0 {
+        eprintln!(
+            "{experiment}: reused {reused} of {runs} runs from the earlier results in {} \
+             (--fresh runs them all)",
+            out.display()
         );
     }
 }
@@ -53,7 +50,7 @@ pub(super) fn cmd_mpi(mut a: MpiArgs, command: &[String]) -> CmdResult {
         let scale = (a.iterations, ranks);
         api::mpi::mpi(&cfg, &a.workload, a.protocol, a.seed, scale, Some(out))
     };
-    let r = with_heartbeat(&a.heartbeat, "mpi", run)?;
+    let r = super::progress::heartbeat(a.heartbeat.on(), ("mpi", "messages verified"), run)?;
     let (w, run) = (&r.workload, &r.run);
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &run.stats, w.ranks.len(), false)?;
@@ -88,6 +85,8 @@ pub(super) fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
             .collect::<Result<_, _>>()
             .map_err(|e| usage(MopedError::Io(format!("--engines: {e}"))))?
     };
+    let (force, reuse) =
+        api::store::claim_terms(&a.out, api::matching::STORE_NAME, a.force, a.fresh);
     let opts = api::matching::MatchingOptions {
         out: a.out.clone(),
         config: api::config::config_with(a.config.as_deref(), &a.set)?,
@@ -98,6 +97,7 @@ pub(super) fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
         quick: a.quick,
         figure10: (!a.no_figure10)
             .then(|| api::matching::figure10::Figure10Part::new(a.workloads, a.quick)),
+        reuse,
     };
     let n = opts.run_count();
     eprintln!(
@@ -105,9 +105,11 @@ pub(super) fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
         opts.jobs,
         a.out.display()
     );
-    let progress = progress_printer(n);
-    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let runs = super::progress::Runs::new("matching", n);
+    let progress = runs.callback();
+    let out = claim_out(&a.out, force, command, (a.config.as_deref(), &a.set))?;
     let m = api::matching::matching(&opts, out, &progress)?;
+    report_reused("matching", m.reused, m.runs, &a.out);
     let mut files = vec!["matching.csv"];
     if !m.figure10.is_empty() {
         files.push("figure10_engines.csv");
@@ -130,6 +132,7 @@ pub(super) fn cmd_matching(a: MatchingArgs, command: &[String]) -> CmdResult {
 }
 
 pub(super) fn cmd_lhs(a: LhsArgs, command: &[String]) -> CmdResult {
+    let (force, reuse) = api::store::claim_terms(&a.out, api::lhs::STORE_NAME, a.force, a.fresh);
     let opts = api::lhs::LhsOptions {
         out: a.out.clone(),
         overrides: a.set.clone(),
@@ -137,6 +140,7 @@ pub(super) fn cmd_lhs(a: LhsArgs, command: &[String]) -> CmdResult {
             .jobs
             .map_or_else(api::figure10::default_jobs, |j| j as usize),
         quick: a.quick,
+        reuse,
     };
     let n = opts.run_count();
     eprintln!(
@@ -144,9 +148,11 @@ pub(super) fn cmd_lhs(a: LhsArgs, command: &[String]) -> CmdResult {
         opts.jobs,
         a.out.display()
     );
-    let progress = progress_printer(n);
-    let out = claim_out(&a.out, a.force, command, (None, &a.set))?;
+    let runs = super::progress::Runs::new("lhs", n);
+    let progress = runs.callback();
+    let out = claim_out(&a.out, force, command, (None, &a.set))?;
     let l = api::lhs::lhs(&opts, out, &progress)?;
+    report_reused("lhs", l.reused, l.runs, &a.out);
     let speedup = api::lhs::report::headline(&l.rows).and_then(|h| h.ratio());
     println!(
         "{} runs, {} messages verified, host time {:.1} s; DIMMnet-2 with LHS searches {} \
@@ -188,6 +194,8 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
         );
         return Err(usage(MopedError::Io(e)));
     }
+    let (force, reuse) =
+        api::store::claim_terms(&a.out, api::engines::STORE_NAME, a.force, a.fresh);
     let opts = api::engines::EnginesOptions {
         config: api::config::config_with(a.config.as_deref(), &a.set)?,
         costs,
@@ -199,6 +207,7 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
         schemes,
         hosts,
         figure10: (!a.no_figure10).then(|| api::figure10::Figure10Part::new(a.workloads, a.quick)),
+        reuse,
     };
     let n = opts.run_count();
     eprintln!(
@@ -206,9 +215,15 @@ pub(super) fn cmd_engines(a: EnginesArgs, command: &[String]) -> CmdResult {
         opts.jobs,
         a.out.display()
     );
-    let progress = progress_printer(n);
-    let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
+    let runs = super::progress::Runs::new("engines", n);
+    let progress = runs.callback();
+    let out = claim_out(&a.out, force, command, (a.config.as_deref(), &a.set))?;
     let e = api::engines::engines(&opts, out, &progress)?;
+    let testbed = e.tigon.as_ref().map_or(0, |t| t.runs());
+    report_reused("engines", e.reused, e.runs - testbed, &a.out);
+    if e.reused > 0 && testbed > 0 {
+        eprintln!("engines: the testbed's {testbed} runs, which take seconds, ran again");
+    }
     let mut tables = Vec::new();
     if e.tigon.is_some() {
         tables.extend(["tigon.csv", "tigon_sensitivity.csv"]);
@@ -263,17 +278,12 @@ pub(super) fn cmd_figure10(mut a: Figure10Args, command: &[String]) -> CmdResult
         opts.jobs,
         a.out.display()
     );
-    let progress = progress_printer(n);
+    let runs = super::progress::Runs::new("figure10", n);
+    let progress = runs.callback();
     let out = claim_out(&a.out, force, command, (a.config.as_deref(), &a.set))?;
     let f = api::figure10::figure10(&opts, out, &progress)?;
     let reused = f.outcomes.iter().filter(|o| o.reused).count();
-    if reused > 0 {
-        eprintln!(
-            "figure10: reused {reused} of {} runs from the earlier results in {} (--fresh runs them all)",
-            f.outcomes.len(),
-            a.out.display()
-        );
-    }
+    report_reused("figure10", reused, f.outcomes.len(), &a.out);
     print_figure10(&f, &opts)?;
     Ok(())
 }
@@ -342,7 +352,7 @@ pub(super) fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {
     let cfg = api::config::config_with(a.config.as_deref(), &a.set)?;
     let out = claim_out(&a.out, a.force, command, (a.config.as_deref(), &a.set))?;
     let run = || api::run::run_file(&cfg, &a.program, a.protocol, a.seed, Some(out));
-    let result = with_heartbeat(&a.heartbeat, "run", run)?;
+    let result = super::progress::heartbeat(a.heartbeat.on(), ("run", "messages verified"), run)?;
     let mut out = io::stdout().lock();
     print_miss_summary(&mut out, &result.stats, cfg.system.cores, !a.totals_only)?;
     writeln!(
@@ -355,37 +365,6 @@ pub(super) fn cmd_run(a: RunArgs, command: &[String]) -> CmdResult {
         a.out.display()
     )?;
     Ok(())
-}
-
-/// Runs `f`, with a heartbeat line on stderr every few seconds of host time when asked
-/// (or when stderr is a terminal).
-fn with_heartbeat<T>(args: &HeartbeatArgs, what: &'static str, f: impl FnOnce() -> T) -> T {
-    if !args.on() {
-        return f();
-    }
-    let beat = move |b: &api::heartbeat::Beat| {
-        // A closed stderr loses the heartbeat, not the run.
-        let _ = writeln!(io::stderr(), "{what}: {}", heartbeat_line(b));
-    };
-    api::heartbeat::with(beat, f)
-}
-
-/// `cycle 1,234,567, 40.2 M events (13.1 M/s), 1,204 of 2,960 messages verified, about
-/// 12 s left`.
-fn heartbeat_line(b: &api::heartbeat::Beat) -> String {
-    let mut line = format!(
-        "cycle {}, {:.1} M events ({:.1} M/s)",
-        b.cycle,
-        b.events as f64 / 1e6,
-        b.events_per_second() / 1e6
-    );
-    if let Some((done, of)) = b.done {
-        line.push_str(&format!(", {done} of {of} messages verified"));
-    }
-    if let Some(eta) = b.eta_seconds() {
-        line.push_str(&format!(", about {eta:.0} s left"));
-    }
-    line
 }
 
 /// Prints the paper's headline counters per core and in total, from a run's stats.

@@ -11,6 +11,7 @@
 mod args;
 mod checks;
 mod experiments;
+mod progress;
 mod reference;
 mod tables;
 

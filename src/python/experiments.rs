@@ -61,7 +61,7 @@ pub(super) fn figure10_plan(
 /// sensitivity.csv. An `out` holding an earlier Figure 10 is resumed (its runs with
 /// unchanged keys reused) unless `fresh`. Returns the JSON of the Figure-10 runs' outcomes.
 #[pyfunction]
-#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=true, force=false, sensitivity=false, fresh=false))]
+#[pyo3(signature = (out, workloads_dir, large, seeds, iteration_scale, config_toml, jobs=None, progress=None, force=false, sensitivity=false, fresh=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn figure10(
     py: Python<'_>,
@@ -72,7 +72,7 @@ pub(super) fn figure10(
     iteration_scale: Option<f64>,
     config_toml: &str,
     jobs: Option<usize>,
-    progress: bool,
+    progress: Option<PyObject>,
     force: bool,
     sensitivity: bool,
     fresh: bool,
@@ -143,17 +143,29 @@ pub(super) fn figure10_finish(
     })
 }
 
-/// What an experiment's runs report as each finishes, when `progress`: a line on stderr,
-/// with the host time left for `n` runs in all.
+/// What an experiment's runs report as each finishes, to `progress` when given (Python's
+/// `moped._progress`, a bar or lines): called with (runs done, runs in all, the run's line
+/// with the host time left, the events it simulated: none when reused). The runs' threads
+/// take the GIL for the call; an exception it raises is printed, not raised (the runs go
+/// on).
 fn reporter(
-    progress: bool,
+    progress: Option<PyObject>,
     n: usize,
 ) -> impl Fn(usize, usize, &Result<api::experiments::Outcome, CoreError>) + Sync {
     let started = std::time::Instant::now();
-    move |_i, done, r| {
-        if progress {
-            eprintln!("{}", api::figure10::progress_line(done, n, r, started));
-        }
+    let done_so_far = std::sync::atomic::AtomicUsize::new(0);
+    move |_i, _done, r| {
+        let Some(callback) = &progress else { return };
+        let done = done_so_far.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let line = api::figure10::progress_line(done, n, r, started);
+        let events = r
+            .as_ref()
+            .map_or(0, |o| if o.reused { 0 } else { o.events });
+        Python::with_gil(|py| {
+            if let Err(e) = callback.call1(py, (done, n, line, events)) {
+                e.print(py);
+            }
+        });
     }
 }
 
@@ -207,10 +219,11 @@ pub(super) fn matcher_names() -> Vec<&'static str> {
 /// all) on the simulator's own pool of `jobs` threads (default: every core), printing a
 /// line per finished run to stderr when `progress`, and writes matching.csv and report.md
 /// into `out`; `quick` keeps queues up to 300 entries deep. With `workloads` (the specs
-/// folder), also Figure 10 under each engine (figure10_engines.csv). Returns {"runs",
-/// "messages_verified", "host_seconds"}.
+/// folder), also Figure 10 under each engine (figure10_engines.csv). An `out` holding an
+/// earlier run of the experiment is resumed (its runs with unchanged keys reused) unless
+/// `fresh`. Returns {"runs", "messages_verified", "host_seconds", "reused"}.
 #[pyfunction]
-#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=true, force=false, workloads=None))]
+#[pyo3(signature = (out, config_toml, engines=None, quick=false, jobs=None, progress=None, force=false, workloads=None, fresh=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn matching<'py>(
     py: Python<'py>,
@@ -219,14 +232,17 @@ pub(super) fn matching<'py>(
     engines: Option<Vec<String>>,
     quick: bool,
     jobs: Option<usize>,
-    progress: bool,
+    progress: Option<PyObject>,
     force: bool,
     workloads: Option<String>,
+    fresh: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
             return Err(InputError::new_err("jobs: must be at least 1"));
         }
+        let (force, reuse) =
+            api::store::claim_terms(Path::new(out), api::matching::STORE_NAME, force, fresh);
         let opts = api::matching::MatchingOptions {
             out: out.into(),
             config: parse_config(config_toml, "<config>")?,
@@ -235,6 +251,7 @@ pub(super) fn matching<'py>(
             quick,
             figure10: workloads
                 .map(|w| api::matching::figure10::Figure10Part::new(w.into(), quick)),
+            reuse,
         };
         let n = opts.run_count();
         let report = reporter(progress, n);
@@ -243,6 +260,7 @@ pub(super) fn matching<'py>(
         let dir = claim(out, force, "matching", &call)?;
         let m = interruptible(py, || api::matching::matching(&opts, dir, &report))?;
         let d = summary(py, m.runs, m.messages_verified, m.host_seconds)?;
+        d.set_item("reused", m.reused)?;
         Ok(d)
     })
 }
@@ -251,9 +269,11 @@ pub(super) fn matching<'py>(
 /// one and two engines, on `jobs` threads, and writes engines.csv and report.md into `out`;
 /// `costs` is "emp" (EMP's firmware costs) or "config" (the configuration's `[moped.steps]`),
 /// `design` a MOPED design. With `workloads` (the specs folder), also Figure 10 under the
-/// best scheme (figure10_schemes.csv). Returns {"runs", "messages_verified", "host_seconds"}.
+/// best scheme (figure10_schemes.csv). An `out` holding an earlier run of the experiment is
+/// resumed (its runs with unchanged keys reused) unless `fresh`. Returns {"runs",
+/// "messages_verified", "host_seconds", "reused"}.
 #[pyfunction]
-#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=true, force=false, workloads=None, only=None))]
+#[pyo3(signature = (out, config_toml, schemes=None, costs="emp", design="optcopy", quick=false, jobs=None, progress=None, force=false, workloads=None, only=None, fresh=false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn engines<'py>(
     py: Python<'py>,
@@ -264,10 +284,11 @@ pub(super) fn engines<'py>(
     design: &str,
     quick: bool,
     jobs: Option<usize>,
-    progress: bool,
+    progress: Option<PyObject>,
     force: bool,
     workloads: Option<String>,
     only: Option<String>,
+    fresh: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
@@ -300,6 +321,8 @@ pub(super) fn engines<'py>(
                 "design: {design} has no MOPED; pick basemoped, optcopy or optcache"
             )));
         }
+        let (force, reuse) =
+            api::store::claim_terms(Path::new(out), api::engines::STORE_NAME, force, fresh);
         let opts = api::engines::EnginesOptions {
             config: parse_config(config_toml, "<config>")?,
             costs: costs
@@ -311,6 +334,7 @@ pub(super) fn engines<'py>(
             schemes,
             hosts,
             figure10: workloads.map(|w| api::figure10::Figure10Part::new(w.into(), quick)),
+            reuse,
         };
         let n = opts.run_count();
         let report = reporter(progress, n);
@@ -324,6 +348,7 @@ pub(super) fn engines<'py>(
         let dir = claim(out, force, "engines", &call)?;
         let e = interruptible(py, || api::engines::engines(&opts, dir, &report))?;
         let d = summary(py, e.runs, e.messages_verified, e.host_seconds)?;
+        d.set_item("reused", e.reused)?;
         Ok(d)
     })
 }
@@ -333,27 +358,33 @@ pub(super) fn engines<'py>(
 /// `jobs` threads (default: every core), printing a line per finished run to stderr when
 /// `progress`, and writes lhs.csv and report.md into `out`; `quick` keeps searches up to
 /// 256 entries. Returns {"runs", "messages_verified", "host_seconds", "speedup"} (the
-/// like-for-like speed-up the report leads with, None if it did not run).
+/// like-for-like speed-up the report leads with, None if it did not run) and "reused"; an
+/// `out` holding an earlier run of the experiment is resumed unless `fresh`.
 #[pyfunction]
-#[pyo3(signature = (out, overrides=Vec::new(), quick=false, jobs=None, progress=true, force=false))]
+#[pyo3(signature = (out, overrides=Vec::new(), quick=false, jobs=None, progress=None, force=false, fresh=false))]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn lhs<'py>(
     py: Python<'py>,
     out: &str,
     overrides: Vec<(String, String)>,
     quick: bool,
     jobs: Option<usize>,
-    progress: bool,
+    progress: Option<PyObject>,
     force: bool,
+    fresh: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         if jobs == Some(0) {
             return Err(InputError::new_err("jobs: must be at least 1"));
         }
+        let (force, reuse) =
+            api::store::claim_terms(Path::new(out), api::lhs::STORE_NAME, force, fresh);
         let opts = api::lhs::LhsOptions {
             out: out.into(),
             overrides,
             jobs: jobs.unwrap_or_else(api::figure10::default_jobs),
             quick,
+            reuse,
         };
         let n = opts.run_count();
         let report = reporter(progress, n);
@@ -366,6 +397,7 @@ pub(super) fn lhs<'py>(
         let dir = claim(out, force, "lhs", &call)?;
         let l = interruptible(py, || api::lhs::lhs(&opts, dir, &report))?;
         let d = summary(py, l.runs, l.messages_verified, l.host_seconds)?;
+        d.set_item("reused", l.reused)?;
         let speedup = api::lhs::report::headline(&l.rows).and_then(|h| h.ratio());
         d.set_item("speedup", speedup)?;
         Ok(d)

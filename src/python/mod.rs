@@ -8,6 +8,7 @@
 //! (python/moped) wraps it.
 
 mod experiments;
+mod store;
 
 use std::path::Path;
 
@@ -355,10 +356,12 @@ fn invocation(name: &str, args: &[(&str, String)]) -> api::output::Invocation {
 }
 
 /// Simulates the program file at `program_path`; with `out`, also writes the result files.
-/// Returns {"stats": [[name, value, unit, description], ...], "cycles", "config_toml",
-/// "protocol", "host_seconds"}.
+/// With `progress`, calls it with a dict of the run's progress (see [`beat_dict`]) every
+/// half second of host time. Returns {"stats": [[name, value, unit, description], ...],
+/// "cycles", "config_toml", "protocol", "host_seconds"}.
 #[pyfunction]
-#[pyo3(signature = (config_toml, program_path, protocol, seed, out=None, force=false))]
+#[pyo3(signature = (config_toml, program_path, protocol, seed, out=None, force=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_toml: &str,
@@ -367,6 +370,7 @@ fn run<'py>(
     seed: u64,
     out: Option<String>,
     force: bool,
+    progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
         let cfg = parse_config(config_toml, "<config>")?;
@@ -378,7 +382,22 @@ fn run<'py>(
             ("seed", seed.to_string()),
         ];
         let out = out.map(|o| claim(&o, force, "run", &call)).transpose()?;
-        let result = interruptible(py, || api::run::run_file(&cfg, program, design, seed, out))?;
+        let simulate = || api::run::run_file(&cfg, program, design, seed, out);
+        let result = match progress {
+            None => interruptible(py, simulate)?,
+            Some(callback) => {
+                let beat = move |b: &api::heartbeat::Beat| {
+                    Python::with_gil(|py| {
+                        let called = beat_dict(py, b).and_then(|d| callback.call1(py, (d,)));
+                        if let Err(e) = called {
+                            e.print(py);
+                        }
+                    })
+                };
+                let every = std::time::Duration::from_millis(500);
+                interruptible(py, || api::heartbeat::with_every(every, beat, simulate))?
+            }
+        };
         let stats = PyList::empty_bound(py);
         // The rows of stats.txt, a distribution's fields (`name::mean`, ...) among them.
         for s in result.stats.rows() {
@@ -402,6 +421,21 @@ fn run<'py>(
         d.set_item("host_seconds", result.host_seconds)?;
         Ok(d)
     })
+}
+
+/// A heartbeat as Python sees it: {"cycle", "events", "host_seconds",
+/// "events_per_second", "done", "of", "eta_seconds"} (the last three None where the run's
+/// end is not known).
+fn beat_dict<'py>(py: Python<'py>, b: &api::heartbeat::Beat) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    d.set_item("cycle", b.cycle)?;
+    d.set_item("events", b.events)?;
+    d.set_item("host_seconds", b.host_seconds)?;
+    d.set_item("events_per_second", b.events_per_second())?;
+    d.set_item("done", b.done.map(|(done, _)| done))?;
+    d.set_item("of", b.done.map(|(_, of)| of))?;
+    d.set_item("eta_seconds", b.eta_seconds())?;
+    Ok(d)
 }
 
 /// Runs the random coherence tester under `design` (its MOPEDs take part unless it is the
@@ -678,6 +712,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(figure10_claim, m)?)?;
     m.add_class::<OutputClaim>()?;
+    m.add_function(wrap_pyfunction!(store::store_claim, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_take, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_keep, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_finish, m)?)?;
     m.add_function(wrap_pyfunction!(parse_stats, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

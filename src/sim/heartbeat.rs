@@ -39,6 +39,7 @@ impl Beat {
 struct Sink {
     started: Instant,
     last: Instant,
+    every: Duration,
     beat: Box<dyn FnMut(&Beat)>,
 }
 
@@ -49,10 +50,21 @@ thread_local! {
 /// Runs `f` with `beat` hearing this thread's runs every [`INTERVAL`] (the previous sink
 /// is restored after, so calls nest).
 pub fn with<T>(beat: impl FnMut(&Beat) + 'static, f: impl FnOnce() -> T) -> T {
+    with_every(INTERVAL, beat, f)
+}
+
+/// [`with`], a beat every `every` of host time (a progress bar redraws more often than a
+/// log takes lines).
+pub fn with_every<T>(
+    every: Duration,
+    beat: impl FnMut(&Beat) + 'static,
+    f: impl FnOnce() -> T,
+) -> T {
     let now = Instant::now();
     let sink = Sink {
         started: now,
         last: now,
+        every,
         beat: Box::new(beat),
     };
     super::interrupt::with_local(&SINK, sink, f)
@@ -65,7 +77,7 @@ pub(crate) fn tick(beat: impl FnOnce(f64) -> Beat) {
         let mut s = s.borrow_mut();
         let Some(sink) = s.as_mut() else { return };
         let now = Instant::now();
-        if now.duration_since(sink.last) < INTERVAL {
+        if now.duration_since(sink.last) < sink.every {
             return;
         }
         sink.last = now;

@@ -314,6 +314,10 @@ impl RandomTester {
 }
 
 impl Driver for RandomTester {
+    fn progress(&self) -> Option<(u64, u64)> {
+        Some((self.report.checks_completed, self.cfg.checks))
+    }
+
     fn next(&mut self, core: usize, _now: u64) -> Result<Next, String> {
         if self.finished() {
             return Ok(Next::Done);

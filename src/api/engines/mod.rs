@@ -276,6 +276,9 @@ pub struct EnginesOptions {
     pub hosts: Hosts,
     /// Also Figure 10 under the best scheme ([`figure10`]), with the transplant.
     pub figure10: Option<Figure10Part>,
+    /// An earlier result folder of this experiment whose runs are taken where their keys
+    /// are unchanged (see [`super::store::claim_terms`]).
+    pub reuse: Option<PathBuf>,
 }
 
 impl EnginesOptions {
@@ -450,7 +453,12 @@ pub struct Engines {
     pub host_seconds: f64,
     /// Figure 10 under the best scheme, when asked for and some scheme had two engines.
     pub figure10: Vec<figure10::Bar>,
+    /// Runs taken from the earlier results instead of simulated.
+    pub reused: usize,
 }
+
+/// The experiment's name in its folder's results store.
+pub const STORE_NAME: &str = "engines";
 
 /// Runs the experiment into `out` (taken whole, or marked FAILED).
 pub fn engines(
@@ -458,7 +466,10 @@ pub fn engines(
     out: OutDir,
     progress: Progress,
 ) -> Result<Engines, MopedError> {
-    let result = run_and_write(opts, &out, progress);
+    let mut out = out;
+    let result = out
+        .hold_store(STORE_NAME, opts.reuse.clone())
+        .and_then(|()| run_and_write(opts, &out, progress));
     out.finish(result, |_, _| {
         Ok(RunInfo {
             config: opts.config.clone(),
@@ -571,6 +582,7 @@ fn run_and_write(
         events,
         host_seconds: started.elapsed().as_secs_f64(),
         figure10: bars,
+        reused: super::runs_table::write_scanned(out.path())?.1,
     };
     if opts.hosts.cmp() {
         std::fs::write(out.path().join("engines.csv"), csv(&e.rows)).map_err(io)?;

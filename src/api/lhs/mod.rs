@@ -298,7 +298,13 @@ pub struct LhsOptions {
     pub jobs: usize,
     /// Depths up to 256 only.
     pub quick: bool,
+    /// An earlier result folder of this experiment whose runs are taken where their keys
+    /// are unchanged (see [`super::store::claim_terms`]).
+    pub reuse: Option<PathBuf>,
 }
+
+/// The experiment's name in its folder's results store.
+pub const STORE_NAME: &str = "lhs";
 
 impl LhsOptions {
     /// The simulations the experiment runs.
@@ -320,12 +326,17 @@ pub struct Lhs {
     pub host_seconds: f64,
     /// Each host's configuration as run, its uncontended memory load in ns.
     pub hosts: Vec<(Host, SystemConfig, f64)>,
+    /// Runs taken from the earlier results instead of simulated.
+    pub reused: usize,
 }
 
 /// Runs the experiment into `out` (taken whole, or marked FAILED).
 pub fn lhs(opts: &LhsOptions, out: OutDir, progress: Progress) -> Result<Lhs, MopedError> {
     let base = Host::Dimmnet2.config(&opts.overrides)?;
-    let result = run_and_write(opts, &out, progress);
+    let mut out = out;
+    let result = out
+        .hold_store(STORE_NAME, opts.reuse.clone())
+        .and_then(|()| run_and_write(opts, &out, progress));
     out.finish(result, |_, _| {
         Ok(RunInfo {
             config: base.clone(),
@@ -385,6 +396,7 @@ fn run_and_write(opts: &LhsOptions, out: &OutDir, progress: Progress) -> Result<
         events,
         host_seconds: started.elapsed().as_secs_f64(),
         hosts,
+        reused: super::runs_table::write_scanned(out.path())?.1,
     };
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("lhs.csv"), row::csv(&lhs.rows)).map_err(io)?;

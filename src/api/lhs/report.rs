@@ -722,12 +722,14 @@ mod tests {
             events: 0,
             host_seconds: 0.0,
             hosts: Vec::new(),
+            reused: 0,
         };
         let opts = LhsOptions {
             out: "x".into(),
             overrides: Vec::new(),
             jobs: 1,
             quick: false,
+            reuse: None,
         };
         let text = report(&l, &opts);
         let first = crate::api::matching::lhs::first_speedup(&text);

@@ -347,6 +347,9 @@ pub struct MatchingOptions {
     pub quick: bool,
     /// Also Figure 10 under each engine ([`figure10`]).
     pub figure10: Option<figure10::Figure10Part>,
+    /// An earlier result folder of this experiment whose runs are taken where their keys
+    /// are unchanged (see [`super::store::claim_terms`]).
+    pub reuse: Option<PathBuf>,
 }
 
 impl MatchingOptions {
@@ -380,6 +383,8 @@ pub struct Matching {
     pub stream64: Vec<stream64::StreamRow>,
     /// The LHS paper's unexpected search, when `software-lhs` is among the engines.
     pub lhs: Vec<lhs::LhsRow>,
+    /// Runs taken from the earlier results instead of simulated.
+    pub reused: usize,
 }
 
 /// The configuration an engine runs with: deep enough tables and lists for every point,
@@ -413,13 +418,20 @@ pub fn design_of(engine: Matcher) -> Design {
     }
 }
 
-/// Runs the experiment into `out` (taken whole, or marked FAILED).
+/// The experiment's name in its folder's results store.
+pub const STORE_NAME: &str = "matching";
+
+/// Runs the experiment into `out` (taken whole, or marked FAILED), holding its store:
+/// each run whose key is unchanged in `opts.reuse` is taken from there.
 pub fn matching(
     opts: &MatchingOptions,
     out: OutDir,
     progress: Progress,
 ) -> Result<Matching, MopedError> {
-    let result = run_and_write(opts, &out, progress);
+    let mut out = out;
+    let result = out
+        .hold_store(STORE_NAME, opts.reuse.clone())
+        .and_then(|()| run_and_write(opts, &out, progress));
     out.finish(result, |_, _| {
         Ok(RunInfo {
             config: opts.config.clone(),
@@ -525,7 +537,10 @@ fn run_and_write(
         figure10: bars,
         stream64: stream,
         lhs: lhs_rows,
+        reused: 0,
     };
+    let mut m = m;
+    m.reused = super::runs_table::write_scanned(out.path())?.1;
     let io = |e: std::io::Error| MopedError::Io(format!("{}: {e}", out.path().display()));
     std::fs::write(out.path().join("matching.csv"), csv(&m.rows)).map_err(io)?;
     let mut report = report::report(&m.rows, &m.notes(opts));
@@ -654,6 +669,7 @@ pub fn bench(repetitions: u32) -> Result<crate::bench::BenchResult, MopedError> 
             engines: Matcher::all(),
             quick: true,
             figure10: None,
+            reuse: None,
         };
         let out = OutDir::claim(&dir, true, Default::default())?;
         let m = matching(&opts, out, &|_, _, _| {})?;
