@@ -37,6 +37,11 @@ def run_gem5(
     )
 
 
+def ended(r: subprocess.CompletedProcess, cause: str) -> None:
+    """Fails the test with gem5's output unless gem5 exited 0 with `cause`."""
+    assert r.returncode == 0 and cause in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+
+
 def pingpong_in_gem5(out: Path, design: str, *args: str) -> None:
     """IMB PingPong at a fifth of its iterations in gem5 under `design`, into `out`; fails
     the test with gem5's output if gem5 fails."""
@@ -58,12 +63,36 @@ def pingpong_in_gem5(out: Path, design: str, *args: str) -> None:
 @pytest.mark.parametrize("design", DESIGNS)
 def test_the_ruby_tester_passes_on_16_cores(tmp_path: Path, design: str) -> None:
     r = run_gem5(tmp_path, "moped_random_test.py", "--design", design, "--checks", "20000")
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "Ruby Tester completed" in r.stdout
+    ended(r, "Ruby Tester completed")
     # A MOPED's requests must not merge in gem5's Sequencer: a load joining an in-flight
     # GET_COPY can read a copy older than a store completed before the load (docs/gem5.md).
     config = (tmp_path / "config.ini").read_text()
     assert config.count("type=MopedSequencer") == 16
+
+
+def event_total(stats: str, name: str) -> int:
+    """The total over the controllers of one Ruby event count in gem5's stats.txt (its
+    line `system.ruby.<name>::total`, left out where every count is 0)."""
+    for line in stats.splitlines():
+        fields = line.split()
+        if fields and fields[0] == f"system.ruby.{name}::total":
+            return int(float(fields[1]))
+    return 0
+
+
+@pytest.mark.gem5
+@pytest.mark.parametrize("design", DESIGNS)
+def test_whole_line_writes_pass_and_optcache_fills_lines(tmp_path: Path, design: str) -> None:
+    r = run_gem5(tmp_path, "moped_line_test.py", "--design", design, "--checks", "20000")
+    ended(r, "MopedLineTester completed")
+    stats = (tmp_path / "stats.txt").read_text()
+    checks = [line for line in stats.splitlines() if line.startswith("system.tester.checks ")]
+    assert checks and int(float(checks[0].split()[1])) >= 20000
+    fills = event_total(stats, "L2Cache_Controller.M_FILL")
+    if design == "optcache":
+        assert fills > 0, "OPTCACHE's whole-line MOPED writes are M_FILL"
+    else:
+        assert fills == 0
 
 
 @pytest.mark.gem5

@@ -19,10 +19,6 @@ namespace gem5
 namespace
 {
 
-// M_FILL travels as a whole-line write whose program counter says "fill" ("MFLL"): the
-// protocol's `fill_pc` parameter must hold the same value.
-constexpr Addr fillPc = 0x4D464C4C;
-
 void
 readLineCb(void *ctx, uint64_t paddr, uint8_t out[MOPED_G5_LINE_BYTES])
 {
@@ -51,13 +47,15 @@ MopedSystem::MopedSystem(const MopedSystemParams &p)
       processEvent([this] { process(); }, name() + ".process"),
       stats(this)
 {
+    auto respond = [this](PacketPtr pkt) { complete(pkt); };
+    auto retried = [this] { stats.retries++; };
     for (int i = 0; i < p.port_core_ports_connection_count; ++i) {
-        corePorts.emplace_back(new SeqPort(
-            csprintf("%s.core_ports%d", name(), i), *this, i));
+        corePorts.emplace_back(new MopedSeqPort(
+            csprintf("%s.core_ports%d", name(), i), respond, retried));
     }
     for (int i = 0; i < p.port_moped_ports_connection_count; ++i) {
-        mopedPorts.emplace_back(new SeqPort(
-            csprintf("%s.moped_ports%d", name(), i), *this, i));
+        mopedPorts.emplace_back(new MopedSeqPort(
+            csprintf("%s.moped_ports%d", name(), i), respond, retried));
     }
 }
 
@@ -252,7 +250,7 @@ MopedSystem::issue(const MopedG5Request &r)
     }
     RequestPtr req = std::make_shared<Request>(addr, size, 0, requestorId);
     if (r.op == MOPED_G5_M_FILL)
-        req->setPC(fillPc);
+        req->setPC(MopedFillPc);
     if (masked) {
         std::vector<bool> enable(MOPED_G5_LINE_BYTES);
         for (unsigned i = 0; i < MOPED_G5_LINE_BYTES; ++i)
@@ -308,28 +306,6 @@ MopedSystem::fail(const std::string &why)
     out << why << "\n";
     warn("%s: %s", name(), why);
     exitSimLoop("moped: the run failed", 1);
-}
-
-void
-MopedSystem::SeqPort::send(PacketPtr pkt)
-{
-    if (!waiting.empty() || !sendTimingReq(pkt))
-        waiting.push_back(pkt);
-}
-
-bool
-MopedSystem::SeqPort::recvTimingResp(PacketPtr pkt)
-{
-    owner.complete(pkt);
-    return true;
-}
-
-void
-MopedSystem::SeqPort::recvReqRetry()
-{
-    owner.stats.retries++;
-    while (!waiting.empty() && sendTimingReq(waiting.front()))
-        waiting.pop_front();
 }
 
 MopedSystem::MopedStats::MopedStats(statistics::Group *parent)

@@ -14,6 +14,7 @@
 #include "base/statistics.hh"
 #include "mem/packet.hh"
 #include "mem/port.hh"
+#include "moped_ext/moped/sequencer_port.hh"
 #include "moped_ext/rust/moped_gem5.h"
 #include "params/MopedSystem.hh"
 #include "sim/clocked_object.hh"
@@ -40,26 +41,6 @@ class MopedSystem : public ClockedObject
     void writeLine(uint64_t paddr, const uint8_t *data);
 
   private:
-    class SeqPort : public RequestPort
-    {
-      public:
-        SeqPort(const std::string &name, MopedSystem &owner, int index)
-            : RequestPort(name), owner(owner), index(index)
-        {}
-
-        // Sends now or queues behind earlier refused packets.
-        void send(PacketPtr pkt);
-
-      protected:
-        bool recvTimingResp(PacketPtr pkt) override;
-        void recvReqRetry() override;
-
-      private:
-        MopedSystem &owner;
-        int index;
-        std::deque<PacketPtr> waiting;
-    };
-
     // Rides on each packet: the Rust request it carries.
     struct RequestState : public Packet::SenderState
     {
@@ -76,8 +57,8 @@ class MopedSystem : public ClockedObject
     const MopedSystemParams &params;
     RequestorID requestorId;
     MopedG5Host *host = nullptr;
-    std::vector<std::unique_ptr<SeqPort>> corePorts;
-    std::vector<std::unique_ptr<SeqPort>> mopedPorts;
+    std::vector<std::unique_ptr<MopedSeqPort>> corePorts;
+    std::vector<std::unique_ptr<MopedSeqPort>> mopedPorts;
     EventFunctionWrapper processEvent;
     bool done = false;
     // The cycle the workload's timed region started (0: none yet), and whether its end
