@@ -11,14 +11,7 @@ import os
 import sys
 
 import m5
-from m5.objects import (
-    AddrRange,
-    MopedLineTester,
-    Root,
-    SrcClockDomain,
-    System,
-    VoltageDomain,
-)
+from m5.objects import MopedLineTester, Root
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import moped_ruby  # noqa: E402
@@ -29,36 +22,17 @@ parser.add_argument("--cores", type=int, default=4)
 parser.add_argument("--checks", type=int, default=20000, help="checks to complete")
 parser.add_argument("--lines", type=int, default=24, help="lines under test")
 parser.add_argument("--seed", type=int, default=1)
-parser.add_argument("--l1-bytes", type=int, default=256, help="tiny L1, for replacements")
-parser.add_argument("--l2-bytes", type=int, default=512, help="tiny L2, for replacements")
-parser.add_argument(
-    "--network",
-    default="moped",
-    choices=moped_ruby.NETWORKS,
-    help="moped's network model (default) or gem5's SimpleNetwork",
-)
+moped_ruby.add_tester_args(parser)
 args = parser.parse_args()
 if args.cores < 1 or args.cores > 16:
     parser.error("--cores must be 1..16")
 if args.lines < 1:
     parser.error("--lines must be at least 1")
 
-moped_ruby.check_build()
-cfg = moped_ruby.moped_config(
-    None,
-    [
-        f"system.cores={args.cores}",
-        f"l1.size_bytes={args.l1_bytes}",
-        "l1.assoc=2",
-        f"l2.size_bytes={args.l2_bytes}",
-        "l2.assoc=2",
-    ],
-)
+cfg = moped_ruby.tester_config(args)
 
 mem_bytes = 1 << 30
-system = System(mem_ranges=[AddrRange(mem_bytes)])
-system.voltage_domain = VoltageDomain()
-system.clk_domain = SrcClockDomain(clock="1GHz", voltage_domain=system.voltage_domain)
+system = moped_ruby.tester_system(mem_bytes)
 core_seqs, moped_seqs, _ = moped_ruby.build(
     system, cfg, args.design, args.cores, mem_bytes, 10, args.network
 )

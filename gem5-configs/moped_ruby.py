@@ -35,6 +35,7 @@ from m5.objects import (
     SimpleNetwork,
     SrcClockDomain,
     Switch,
+    System,
     VoltageDomain,
 )
 
@@ -42,6 +43,43 @@ PROTOCOL = "MOPED_CMP_directory"
 DESIGNS = ["baseline", "basemoped", "optcopy", "optcache"]
 NETWORKS = ["moped", "simple"]
 LINE_BYTES = 64
+
+
+def add_tester_args(parser):
+    """The options both random testers take: tiny caches, for replacements, and the
+    network."""
+    parser.add_argument("--l1-bytes", type=int, default=256, help="tiny L1, for replacements")
+    parser.add_argument("--l2-bytes", type=int, default=512, help="tiny L2, for replacements")
+    parser.add_argument(
+        "--network",
+        default="moped",
+        choices=NETWORKS,
+        help="moped's network model (default) or gem5's SimpleNetwork",
+    )
+
+
+def tester_config(args):
+    """moped's system config for a tester: `args.cores` cores on 2-way caches of
+    `args.l1_bytes` and `args.l2_bytes` (checks the build first)."""
+    check_build()
+    return moped_config(
+        None,
+        [
+            f"system.cores={args.cores}",
+            f"l1.size_bytes={args.l1_bytes}",
+            "l1.assoc=2",
+            f"l2.size_bytes={args.l2_bytes}",
+            "l2.assoc=2",
+        ],
+    )
+
+
+def tester_system(mem_bytes, **kwargs):
+    """A System of `mem_bytes` on a 1 GHz clock for a tester (`kwargs` go to System)."""
+    system = System(mem_ranges=[AddrRange(mem_bytes)], **kwargs)
+    system.voltage_domain = VoltageDomain()
+    system.clk_domain = SrcClockDomain(clock="1GHz", voltage_domain=system.voltage_domain)
+    return system
 
 
 def check_build():

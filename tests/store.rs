@@ -30,6 +30,16 @@ fn tasks() -> Vec<Task> {
         .to_vec()
 }
 
+/// What the experiments of these tests ran, for their folders' run.json.
+fn info(cfg: &SystemConfig) -> RunInfo {
+    RunInfo {
+        config: cfg.clone(),
+        seed: 1.into(),
+        workload: "any_source.goal".into(),
+        design: "baseline, optcopy".into(),
+    }
+}
+
 /// Runs the tasks into `dest`, reusing `from`'s store; finishes the folder as an
 /// experiment with a store does, or fails it with `fail`.
 fn experiment(
@@ -50,14 +60,7 @@ fn experiment(
         runs_table::write_scanned(out.path())?;
         Ok(o)
     });
-    out.finish(ran, |_, _| {
-        Ok(RunInfo {
-            config: cfg.clone(),
-            seed: 1.into(),
-            workload: "any_source.goal".into(),
-            design: "baseline, optcopy".into(),
-        })
-    })
+    out.finish(ran, |_, _| Ok(info(cfg)))
 }
 
 #[test]
@@ -138,14 +141,7 @@ fn a_failed_experiment_keeps_the_runs_of_its_parts() {
         out.hold_store("test", from)?;
         let part = out.child("part")?;
         let ran = run_all(&cfg, &tasks(), 2, None, Some(&part), &none);
-        let ran = part.finish(ran, |_, _| {
-            Ok(RunInfo {
-                config: cfg.clone(),
-                seed: 1.into(),
-                workload: "any_source.goal".into(),
-                design: "baseline, optcopy".into(),
-            })
-        });
+        let ran = part.finish(ran, |_, _| Ok(info(&cfg)));
         let ran = ran.and_then(|o| {
             if fail {
                 return Err(MopedError::Io("stopped".into()));
@@ -154,14 +150,7 @@ fn a_failed_experiment_keeps_the_runs_of_its_parts() {
             assert_eq!(runs, o.len());
             Ok(o)
         });
-        out.finish(ran, |_, _| {
-            Ok(RunInfo {
-                config: cfg.clone(),
-                seed: 1.into(),
-                workload: "any_source.goal".into(),
-                design: "baseline, optcopy".into(),
-            })
-        })
+        out.finish(ran, |_, _| Ok(info(&cfg)))
     };
     run_parts(None, true).unwrap_err();
     assert!(dest.join("FAILED").is_file());

@@ -17,14 +17,10 @@ MopedLineTester::MopedLineTester(const MopedLineTesterParams &p)
       stats(this)
 {
     auto respond = [this](PacketPtr pkt) { complete(pkt); };
-    for (int i = 0; i < p.port_core_ports_connection_count; ++i) {
-        corePorts.emplace_back(new MopedSeqPort(
-            csprintf("%s.core_ports%d", name(), i), respond));
-    }
-    for (int i = 0; i < p.port_moped_ports_connection_count; ++i) {
-        mopedPorts.emplace_back(new MopedSeqPort(
-            csprintf("%s.moped_ports%d", name(), i), respond));
-    }
+    corePorts = makeSeqPorts(name() + ".core_ports",
+                             p.port_core_ports_connection_count, respond);
+    mopedPorts = makeSeqPorts(name() + ".moped_ports",
+                              p.port_moped_ports_connection_count, respond);
     if (p.lines == 0)
         fatal("%s: lines must be at least 1", name());
     lines.resize(p.lines);
@@ -35,12 +31,10 @@ MopedLineTester::MopedLineTester(const MopedLineTesterParams &p)
 Port &
 MopedLineTester::getPort(const std::string &if_name, PortID idx)
 {
-    if (if_name == "core_ports" && idx >= 0 && idx < (int)corePorts.size())
-        return *corePorts[idx];
-    if (if_name == "moped_ports" && idx >= 0 &&
-        idx < (int)mopedPorts.size())
-        return *mopedPorts[idx];
-    return ClockedObject::getPort(if_name, idx);
+    Port *port = if_name == "core_ports"    ? seqPort(corePorts, idx)
+                 : if_name == "moped_ports" ? seqPort(mopedPorts, idx)
+                                            : nullptr;
+    return port ? *port : ClockedObject::getPort(if_name, idx);
 }
 
 void

@@ -49,14 +49,12 @@ MopedSystem::MopedSystem(const MopedSystemParams &p)
 {
     auto respond = [this](PacketPtr pkt) { complete(pkt); };
     auto retried = [this] { stats.retries++; };
-    for (int i = 0; i < p.port_core_ports_connection_count; ++i) {
-        corePorts.emplace_back(new MopedSeqPort(
-            csprintf("%s.core_ports%d", name(), i), respond, retried));
-    }
-    for (int i = 0; i < p.port_moped_ports_connection_count; ++i) {
-        mopedPorts.emplace_back(new MopedSeqPort(
-            csprintf("%s.moped_ports%d", name(), i), respond, retried));
-    }
+    corePorts = makeSeqPorts(name() + ".core_ports",
+                             p.port_core_ports_connection_count, respond,
+                             retried);
+    mopedPorts = makeSeqPorts(name() + ".moped_ports",
+                              p.port_moped_ports_connection_count, respond,
+                              retried);
 }
 
 MopedSystem::~MopedSystem()
@@ -67,12 +65,10 @@ MopedSystem::~MopedSystem()
 Port &
 MopedSystem::getPort(const std::string &if_name, PortID idx)
 {
-    if (if_name == "core_ports" && idx >= 0 && idx < (int)corePorts.size())
-        return *corePorts[idx];
-    if (if_name == "moped_ports" && idx >= 0 &&
-        idx < (int)mopedPorts.size())
-        return *mopedPorts[idx];
-    return ClockedObject::getPort(if_name, idx);
+    Port *port = if_name == "core_ports"    ? seqPort(corePorts, idx)
+                 : if_name == "moped_ports" ? seqPort(mopedPorts, idx)
+                                            : nullptr;
+    return port ? *port : ClockedObject::getPort(if_name, idx);
 }
 
 void

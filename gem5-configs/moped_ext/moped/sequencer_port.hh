@@ -5,9 +5,11 @@
 #define MOPED_EXT_MOPED_SEQUENCER_PORT_HH
 
 #include <deque>
+#include <memory>
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mem/packet.hh"
 #include "mem/port.hh"
@@ -44,6 +46,17 @@ class MopedSeqPort : public RequestPort
     std::function<void()> retried;
     std::deque<PacketPtr> waiting;
 };
+
+// `count` ports named `<prefix><index>`, each handing its responses to `respond` and
+// telling `retried` of its retries.
+std::vector<std::unique_ptr<MopedSeqPort>>
+makeSeqPorts(const std::string &prefix, int count,
+             const std::function<void(PacketPtr)> &respond,
+             const std::function<void()> &retried = [] {});
+
+// Port `idx` of `ports`, or null where there is none.
+Port *seqPort(const std::vector<std::unique_ptr<MopedSeqPort>> &ports,
+              PortID idx);
 
 } // namespace gem5
 
