@@ -112,12 +112,14 @@ def moped_config(config_file=None, sets=None):
 
 
 def _parse_value(text):
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
+    # As `moped mpi --set` reads a value: a TOML value (number, boolean, quoted string,
+    # array), else the bare text as a string.
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
 
 
 def _cache(size_bytes, assoc, latency):

@@ -124,7 +124,7 @@ MopedSystem::process()
 {
     if (done)
         return;
-    uint64_t now = curCycle();
+    uint64_t now = hostCycle();
     // A completion may have reached a mark of the timed region; the host stopped there.
     takeMark();
     uint64_t next = moped_g5_advance(host, now);
@@ -154,7 +154,8 @@ MopedSystem::process()
         return;
     }
     if (next != UINT64_MAX) {
-        Tick when = clockEdge(Cycles(next > now ? next - now : 1));
+        Tick edge = (next > now ? next : now + 1) * clockPeriod();
+        Tick when = std::max<Tick>(curTick(), edge);
         if (!processEvent.scheduled())
             schedule(processEvent, when);
         else if (processEvent.when() > when)
@@ -225,7 +226,7 @@ MopedSystem::issue(const MopedG5Request &r)
             // Rights only: the copy unit's write that follows is an M_GETX of its own and
             // gains the rights then, so this one is answered at once.
             stats.lineOwns++;
-            if (moped_g5_complete(host, r.id, nullptr, -1, curCycle()) < 0)
+            if (moped_g5_complete(host, r.id, nullptr, -1, hostCycle()) < 0)
                 fail(hostError(host));
             return;
         }
@@ -258,6 +259,8 @@ MopedSystem::issue(const MopedG5Request &r)
     if (cmd == MemCmd::WriteReq)
         pkt->setData(r.data + offset);
     pkt->pushSenderState(new RequestState(r.id));
+    if (curTick() % clockPeriod() != 0)
+        stats.lateRequests++;
     if (core)
         stats.coreRequests++;
     else
@@ -283,7 +286,7 @@ MopedSystem::complete(PacketPtr pkt)
     delete state;
     const uint8_t *data = pkt->isRead() ? pkt->getConstPtr<uint8_t>() : nullptr;
     DPRINTF(MopedSystem, "complete %llu at %#x\n", id, pkt->getAddr());
-    int rc = moped_g5_complete(host, id, data, -1, curCycle());
+    int rc = moped_g5_complete(host, id, data, -1, hostCycle());
     delete pkt;
     if (rc < 0) {
         fail(hostError(host));
@@ -312,6 +315,10 @@ MopedSystem::MopedStats::MopedStats(statistics::Group *parent)
                "Core loads and stores issued to the sequencers"),
       ADD_STAT(mopedRequests, statistics::units::Count::get(),
                "MOPED line requests issued to the MOPED sequencers"),
+      ADD_STAT(lateRequests, statistics::units::Count::get(),
+               "Requests issued a tick after their cycle's edge (the host made "
+               "them as a completion reached it): Ruby takes them a cycle later "
+               "than the embedded model would"),
       ADD_STAT(lineReads, statistics::units::Count::get(),
                "MOPED line reads for the copy unit and page walks (M_GETS)"),
       ADD_STAT(lineOwns, statistics::units::Count::get(),

@@ -48,6 +48,11 @@ class MopedSystem : public ClockedObject
         uint64_t id;
     };
 
+    // The host's cycle now: the clock edge at or before this tick. A Ruby callback runs
+    // on an edge, but its response reaches this object a tick later (gem5's packet
+    // queues send no earlier than the next tick), where curCycle() would round up to
+    // the next cycle and every access would take one cycle more than it did.
+    uint64_t hostCycle() const { return curTick() / clockPeriod(); }
     void process();
     void takeMark();
     void issue(const MopedG5Request &r);
@@ -72,6 +77,7 @@ class MopedSystem : public ClockedObject
         statistics::Scalar cycles;
         statistics::Scalar coreRequests;
         statistics::Scalar mopedRequests;
+        statistics::Scalar lateRequests;
         statistics::Scalar lineReads;
         statistics::Scalar lineOwns;
         statistics::Scalar lineWrites;
