@@ -94,7 +94,7 @@ system.voltage_domain = VoltageDomain()
 system.clk_domain = SrcClockDomain(
     clock=f"{cfg['system']['core_ghz']}GHz", voltage_domain=system.voltage_domain
 )
-core_seqs, moped_seqs, _ = moped_ruby.build(
+core_seqs, moped_seqs, l2_cntrls = moped_ruby.build(
     system, cfg, args.design, cores, mem_bytes, network=args.network
 )
 system.moped = MopedSystem(
@@ -106,6 +106,7 @@ system.moped = MopedSystem(
     sets=";".join(args.set),
     network=system.ruby.network,
     clk_domain=system.ruby_clk_domain,
+    controllers=l2_cntrls,
 )
 for seq in core_seqs:
     system.moped.core_ports = seq.in_ports

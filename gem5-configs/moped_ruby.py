@@ -186,7 +186,8 @@ def build(system, cfg, design, cores, mem_bytes, recycle_latency=1, network="mop
         c.responseFromL2 = MessageBuffer()
         c.forwardToL2 = MessageBuffer()
         c.responseToL2 = MessageBuffer()
-        c.triggerQueue = MessageBuffer(ordered=True)
+        # All_Acks is triggered in the cycle the last message arrives (zero latency).
+        c.triggerQueue = MessageBuffer(ordered=True, allow_zero_latency=True)
         c.mandatoryQueue = MessageBuffer()
         setattr(system.ruby, f"l2_cntrl{i}", c)
         l2_cntrls.append(c)

@@ -52,6 +52,8 @@ impl PhysMem for Shared {
 struct Fault {
     /// Flip one byte of the `n`-th line the copy unit writes into a receive buffer.
     flip_receive_write: Option<u32>,
+    /// Answer core loads after this many cycles instead of 3.
+    load_latency: Option<u64>,
 }
 
 /// The outcome of a run against the ideal memory.
@@ -77,9 +79,9 @@ impl Outcome {
     }
 }
 
-fn latency(r: &Request) -> u64 {
+fn latency(r: &Request, fault: &Fault) -> u64 {
     match r.op {
-        Op::Load => 3,
+        Op::Load => fault.load_latency.unwrap_or(3),
         Op::Store => 5,
         _ => 20,
     }
@@ -146,7 +148,7 @@ fn drive(host: &mut Gem5Host<Shared>, mem: &Shared, mut fault: Fault) -> Outcome
                 Op::MFill => "m_fill",
             };
             *requests.entry(name).or_insert(0) += 1;
-            inflight.insert((now + latency(&r), r.id), r);
+            inflight.insert((now + latency(&r, &fault), r.id), r);
             let loads = inflight
                 .values()
                 .filter(|x| x.op == Op::Load && x.unit == r.unit)
@@ -283,6 +285,41 @@ fn an_mlp_core_has_several_loads_in_gem5_at_once_and_a_blocking_core_one() {
     );
 }
 
+#[test]
+fn window_loads_gem5_says_will_hit_hold_no_miss_register() {
+    // As the embedded L1 answers a load as it issues, a window load that will hit holds no
+    // miss register: with gem5 answering "hit" for every load, a core has more loads in
+    // flight than its miss registers; without an answer, no more.
+    let regs = SystemConfig::default().system.outstanding_loads;
+    let slow = Fault {
+        load_latency: Some(40),
+        ..Fault::default()
+    };
+    let (plain, _) = run(&opts("baseline", 0.2), slow);
+    assert_eq!(plain.state, RunState::Finished, "{}", plain.summary);
+    assert!(
+        plain.max_core_loads <= regs,
+        "{} loads",
+        plain.max_core_loads
+    );
+    let mem = Shared::default();
+    let mut host = Gem5Host::new(&opts("baseline", 0.2), mem.clone()).unwrap();
+    host.set_hit_probe(Box::new(|_, _| true));
+    let hits = drive(&mut host, &mem, slow);
+    assert_eq!(hits.state, RunState::Finished, "{}", hits.summary);
+    assert!(hits.max_core_loads > regs, "{} loads", hits.max_core_loads);
+    assert!(
+        hits.cycles < plain.cycles,
+        "{} against {}",
+        hits.cycles,
+        plain.cycles
+    );
+    assert_eq!(
+        hits.stat("mpi.bytes_verified"),
+        plain.stat("mpi.bytes_verified")
+    );
+}
+
 /// Every device and runtime option runs under the gem5 host as under the embedded
 /// simulator: each matching engine, each scheme at two engines, and LHS's unexpected
 /// queue, PingPong under OPTCOPY (the baseline for LHS, whose queue is the software
@@ -377,6 +414,7 @@ fn a_flipped_receive_byte_fails_the_run_naming_ranks_tag_and_offset() {
         &opts("optcopy", 0.2),
         Fault {
             flip_receive_write: Some(5),
+            ..Fault::default()
         },
     );
     let RunState::Failed(e) = &out.state else {
@@ -585,6 +623,10 @@ fn every_entry_point_takes_a_null_host() {
         assert_eq!(ffi::moped_g5_has_moped(null), 0);
         assert_eq!(ffi::moped_g5_memory_bytes(null), 0);
         assert_eq!(ffi::moped_g5_advance(null, 10), u64::MAX);
+        assert_eq!(
+            ffi::moped_g5_set_hit_probe(null, std::ptr::null_mut(), None),
+            -1
+        );
         assert_eq!(ffi::moped_g5_take_request(null, req.as_mut_ptr()), 0);
         let mut at = 7;
         assert_eq!(ffi::moped_g5_take_mark(null, &mut at), 0);
@@ -716,7 +758,7 @@ fn the_c_entry_points_run_a_workload_to_its_end() {
                     mask: c.mask,
                     data: c.data,
                 };
-                inflight.insert((now + latency(&req), req.id), req);
+                inflight.insert((now + latency(&req, &Fault::default()), req.id), req);
             }
             if ffi::moped_g5_finished(h) != 0 {
                 break;

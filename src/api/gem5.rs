@@ -7,7 +7,7 @@ use crate::analysis::compare::Comparison;
 use crate::error::MopedError;
 
 pub use crate::gem5::host::{Gem5Host, HostOptions, Mark, RunState};
-pub use crate::gem5::platform::{Op, Port, Request};
+pub use crate::gem5::platform::{HitProbe, Op, Port, Request};
 pub use crate::gem5::ruby_net::{RubyMsg, RubyNet};
 pub use crate::gem5::{write_slicc, GeneratedFile};
 

@@ -27,6 +27,9 @@ pub const MOPED_G5_LINE_BYTES: usize = LINE_BYTES;
 pub type ReadLineFn = unsafe extern "C" fn(ctx: *mut c_void, paddr: u64, out: *mut u8);
 /// Writes the 64 bytes at `data` into line `paddr`.
 pub type WriteLineFn = unsafe extern "C" fn(ctx: *mut c_void, paddr: u64, data: *const u8);
+/// Whether core `core`'s load of `paddr`, entering Ruby now, will hit its L1 or L2: nonzero
+/// if so.
+pub type HitsFn = unsafe extern "C" fn(ctx: *mut c_void, core: u32, paddr: u64) -> c_int;
 
 /// Functional access to the host's memory (`MopedG5Memory`).
 #[repr(C)]
@@ -258,6 +261,32 @@ pub unsafe extern "C" fn moped_g5_has_moped(host: *const MopedG5Host) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn moped_g5_memory_bytes(host: *const MopedG5Host) -> u64 {
     read_host(host, 0, |h| h.memory_bytes())
+}
+
+/// Lets gem5 answer, as a core's window load enters Ruby, whether it will hit its L1 or
+/// L2 (`hits(ctx, core, paddr)`), so that such a load holds no miss register, as in the
+/// embedded model; a null `hits` leaves every window load counted as a miss. 0, or -1
+/// without a host.
+///
+/// # Safety
+/// `host` is null or a live host; `hits`, if not null, may be called with `ctx` for as
+/// long as the host lives.
+#[no_mangle]
+pub unsafe extern "C" fn moped_g5_set_hit_probe(
+    host: *mut MopedG5Host,
+    ctx: *mut c_void,
+    hits: Option<HitsFn>,
+) -> c_int {
+    with_host(host, -1, -1, |h| {
+        if let Some(f) = hits {
+            // SAFETY: the caller's promise that `f` may be called with `ctx` while the
+            // host lives.
+            h.set_hit_probe(Box::new(move |c, paddr| unsafe {
+                f(ctx, c as u32, paddr) != 0
+            }));
+        }
+        0
+    })
 }
 
 /// Runs everything due up to cycle `now`; the next cycle the host needs a call at, or

@@ -190,6 +190,7 @@ impl<M: PhysMem> Gem5Host<M> {
             next_id: 1,
             issued: [0; 5],
             watchdog_armed: true,
+            hit_probe: None,
             cfg,
         };
         let driver = crate::mpi::prepare(
@@ -226,6 +227,14 @@ impl<M: PhysMem> Gem5Host<M> {
             region: None,
             region_end: None,
         })
+    }
+
+    /// Lets gem5 say, as a core's window load enters Ruby, whether it will hit its L1 or
+    /// L2 (`probe(core, paddr)`), so that such a load holds no miss register, as in the
+    /// embedded model, whose L1 answers as the load issues. Without it every window load
+    /// counts against `system.outstanding_loads` until it completes.
+    pub fn set_hit_probe(&mut self, probe: super::platform::HitProbe) {
+        self.sys.hit_probe = Some(probe);
     }
 
     /// Cores (= L2s = MOPEDs) of the system.

@@ -126,7 +126,14 @@ pub(super) struct G5Platform<M: PhysMem> {
     pub next_id: u64,
     pub issued: RequestCounts,
     pub watchdog_armed: bool,
+    /// Whether core `c`'s L2 controller holds line `paddr` readable with nothing in flight
+    /// for it: a load to it is an L1 or L2 hit ([`HitProbe`]); none: every load counts as
+    /// a miss.
+    pub hit_probe: Option<HitProbe>,
 }
+
+/// gem5's answer, as a core's load enters Ruby, to whether it will hit (its L1 or its L2).
+pub type HitProbe = Box<dyn FnMut(usize, u64) -> bool>;
 
 impl<M: PhysMem> G5Platform<M> {
     fn issue(&mut self, port: Port, unit: usize, op: Op, paddr: u64, p: Pending) -> &mut Request {
@@ -257,9 +264,20 @@ impl<M: PhysMem> Platform for G5Platform<M> {
         let core = &mut self.cores[c];
         let (op, pending) = match req.kind {
             // Ruby holds several of a core's loads at once: the window's each go as their
-            // own request, missing until gem5 answers (the platform never stalls them).
+            // own request (the platform never stalls them). As the embedded L1 answers at
+            // once, one that will hit holds no miss register; the others are missing until
+            // gem5 answers.
             AccessKind::Load if core.window.holds(req.id) => {
-                core.window.answered(req.id, true);
+                let hits = self
+                    .hit_probe
+                    .as_mut()
+                    .is_some_and(|hits| hits(c, req.addr));
+                let core = &mut self.cores[c];
+                if hits {
+                    core.window.answered_hit(req.id);
+                } else {
+                    core.window.answered(req.id, true);
+                }
                 (Op::Load, Pending::Window { c, req })
             }
             AccessKind::Load => {

@@ -117,6 +117,14 @@ impl Window {
         }
     }
 
+    /// Load `id` will hit, its completion delivered by another host (gem5's Ruby): it holds
+    /// no miss register, as a hit does, until it completes.
+    pub fn answered_hit(&mut self, id: u64) {
+        if let Some(l) = self.loads.iter_mut().find(|l| l.req.id == id) {
+            l.state = LoadState::Hit(u64::MAX);
+        }
+    }
+
     /// Load `id` hit; it completes with `comp` at cycle `at` ([`hit_done`]).
     pub fn hit(&mut self, comp: Completed, at: u64) {
         if let Some(l) = self.loads.iter_mut().find(|l| l.req.id == comp.req.id) {

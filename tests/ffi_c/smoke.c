@@ -60,6 +60,15 @@ static void write_line(void *ctx, uint64_t paddr, const uint8_t data[MOPED_G5_LI
         memcpy(l, data, MOPED_G5_LINE_BYTES);
 }
 
+/* gem5's answer to whether a core's load will hit: this memory has no caches, so never. */
+static int never_hits(void *ctx, uint32_t core, uint64_t paddr)
+{
+    (void)ctx;
+    (void)core;
+    (void)paddr;
+    return 0;
+}
+
 typedef struct Inflight {
     uint64_t due;
     MopedG5Request req;
@@ -129,6 +138,11 @@ int main(int argc, char **argv)
                                        sizeof err);
     if (h == NULL) {
         fprintf(stderr, "moped_g5_host_new: %s\n", err);
+        return 1;
+    }
+    if (moped_g5_set_hit_probe(NULL, NULL, never_hits) != -1 ||
+        moped_g5_set_hit_probe(h, NULL, never_hits) != 0) {
+        fprintf(stderr, "moped_g5_set_hit_probe did not answer as the header says\n");
         return 1;
     }
     if (moped_g5_memory_bytes(h) > MEM_BYTES || moped_g5_cores(h) != 16 ||

@@ -4,7 +4,7 @@
 # requests on each L2's second sequencer.
 
 from m5.objects.ClockedObject import ClockedObject
-from m5.params import NULL, Param, VectorRequestPort
+from m5.params import NULL, Param, VectorParam, VectorRequestPort
 from m5.proxy import Parent
 
 
@@ -23,6 +23,12 @@ class MopedSystem(ClockedObject):
     summary_file = Param.String("moped.json", "Run summary written into the output directory")
     core_ports = VectorRequestPort("To each core's sequencer (L1 first)")
     moped_ports = VectorRequestPort("To each L2's MOPED sequencer")
+    controllers = VectorParam.RubyController(
+        [],
+        "Each core's L2 controller, in core order: asked, as a core's window load enters "
+        "Ruby, whether it holds the line readable (the load will hit and needs no miss "
+        "register, as in the embedded model)",
+    )
     network = Param.RubyNetwork(
         NULL,
         "Ruby's network: a MopedNetwork then carries the coherence messages on the "

@@ -9,6 +9,8 @@
 #include "base/statistics.hh"
 #include "base/trace.hh"
 #include "debug/MopedSystem.hh"
+#include "mem/ruby/common/Address.hh"
+#include "mem/ruby/slicc_interface/AbstractController.hh"
 #include "moped_ext/moped/moped_network.hh"
 #include "sim/sim_exit.hh"
 #include "sim/system.hh"
@@ -30,6 +32,12 @@ writeLineCb(void *ctx, uint64_t paddr,
             const uint8_t data[MOPED_G5_LINE_BYTES])
 {
     static_cast<MopedSystem *>(ctx)->writeLine(paddr, data);
+}
+
+int
+hitsCb(void *ctx, uint32_t core, uint64_t paddr)
+{
+    return static_cast<MopedSystem *>(ctx)->coreLoadHits(core, paddr);
 }
 
 } // anonymous namespace
@@ -96,6 +104,12 @@ MopedSystem::startup()
               name(), params.design, cores, mopedPorts.size());
     if (auto *net = dynamic_cast<ruby::MopedNetwork *>(params.network))
         net->attach(host);
+    if (!params.controllers.empty()) {
+        if (params.controllers.size() < cores)
+            fatal("%s: %u cores but %u controllers", name(), cores,
+                  params.controllers.size());
+        moped_g5_set_hit_probe(host, this, hitsCb);
+    }
     schedule(processEvent, clockEdge());
 }
 
@@ -117,6 +131,23 @@ MopedSystem::writeLine(uint64_t paddr, const uint8_t *data)
     Packet pkt(req, MemCmd::WriteReq);
     pkt.dataStaticConst(data);
     corePorts[0]->sendFunctional(&pkt);
+}
+
+/*
+ * Whether core `core`'s load of `paddr` will hit its L1 or L2: its L2 controller holds the
+ * line readable. A line whose writeback is in flight reads as readable too (its TBE keeps
+ * the data for functional reads), though a load to it waits; that is the one case this
+ * answers wrongly.
+ */
+int
+MopedSystem::coreLoadHits(uint32_t core, uint64_t paddr)
+{
+    if (core >= params.controllers.size())
+        return 0;
+    auto p = params.controllers[core]->getAccessPermission(
+        ruby::makeLineAddress(paddr));
+    return p == ruby::AccessPermission_Read_Only ||
+           p == ruby::AccessPermission_Read_Write;
 }
 
 void

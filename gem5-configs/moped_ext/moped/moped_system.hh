@@ -39,6 +39,7 @@ class MopedSystem : public ClockedObject
     // Functional line access for the Rust side (through Ruby, so cached copies count).
     void readLine(uint64_t paddr, uint8_t *out);
     void writeLine(uint64_t paddr, const uint8_t *data);
+    int coreLoadHits(uint32_t core, uint64_t paddr);
 
   private:
     // Rides on each packet: the Rust request it carries.

@@ -90,6 +90,13 @@ uint64_t moped_g5_memory_bytes(const MopedG5Host *host);
 /* Whether the design has MOPEDs (false for baseline). */
 int moped_g5_has_moped(const MopedG5Host *host);
 
+/* Lets gem5 answer, as a core's window load enters Ruby, whether it will hit its L1 or L2
+ * (`hits(ctx, core, paddr)` nonzero), so that such a load holds no miss register, as in the
+ * embedded model; a NULL `hits` leaves every window load counted as a miss. 0, or -1
+ * without a host. `hits` may be called with `ctx` for as long as the host lives. */
+int moped_g5_set_hit_probe(MopedG5Host *host, void *ctx,
+                           int (*hits)(void *ctx, uint32_t core, uint64_t paddr));
+
 /* Advances the system to cycle `now` (never backwards). Returns the next cycle at which it
  * needs a call even if no request completes, or UINT64_MAX if none (also once the run has
  * finished or failed: see moped_g5_finished). Call it after moped_g5_complete too (at the
