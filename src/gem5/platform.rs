@@ -126,9 +126,8 @@ pub(super) struct G5Platform<M: PhysMem> {
     pub next_id: u64,
     pub issued: RequestCounts,
     pub watchdog_armed: bool,
-    /// Whether core `c`'s L2 controller holds line `paddr` readable with nothing in flight
-    /// for it: a load to it is an L1 or L2 hit ([`HitProbe`]); none: every load counts as
-    /// a miss.
+    /// Whether core `c`'s L2 controller holds line `paddr` readable, so that a load to it
+    /// is an L1 or L2 hit ([`HitProbe`]); none: every load counts as a miss.
     pub hit_probe: Option<HitProbe>,
 }
 
