@@ -36,8 +36,17 @@ from typing import Any
 import moped
 
 ROOT = Path(__file__).resolve().parents[1]
-# The tolerances the gem5 companion is held to: cycles within 10 %, misses within 5 %.
-TOLERANCE_PCT = {"cycles": 10.0, "l1_misses": 5.0, "l2_misses": 5.0}
+# The tolerances the gem5 companion is held to on Figure 10's metrics: cycles within 10 %,
+# misses within 5 % (the L2 misses as Figure 10 counts them: the MOPEDs' line requests'
+# with the cores').
+TOLERANCE_PCT = {
+    "cycles": 10.0,
+    "l1_misses": 5.0,
+    "l2_misses_private": 5.0,
+    "l2_misses_global": 5.0,
+}
+# Shown beside them as counts: the cores' own L2 misses (requests sent to the directory).
+CORES_L2 = "l2_misses"
 # Each gem5 run's wall time, start-up and warm-up included (gem5's own hostSeconds restart
 # with its statistics where the timed region starts).
 WALL_FILE = "wall.json"
@@ -206,12 +215,15 @@ def comparison_md(table, g5_red, emb_records, g5_records, runs, run_dir) -> str:
         out.append(f"| {c['id']}: {c['title']} | {c['verdict']} | {other} |")
     out += ["", "## Every run, gem5 against embedded", ""]
     out += [
-        "(gem5 - embedded) in percent of gem5; tolerances: cycles 10 %, L1 and L2 misses 5 %.",
+        "(gem5 - embedded) in percent of gem5; tolerances: cycles 10 %, L1 and L2 misses 5 %. "
+        "Private and global L2 misses as Figure 10 counts them (the MOPEDs' line requests' "
+        "misses with the cores'); the cores' own L2 misses as counts, embedded / gem5.",
         "",
     ]
     out += [
-        "| benchmark | design | cycles | L1 misses | L2 misses | within |",
-        "|---|---|---:|---:|---:|---|",
+        "| benchmark | design | cycles | L1 misses | private L2 misses | global L2 misses "
+        "| within | cores' L2 misses |",
+        "|---|---|---:|---:|---:|---:|---|---:|",
     ]
     worst = {m: 0.0 for m in TOLERANCE_PCT}
     for (bench, design), g in table.groupby(["benchmark", "design"], sort=False):
@@ -220,7 +232,9 @@ def comparison_md(table, g5_red, emb_records, g5_records, runs, run_dir) -> str:
         for m in TOLERANCE_PCT:
             worst[m] = max(worst[m], abs(pct.get(m, 0.0)))
         cells = " | ".join(f"{pct.get(m, float('nan')):+.2f} %" for m in TOLERANCE_PCT)
-        out.append(f"| {bench} | {design} | {cells} | {'yes' if ok else 'NO'} |")
+        cores = g[g["metric"] == CORES_L2].iloc[0]
+        counts = f"{cores['embedded']:.0f} / {cores['gem5']:.0f}"
+        out.append(f"| {bench} | {design} | {cells} | {'yes' if ok else 'NO'} | {counts} |")
     out += ["", "Largest gaps: " + ", ".join(f"{m} {v:.2f} %" for m, v in worst.items()) + "."]
     g5_walls = [wall_seconds(run_dir[r["key"]]) for r in runs]
     emb_s = float(emb_records["host_seconds"].sum())

@@ -46,8 +46,8 @@ fn gem5_dir(name: &str, stats: &str, config_ini: Option<&str>) -> PathBuf {
 /// An embedded run simulated now: IMB PingPong 16 kB under OPTCOPY, written as `moped mpi`
 /// writes it. Returns the folder and the run's own totals.
 fn embedded_run(name: &str) -> (PathBuf, moped::stats::StatsRegistry) {
-    // Cold, as the gem5 host runs every workload (it cannot yet reset gem5's statistics
-    // where a timed region starts).
+    // Cold, as the recorded gem5 run beside it (`workload.warmup=false`): the hand-written
+    // fixture's numbers are a cold run's.
     let mut cfg = SystemConfig::default();
     cfg.workload.warmup = false;
     let (w, _) = load_workload(
@@ -94,12 +94,12 @@ fn simulated_run_beside_the_gem5_fixture() {
         ("l1_misses", total("system.total.l1d.misses"), 540.0),
         ("l2_misses", total("system.total.l2.misses"), 531.0),
         (
-            "l2_misses_private",
+            "l2_misses_private_cores",
             total("system.total.l2.misses_other_cache"),
             2.0,
         ),
         (
-            "l2_misses_global",
+            "l2_misses_global_cores",
             total("system.total.l2.misses_memory"),
             520.0,
         ),
@@ -107,6 +107,28 @@ fn simulated_run_beside_the_gem5_fixture() {
             "l2_misses_upgrade",
             total("system.total.l2.misses_upgrade"),
             9.0,
+        ),
+        (
+            "moped_misses_other_cache",
+            total("system.total.l2.moped_misses_other_cache"),
+            5120.0,
+        ),
+        (
+            "moped_misses_memory",
+            total("system.total.l2.moped_misses_memory"),
+            540.0,
+        ),
+        // Figure 10's counts: the MOPEDs' misses with the cores'.
+        (
+            "l2_misses_private",
+            total("system.total.l2.misses_other_cache")
+                + total("system.total.l2.moped_misses_other_cache"),
+            5122.0,
+        ),
+        (
+            "l2_misses_global",
+            total("system.total.l2.misses_memory") + total("system.total.l2.moped_misses_memory"),
+            1060.0,
         ),
     ];
     for (metric, emb, gem) in expect {
@@ -150,7 +172,7 @@ fn fixture_pair_numbers_and_relative_differences() {
     let (g, e) = fixture_pair("pair");
     let c = compare(&g, &e, -1, 10.0).unwrap();
     // (metric, embedded, gem5, relative difference in % of gem5, within 10 %)
-    let want: [(&str, f64, f64, f64, bool); 6] = [
+    let want: [(&str, f64, f64, f64, bool); 10] = [
         (
             "cycles",
             133_991.0,
@@ -160,9 +182,38 @@ fn fixture_pair_numbers_and_relative_differences() {
         ),
         ("l1_misses", 528.0, 540.0, 100.0 * 12.0 / 540.0, true),
         ("l2_misses", 528.0, 531.0, 100.0 * 3.0 / 531.0, true),
-        ("l2_misses_private", 0.0, 2.0, 100.0, false),
-        ("l2_misses_global", 528.0, 520.0, -100.0 * 8.0 / 520.0, true),
+        ("l2_misses_private_cores", 0.0, 2.0, 100.0, false),
+        (
+            "l2_misses_global_cores",
+            528.0,
+            520.0,
+            -100.0 * 8.0 / 520.0,
+            true,
+        ),
         ("l2_misses_upgrade", 0.0, 9.0, 100.0, false),
+        ("moped_misses_other_cache", 5120.0, 5120.0, 0.0, true),
+        (
+            "moped_misses_memory",
+            546.0,
+            540.0,
+            -100.0 * 6.0 / 540.0,
+            true,
+        ),
+        // Figure 10's counts: the MOPEDs' misses with the cores'.
+        (
+            "l2_misses_private",
+            5120.0,
+            5122.0,
+            100.0 * 2.0 / 5122.0,
+            true,
+        ),
+        (
+            "l2_misses_global",
+            1074.0,
+            1060.0,
+            -100.0 * 14.0 / 1060.0,
+            true,
+        ),
     ];
     for (metric, emb, gem, rel, within) in want {
         let r = row(&c, metric);
@@ -178,14 +229,18 @@ fn fixture_pair_numbers_and_relative_differences() {
     assert_eq!(row(&c, "cycles").gem5_source, "`system.moped.cycles`");
     assert_eq!(
         row(&c, "l2_misses_upgrade").gem5_source,
-        "l2_misses - l2_misses_private - l2_misses_global"
+        "l2_misses - l2_misses_private_cores - l2_misses_global_cores"
+    );
+    assert_eq!(
+        row(&c, "l2_misses_global").gem5_source,
+        "l2_misses_global_cores + moped_misses_memory"
     );
     assert_eq!(
         c.outside()
             .iter()
             .map(|r| r.metric.as_str())
             .collect::<Vec<_>>(),
-        ["l2_misses_private", "l2_misses_upgrade"]
+        ["l2_misses_private_cores", "l2_misses_upgrade"]
     );
     assert_eq!((c.gem5.dump, c.gem5.dumps), (2, 2));
     // A wider tolerance accepts the cycles' 4.17 %; a narrower one does not.
@@ -199,16 +254,23 @@ fn fixture_pair_numbers_and_relative_differences() {
     assert_eq!(json["rows"][0]["metric"], "cycles");
     assert_eq!(json["rows"][0]["gem5"], 139_817.0);
     assert_eq!(json["rows"][3]["within"], false);
-    assert!(json["rows"][6]["gem5"].is_null());
+    assert_eq!(json["rows"][10]["metric"], "moped_line_reads");
+    assert!(json["rows"][10]["gem5"].is_null());
     let csv = c.to_csv();
     let line = csv.lines().nth(5).unwrap();
     assert!(
-        line.starts_with("l2_misses_global,global L2 misses,528,520,-8,-1.538461538461538"),
+        line.starts_with(
+            "l2_misses_global_cores,global L2 misses (cores),528,520,-8,-1.538461538461538"
+        ),
         "{line}"
     );
     let md = c.to_markdown();
     assert!(
-        md.contains("| global L2 misses | 528 | 520 | -8 | -1.54 % | yes |"),
+        md.contains("| global L2 misses (cores) | 528 | 520 | -8 | -1.54 % | yes |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| global L2 misses | 1074 | 1060 | -14 | -1.32 % | yes |"),
         "{md}"
     );
     let text = c.to_text();
@@ -230,10 +292,13 @@ fn an_earlier_dump_and_an_absent_nozero_histogram() {
     assert_eq!(row(&c, "cycles").gem5, Some(41_731.0));
     assert_eq!(row(&c, "l1_misses").gem5, Some(234.0));
     // gem5 prints no line of a nozero histogram without samples: that is 0 misses.
-    let p = row(&c, "l2_misses_private");
+    let p = row(&c, "l2_misses_private_cores");
     assert_eq!(p.gem5, Some(0.0));
     assert!(p.gem5_source.contains("not printed"), "{p:?}");
-    assert_eq!(row(&c, "l2_misses_global").gem5, Some(228.0));
+    assert_eq!(row(&c, "l2_misses_global_cores").gem5, Some(228.0));
+    // This dump's MOPED misses: 2 x 1200 from other caches, 2 x 100 from memory.
+    assert_eq!(row(&c, "l2_misses_private").gem5, Some(2400.0));
+    assert_eq!(row(&c, "l2_misses_global").gem5, Some(428.0));
     assert_eq!(row(&c, "l2_misses_upgrade").gem5, Some(1.0));
     assert!(compare(&g, &e, 2, 10.0)
         .unwrap_err()
@@ -347,7 +412,7 @@ fn missing_statistics_name_the_statistic_and_the_file() {
     let err = compare(&g3, &e, -1, 10.0).unwrap_err().to_string();
     assert!(
         err.starts_with(&format!(
-            "embedded run {}: cannot read global L2 misses: no statistic matching \
+            "embedded run {}: cannot read global L2 misses (cores): no statistic matching \
              `system.cpu*.l2.misses_memory`",
             e.display()
         )),
@@ -497,7 +562,7 @@ fn command_line() {
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        "error: 2 of 10 metrics differ by more than 10 %: private L2 misses, upgrade L2 misses\n"
+        "error: 2 of 14 metrics differ by more than 10 %: private L2 misses (cores), upgrade L2 misses\n"
     );
     let (code, _, _) = moped(
         &[
@@ -544,21 +609,75 @@ fn a_real_gem5_run_beside_the_same_program() {
     assert_eq!(detect(&gem5).unwrap(), RunKind::Gem5);
     let (emb, _) = embedded_run("real-gem5");
     let c = compare(&gem5, &emb, -1, 10.0).unwrap();
-    assert_eq!(row(&c, "cycles").gem5, Some(79_478.0));
-    assert_eq!(row(&c, "l1_misses").gem5, Some(528.0));
-    assert_eq!(row(&c, "l2_misses").gem5, Some(528.0));
-    assert_eq!(row(&c, "l2_misses_global").gem5, Some(528.0));
-    assert_eq!(row(&c, "moped_line_reads").gem5, Some(5154.0));
-    // The miss counts agree within the tolerance; the cycles do not (gem5-configs/README.md,
-    // "How close the two hosts are", names why).
+    assert_eq!(row(&c, "cycles").gem5, Some(135_250.0));
+    assert_eq!(row(&c, "l1_misses").gem5, Some(564.0));
+    assert_eq!(row(&c, "l2_misses").gem5, Some(564.0));
+    assert_eq!(row(&c, "l2_misses_global_cores").gem5, Some(564.0));
+    // The MOPEDs' misses, from the MOPED sequencers' statistics.
+    assert_eq!(row(&c, "moped_misses_other_cache").gem5, Some(5139.0));
+    assert_eq!(row(&c, "moped_misses_memory").gem5, Some(555.0));
+    assert_eq!(row(&c, "l2_misses_global").gem5, Some(1119.0));
+    assert_eq!(row(&c, "moped_line_reads").gem5, Some(5220.0));
+    // Every metric agrees within the tolerance, the misses exactly.
+    for r in &c.rows {
+        assert_eq!(r.within, Some(true), "{r:?}");
+    }
     for m in [
         "l1_misses",
         "l2_misses",
+        "l2_misses_private",
         "l2_misses_global",
-        "moped_line_reads",
     ] {
-        assert_eq!(row(&c, m).within, Some(true), "{m}: {:?}", row(&c, m));
+        assert_eq!(row(&c, m).difference, Some(0.0), "{m}: {:?}", row(&c, m));
     }
-    assert_eq!(row(&c, "cycles").within, Some(false));
     std::fs::remove_dir_all(emb).unwrap();
+}
+
+/// A run without MOPEDs has no MOPED misses; a run with MOPEDs but without their count is
+/// refused rather than read as 0.
+#[test]
+fn moped_misses_without_and_with_mopeds() {
+    let (g0, e) = fixture_pair("nomoped");
+    // The embedded side without its MOPEDs' statistics: a baseline run.
+    let text = std::fs::read_to_string(e.join("stats.txt")).unwrap();
+    let baseline = without(&without(&text, ".moped"), "moped_");
+    std::fs::write(e.join("stats.txt"), baseline).unwrap();
+    let g = gem5_dir(
+        "nomoped-g5",
+        &without(&gem5_fixture(), "moped_sequencer"),
+        Some(CONFIG_INI),
+    );
+    let c = compare(&g, &e, -1, 10.0).unwrap();
+    for side in [
+        row(&c, "moped_misses_memory").embedded,
+        row(&c, "moped_misses_memory").gem5,
+    ] {
+        assert_eq!(side, Some(0.0));
+    }
+    let r = row(&c, "l2_misses_global");
+    assert_eq!((r.embedded, r.gem5), (Some(528.0), Some(520.0)));
+    assert!(
+        row(&c, "moped_misses_other_cache")
+            .gem5_source
+            .contains("no MOPED"),
+        "{r:?}"
+    );
+    // gem5 with MOPEDs (their line reads counted) but no MOPED sequencer histograms.
+    let mut stats = without(&gem5_fixture(), "moped_sequencer");
+    let end = "---------- End Simulation Statistics";
+    let at = stats.rfind(end).unwrap();
+    stats.insert_str(
+        at,
+        "system.moped.lineReads  5154  # MOPED line reads (Count)\n",
+    );
+    let g2 = gem5_dir("nomoped-g5b", &stats, Some(CONFIG_INI));
+    let err = compare(&g2, &e, -1, 10.0).unwrap_err().to_string();
+    assert!(
+        err.contains("cannot read MOPED L2 misses (other cache): no statistic matching")
+            && err.contains("has MOPEDs (`system.moped.lineReads`) but no count of their misses"),
+        "{err}"
+    );
+    for d in [g0, g, g2, e] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

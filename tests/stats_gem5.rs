@@ -32,7 +32,7 @@ fn gem5_fixture_scalars_and_dumps() {
     assert_eq!(f.dumps.len(), 2);
     let (first, last) = (&f.dumps[0], &f.dumps[1]);
     assert_eq!(first.begin_line, 2);
-    assert_eq!(last.begin_line, 229);
+    assert_eq!(last.begin_line, 289);
     assert_eq!(first.value("simTicks"), Some(60_000_000.0));
     assert_eq!(last.value("simTicks"), Some(139_820_000.0));
     assert_eq!(f.dump(-1).unwrap().value("simTicks"), Some(139_820_000.0));
@@ -53,7 +53,7 @@ fn gem5_fixture_scalars_and_dumps() {
     assert_eq!(last.max("system.cpu*.cycles"), Some(139_817.0));
     assert_eq!(first.max("system.cpu*.cycles"), Some(41_731.0));
     assert_eq!(first.value("system.cpu00.cycles"), Some(0.0));
-    assert_eq!(last.entry("system.cpu00.cycles").unwrap().line, 242);
+    assert_eq!(last.entry("system.cpu00.cycles").unwrap().line, 302);
 }
 
 #[test]
@@ -275,7 +275,7 @@ fn errors_in_a_broken_copy_name_the_file_line_and_column() {
         e.to_string(),
         format!(
             "cut.txt:300:{}: expected `---------- End Simulation Statistics   ----------` \
-             closing the dump begun on line 229, found end of file",
+             closing the dump begun on line 289, found end of file",
             kept[299].chars().count() + 1
         )
     );

@@ -257,6 +257,31 @@ fn eval(run: &Run, src: &Source, known: &[(&str, Option<f64>)]) -> Outcome {
             }
             Outcome::Value { value, how }
         }
+        Source::NoMoped(name) => match d.value(name) {
+            None => Outcome::Value {
+                value: 0.0,
+                how: format!("0: no MOPED in this run (no `{name}`)"),
+            },
+            Some(_) => missing(format!(
+                "{} has MOPEDs (`{name}`) but no count of their misses",
+                run.where_()
+            )),
+        },
+        Source::Total(parts) => {
+            let mut value = 0.0;
+            let mut names = Vec::new();
+            for m in parts {
+                let Some(v) = known.iter().find(|(key, _)| key == m).and_then(|x| x.1) else {
+                    return missing(format!("no value of metric `{m}`"));
+                };
+                value += v;
+                names.push(*m);
+            }
+            Outcome::Value {
+                value,
+                how: names.join(" + "),
+            }
+        }
     }
 }
 
@@ -660,14 +685,19 @@ mod tests {
             assert!(keys.contains(&k), "{k}");
             assert!(super::super::METRICS.contains(&k), "{k}");
         }
-        // A remainder only refers to metrics computed before it.
+        // A remainder or a total only refers to metrics computed before it.
         for (i, m) in METRIC_SOURCES.iter().enumerate() {
             for src in [&m.embedded, &m.gem5] {
-                if let Source::Remainder(of, minus) = src {
-                    for k in std::iter::once(of).chain(minus.iter()) {
-                        let at = keys.iter().position(|x| x == k).expect("known metric");
-                        assert!(at < i, "{} refers to {k} computed later", m.key);
+                let used: Vec<&str> = match src {
+                    Source::Remainder(of, minus) => {
+                        std::iter::once(*of).chain(minus.iter().copied()).collect()
                     }
+                    Source::Total(parts) => parts.to_vec(),
+                    _ => Vec::new(),
+                };
+                for k in used {
+                    let at = keys.iter().position(|x| *x == k).expect("known metric");
+                    assert!(at < i, "{} refers to {k} computed later", m.key);
                 }
             }
         }

@@ -24,6 +24,12 @@ pub enum Source {
     FirstOf(&'static [Source]),
     /// The value of a metric computed before this one (by key) minus others'.
     Remainder(&'static str, &'static [&'static str]),
+    /// The sum of metrics computed before this one (by key).
+    Total(&'static [&'static str]),
+    /// 0 in a run without MOPEDs, told by the absence of this MOPED statistic (a baseline
+    /// run, or a program without MPI); not there otherwise. Follows a `FirstOf`'s reading
+    /// of the MOPEDs' own counter.
+    NoMoped(&'static str),
 }
 
 /// One compared metric.
@@ -70,31 +76,82 @@ pub const METRIC_SOURCES: &[MetricSource] = &[
         embedded: Sum("system.cpu*.l2.misses"),
         gem5: Sum("system.ruby.l2_cntrl*.L2cache.m_demand_misses"),
     },
-    // Private L2 misses (the paper's term): served by another core's cache. gem5's
-    // sequencers record the machine that answered each miss.
+    // The cores' private L2 misses (the paper's term): served by another core's cache.
+    // gem5's sequencers record the machine that answered each miss; gem5's Profiler adds
+    // up the cores' sequencers only.
     MetricSource {
-        key: "l2_misses_private",
-        label: "private L2 misses",
+        key: "l2_misses_private_cores",
+        label: "private L2 misses (cores)",
         required: true,
         embedded: Sum("system.cpu*.l2.misses_other_cache"),
         gem5: Samples("system.ruby.MachineType.L2Cache.miss_mach_latency_hist_seqr"),
     },
-    // Global L2 misses: served by memory (the directory answered with memory's data).
+    // The cores' global L2 misses: served by memory (the directory answered with memory's
+    // data).
     MetricSource {
-        key: "l2_misses_global",
-        label: "global L2 misses",
+        key: "l2_misses_global_cores",
+        label: "global L2 misses (cores)",
         required: true,
         embedded: Sum("system.cpu*.l2.misses_memory"),
         gem5: Samples("system.ruby.MachineType.Directory.miss_mach_latency_hist_seqr"),
     },
-    // Upgrades: L2 misses that needed only write permission, not data. gem5 has no counter
-    // of its own for them: what is neither private nor global.
+    // Upgrades: the cores' L2 misses that needed only write permission, not data. gem5
+    // has no counter of its own for them: what is neither private nor global.
     MetricSource {
         key: "l2_misses_upgrade",
         label: "upgrade L2 misses",
         required: true,
         embedded: Sum("system.cpu*.l2.misses_upgrade"),
-        gem5: Remainder("l2_misses", &["l2_misses_private", "l2_misses_global"]),
+        gem5: Remainder(
+            "l2_misses",
+            &["l2_misses_private_cores", "l2_misses_global_cores"],
+        ),
+    },
+    // The MOPEDs' line requests that missed in their L2, by what served them. gem5: the
+    // MOPED sequencers' misses by responder (moped_sequencer.cc names them). A run without
+    // MOPEDs has none.
+    MetricSource {
+        key: "moped_misses_other_cache",
+        label: "MOPED L2 misses (other cache)",
+        required: true,
+        embedded: FirstOf(&[
+            Stat("system.total.l2.moped_misses_other_cache"),
+            NoMoped("system.moped.line_reads"),
+        ]),
+        gem5: FirstOf(&[
+            Sum("system.ruby.l2_cntrl*.moped_sequencer.missLatencyFromL2Cache::samples"),
+            NoMoped("system.moped.lineReads"),
+        ]),
+    },
+    MetricSource {
+        key: "moped_misses_memory",
+        label: "MOPED L2 misses (memory)",
+        required: true,
+        embedded: FirstOf(&[
+            Stat("system.total.l2.moped_misses_memory"),
+            NoMoped("system.moped.line_reads"),
+        ]),
+        gem5: FirstOf(&[
+            Sum("system.ruby.l2_cntrl*.moped_sequencer.missLatencyFromDirectory::samples"),
+            NoMoped("system.moped.lineReads"),
+        ]),
+    },
+    // Figure 10's private and global L2 misses: a MOPED's line request counts as a miss of
+    // the L2 that took it, as the cores' do (the run records' definition,
+    // `api::experiments::metrics`).
+    MetricSource {
+        key: "l2_misses_private",
+        label: "private L2 misses",
+        required: true,
+        embedded: Total(&["l2_misses_private_cores", "moped_misses_other_cache"]),
+        gem5: Total(&["l2_misses_private_cores", "moped_misses_other_cache"]),
+    },
+    MetricSource {
+        key: "l2_misses_global",
+        label: "global L2 misses",
+        required: true,
+        embedded: Total(&["l2_misses_global_cores", "moped_misses_memory"]),
+        gem5: Total(&["l2_misses_global_cores", "moped_misses_memory"]),
     },
     // The MOPEDs' line requests (MOPED designs only), as the MopedSystem object issued
     // them to the MOPED sequencers.

@@ -189,6 +189,8 @@ fn gem5_counterpart(pattern: &str) -> Option<String> {
     METRIC_SOURCES.iter().find_map(|m| {
         let own = match m.embedded {
             Source::Stat(s) | Source::Sum(s) => s,
+            // A counter read where the run has it, else 0 (a run without MOPEDs).
+            Source::FirstOf(&[Source::Stat(s) | Source::Sum(s), ..]) => s,
             _ => return None,
         };
         (own == glob || Some(own) == total.as_deref()).then(|| gem5_text(&m.gem5))?
@@ -208,7 +210,8 @@ fn gem5_text(s: &crate::analysis::sources::Source) -> Option<String> {
             let each: Vec<String> = list.iter().filter_map(gem5_text).collect();
             each.join(", else ")
         }
-        Remainder(..) => return None,
+        NoMoped(name) => format!("0 without `{name}` (no MOPED)"),
+        Remainder(..) | Total(..) => return None,
     })
 }
 

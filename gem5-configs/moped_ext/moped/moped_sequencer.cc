@@ -9,8 +9,31 @@ namespace ruby
 
 MopedSequencer::MopedSequencer(const Params &p)
     : Sequencer(p),
-      retryEvent([this] { trySendRetries(); }, name() + ".retryEvent")
+      retryEvent([this] { trySendRetries(); }, name() + ".retryEvent"),
+      missStats(this)
 {
+}
+
+MopedSequencer::MissStats::MissStats(statistics::Group *parent)
+    : statistics::Group(parent),
+      ADD_STAT(missLatencyFromL2Cache, statistics::units::Cycle::get(),
+               "Latency of the MOPED's L2 misses served by another core's L2"),
+      ADD_STAT(missLatencyFromDirectory, statistics::units::Cycle::get(),
+               "Latency of the MOPED's L2 misses served by memory")
+{
+    // As many buckets as the base Sequencer's histograms, which add() requires.
+    missLatencyFromL2Cache.init(10);
+    missLatencyFromDirectory.init(10);
+}
+
+void
+MopedSequencer::preDumpStats()
+{
+    Sequencer::preDumpStats();
+    missStats.missLatencyFromL2Cache.reset();
+    missStats.missLatencyFromL2Cache.add(getMissMachLatencyHist(MachineType_L2Cache));
+    missStats.missLatencyFromDirectory.reset();
+    missStats.missLatencyFromDirectory.add(getMissMachLatencyHist(MachineType_Directory));
 }
 
 RequestStatus

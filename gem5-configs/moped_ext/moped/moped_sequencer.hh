@@ -19,6 +19,9 @@ class MopedSequencer : public Sequencer
     using Params = MopedSequencerParams;
     explicit MopedSequencer(const Params &p);
 
+    // Copies the MOPED's miss latencies by responder into named statistics before a dump.
+    void preDumpStats() override;
+
   protected:
     RequestStatus insertRequest(PacketPtr pkt, RubyRequestType primary_type,
                                 RubyRequestType secondary_type) override;
@@ -27,6 +30,17 @@ class MopedSequencer : public Sequencer
     // Retries the refused ports one cycle later: gem5 retries a stalled port from inside the
     // completing request's callback, while that request still holds the line.
     EventFunctionWrapper retryEvent;
+
+    // The base Sequencer keeps its per-responder miss histograms unnamed, and gem5's
+    // Profiler adds up those of the cores' sequencers only. These name the MOPED's, so a
+    // run's stats count its line requests' misses by who served them, as the embedded
+    // model's moped_misses_other_cache and moped_misses_memory do.
+    struct MissStats : public statistics::Group
+    {
+        explicit MissStats(statistics::Group *parent);
+        statistics::Histogram missLatencyFromL2Cache;
+        statistics::Histogram missLatencyFromDirectory;
+    } missStats;
 };
 
 } // namespace ruby
