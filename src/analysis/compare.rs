@@ -159,6 +159,11 @@ enum Outcome {
     Missing(Vec<String>),
 }
 
+/// The value of a metric computed before, by key.
+fn known_value(known: &[(&str, Option<f64>)], key: &str) -> Option<f64> {
+    known.iter().find(|(k, _)| *k == key).and_then(|x| x.1)
+}
+
 /// Evaluates `src` on `run`; `known` holds the metrics computed so far on this host.
 fn eval(run: &Run, src: &Source, known: &[(&str, Option<f64>)]) -> Outcome {
     let d = run.dump();
@@ -243,7 +248,7 @@ fn eval(run: &Run, src: &Source, known: &[(&str, Option<f64>)]) -> Outcome {
             Outcome::Missing(why)
         }
         Source::Remainder(of, minus) => {
-            let get = |k: &str| known.iter().find(|(key, _)| *key == k).and_then(|x| x.1);
+            let get = |k: &str| known_value(known, k);
             let Some(mut value) = get(of) else {
                 return missing(format!("no value of metric `{of}`"));
             };
@@ -269,17 +274,15 @@ fn eval(run: &Run, src: &Source, known: &[(&str, Option<f64>)]) -> Outcome {
         },
         Source::Total(parts) => {
             let mut value = 0.0;
-            let mut names = Vec::new();
             for m in parts {
-                let Some(v) = known.iter().find(|(key, _)| key == m).and_then(|x| x.1) else {
+                let Some(v) = known_value(known, m) else {
                     return missing(format!("no value of metric `{m}`"));
                 };
                 value += v;
-                names.push(*m);
             }
             Outcome::Value {
                 value,
-                how: names.join(" + "),
+                how: parts.join(" + "),
             }
         }
     }
