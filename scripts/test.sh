@@ -25,8 +25,8 @@ cargo clippy --lib --features python -- -D warnings
 cargo clippy --all-targets --features ffi -- -D warnings
 
 section "cargo test"
-cargo test
-cargo test --features ffi --test ffi
+# One build for every test: the C ABI (`ffi`) only adds its module to the library.
+cargo test --features ffi
 
 section "python: build and install into .venv"
 if [ ! -x .venv/bin/python ]; then
@@ -55,7 +55,9 @@ NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
 
 section "pytest"
 set +e
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest "$@"
+# On every core (pytest-xdist), each file's tests on one worker, which computes the file's
+# module fixtures (quick experiments) once.
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest -n auto --dist loadfile "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
@@ -67,6 +69,6 @@ if [ "$status" -ne 0 ]; then
 fi
 
 section "notebooks: every tutorial in examples/ runs"
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest --nbmake examples -p no:cacheprovider -q
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pytest --nbmake -n auto examples -p no:cacheprovider -q
 
 section "all tests passed"

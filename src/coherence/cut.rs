@@ -1,6 +1,6 @@
 //! Controller-under-test harnesses: put one line of one controller in a state, deliver one
 //! event, and look at the next state, the messages sent and the data. Every transition of
-//! the protocol tables can be driven alone this way (see `tests/transitions.rs`).
+//! the protocol tables can be driven alone this way (see `tests/integration/transitions.rs`).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;

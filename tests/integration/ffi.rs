@@ -2,7 +2,6 @@
 //! for gem5 (one flat memory, so trivially coherent, answering every request after a
 //! fixed latency), bad arguments, and a C program built against the header and the static
 //! library.
-#![cfg(feature = "ffi")]
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};

@@ -1054,12 +1054,12 @@ mod gem5 {
     /// The first dump of the hand-written gem5 file (scalars, vectors, distributions,
     /// formulas) and the head of an embedded run's dump.
     fn stats_seeds() -> Vec<String> {
-        let two = include_str!("fixtures/stats/gem5-two-dumps.txt");
+        let two = include_str!("../fixtures/stats/gem5-two-dumps.txt");
         let first: Vec<&str> = two
             .lines()
             .take_while(|l| !l.contains("End Simulation"))
             .collect();
-        let own = include_str!("fixtures/stats/pingpong-16k-optcopy.txt");
+        let own = include_str!("../fixtures/stats/pingpong-16k-optcopy.txt");
         let head: Vec<&str> = own.lines().take(60).collect();
         let end = "---------- End Simulation Statistics   ----------\n";
         vec![
@@ -1267,7 +1267,7 @@ mod limits {
         each_reader("a NUL after the head", |head| format!("{head}\0\n"));
         each_reader("a NUL on every line", |head| format!("{head}1\0\n\0\n"));
         // Valid files with a NUL before every line end.
-        let machine = include_str!("../protocols/baseline/L2Cache.sm");
+        let machine = include_str!("../../protocols/baseline/L2Cache.sm");
         protocol::read(&machine.replace('\n', "\0\n")).unwrap();
         let cfg = SystemConfig::default().to_toml_string();
         config::read(&cfg.replace('\n', "\0\n")).unwrap();

@@ -1,7 +1,7 @@
 //! The exhaustive checker on the baseline protocol (pinned state counts and table coverage)
 //! and on seeded bugs (each must yield a counterexample trace of the right kind).
 
-mod common;
+use crate::common;
 
 use common::fails;
 use moped::checker::{check, union_coverage, CheckConfig, CheckReport, Failure, FailureKind};

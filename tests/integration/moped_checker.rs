@@ -2,7 +2,7 @@
 //! lines beside its core's loads and stores. Pinned state counts, 0 violations, and seeded
 //! bugs that the MOPED-specific checks catch.
 
-mod common;
+use crate::common;
 
 use common::fails;
 use moped::checker::{check, CheckConfig, FailureKind};
@@ -28,11 +28,21 @@ fn m2_three_caches_one_line_with_symmetry() {
     assert_pinned("m2", "optcache", (409_840, 1_481_922, 84, 52));
 }
 
-/// The replacement races, one design after another (each needs a few GB at its peak).
+// The replacement races, one test per design so that the harness runs them side by side
+// (each needs a few GB at its peak, and minutes in the test profile).
+
 #[test]
-fn m3_two_conflicting_lines_with_the_receivers_moped() {
+fn m3_two_conflicting_lines_with_the_receivers_moped_basemoped() {
     assert_pinned("m3", "basemoped", (2_746_688, 11_503_348, 648, 64));
+}
+
+#[test]
+fn m3_two_conflicting_lines_with_the_receivers_moped_optcopy() {
     assert_pinned("m3", "optcopy", (3_246_660, 13_731_568, 648, 66));
+}
+
+#[test]
+fn m3_two_conflicting_lines_with_the_receivers_moped_optcache() {
     assert_pinned("m3", "optcache", (4_515_736, 18_987_430, 648, 66));
 }
 

@@ -8,7 +8,7 @@ use moped::config::{MemAttr, SystemConfig, UnexpectedQueue};
 use moped::mpi::{run_workload, MpiParams, MpiRun};
 use moped::workload::{load_workload, Workload};
 
-mod unexpected;
+use crate::unexpected;
 use unexpected::out_of_order;
 
 fn nic(queue: UnexpectedQueue, attr: MemAttr) -> SystemConfig {

@@ -10,7 +10,7 @@ use moped::mpi::{run_workload, MpiParams, MpiRun};
 use moped::workload::load_workload;
 use moped::workload::Workload;
 
-mod unexpected;
+use crate::unexpected;
 use unexpected::out_of_order;
 
 fn lhs(entries: u64, entry_bytes: u64) -> SystemConfig {

@@ -1,4 +1,4 @@
-//! A workload shared by the tests of the unexpected queue (`tests/lhs.rs`, `tests/nic.rs`):
+//! A workload shared by the tests of the unexpected queue (`lhs.rs`, `nic.rs`):
 //! a run of messages that all arrive before their receives.
 
 use moped::envelope::{Peer, Tag};

@@ -1,4 +1,4 @@
-//! Helpers shared by the checker tests (`tests/checker.rs`, `tests/moped_checker.rs`).
+//! Helpers shared by the checker tests (`checker.rs`, `moped_checker.rs`).
 
 use moped::checker::{check, CheckConfig, CheckReport, Failure};
 use moped::coherence::Protocol;
