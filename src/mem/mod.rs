@@ -267,6 +267,15 @@ impl BackingStore {
         }
     }
 
+    /// As [`BackingStore::for_bank`], with pages of `2^page_shift` lines instead of one
+    /// frame's (see [`PagedMap::with_page_shift`]).
+    pub fn for_bank_paged(bank: usize, banks: usize, page_shift: u32) -> Self {
+        let (shift, low) = bank_stride(bank, banks);
+        BackingStore {
+            lines: PagedMap::with_page_shift(shift, low, [0; LINE_BYTES], page_shift),
+        }
+    }
+
     #[inline]
     pub fn read(&self, addr: LineAddr) -> LineData {
         self.lines.get(addr).copied().unwrap_or([0; LINE_BYTES])

@@ -52,11 +52,22 @@ impl<V: Clone> PagedMap<V> {
     /// A map for keys `k` with `k & ((1 << stride_shift) - 1) == low`; `fill` is any value
     /// (it is never read back).
     pub fn new(stride_shift: u32, low: u64, fill: V) -> Self {
+        Self::with_page_shift(
+            stride_shift,
+            low,
+            fill,
+            PAGE_SHIFT.saturating_sub(stride_shift),
+        )
+    }
+
+    /// A map as [`PagedMap::new`] makes, whose pages hold `2^page_shift` keys (at most 64)
+    /// instead of one frame's: fewer for a map that holds a few keys and is cloned often.
+    pub fn with_page_shift(stride_shift: u32, low: u64, fill: V, page_shift: u32) -> Self {
         debug_assert!(stride_shift < 64 && low >> stride_shift == 0);
         PagedMap {
             stride_shift,
             low,
-            page_shift: PAGE_SHIFT.saturating_sub(stride_shift).min(MAX_PAGE_SHIFT),
+            page_shift: page_shift.min(MAX_PAGE_SHIFT),
             index: FxHashMap::default(),
             present: Vec::new(),
             vals: Vec::new(),
@@ -253,8 +264,19 @@ mod tests {
         }
     }
 
+    /// Pages of two keys (the exhaustive checker's), and of one, against the same map.
+    #[test]
+    fn chosen_page_sizes_match_a_reference_map() {
+        for page_shift in [0, 1] {
+            against_a_reference(PagedMap::with_page_shift(6, 0, 0, page_shift), 6, 0);
+        }
+    }
+
     fn against_a_reference_map(shift: u32, low: u64) {
-        let mut m: PagedMap<u32> = PagedMap::new(shift, low, 0);
+        against_a_reference(PagedMap::new(shift, low, 0), shift, low);
+    }
+
+    fn against_a_reference(mut m: PagedMap<u32>, shift: u32, low: u64) {
         let mut r: BTreeMap<u64, u32> = BTreeMap::new();
         let mut x: u64 = 7;
         for step in 0..50_000u32 {

@@ -153,7 +153,9 @@ impl<'a> CmpModel<'a> {
             mem_channel_cycles: 0,
             device: None,
         };
-        let mut dir = DirCtrl::new(dp, Arc::clone(&self.dirm)).map_err(|e| e.to_string())?;
+        // Pages of two lines: a frame's 64 would copy 4 KiB of memory with every state.
+        let mut dir =
+            DirCtrl::paged(dp, Arc::clone(&self.dirm), Some(1)).map_err(|e| e.to_string())?;
         dir.transitions = TransitionCounts::default();
         Ok(State {
             caches,

@@ -148,16 +148,37 @@ pub struct DirCtrl {
 
 impl DirCtrl {
     pub fn new(params: DirParams, table: Arc<Machine>) -> Result<DirCtrl, ProtocolError> {
+        Self::paged(params, table, None)
+    }
+
+    /// A controller whose entries and memory sit in pages of `2^page_shift` lines (`None`:
+    /// one frame's lines, as [`DirCtrl::new`] makes). The exhaustive checker clones its
+    /// directory at every step, for configurations of one or two lines.
+    pub fn paged(
+        params: DirParams,
+        table: Arc<Machine>,
+        page_shift: Option<u32>,
+    ) -> Result<DirCtrl, ProtocolError> {
         let ids = DirIds::resolve(&table)?;
         let n = table.n_counters();
         let invalid = DirEntry::untracked(ids.i);
         let (shift, low) = bank_stride(params.bank, params.banks);
+        let (mem, entries) = match page_shift {
+            None => (
+                BackingStore::for_bank(params.bank, params.banks),
+                PagedMap::new(shift, low, invalid),
+            ),
+            Some(ps) => (
+                BackingStore::for_bank_paged(params.bank, params.banks, ps),
+                PagedMap::with_page_shift(shift, low, invalid, ps),
+            ),
+        };
         Ok(DirCtrl {
-            mem: BackingStore::for_bank(params.bank, params.banks),
+            mem,
             params,
             table,
             ids,
-            entries: PagedMap::new(shift, low, invalid),
+            entries,
             stats: DirStats::default(),
             transitions: TransitionCounts::new(n),
             mem_free_at: 0,
