@@ -261,15 +261,12 @@ impl BackingStore {
 
     /// Memory for the lines of `bank` out of `banks` (a power of two), interleaved by line.
     pub fn for_bank(bank: usize, banks: usize) -> Self {
-        let (shift, low) = bank_stride(bank, banks);
-        BackingStore {
-            lines: PagedMap::new(shift, low, [0; LINE_BYTES]),
-        }
+        Self::for_bank_paged(bank, banks, None)
     }
 
-    /// As [`BackingStore::for_bank`], with pages of `2^page_shift` lines instead of one
-    /// frame's (see [`PagedMap::with_page_shift`]).
-    pub fn for_bank_paged(bank: usize, banks: usize, page_shift: u32) -> Self {
+    /// As [`BackingStore::for_bank`], with pages of `2^page_shift` lines (`None`: one
+    /// frame's; see [`PagedMap::with_page_shift`]).
+    pub fn for_bank_paged(bank: usize, banks: usize, page_shift: Option<u32>) -> Self {
         let (shift, low) = bank_stride(bank, banks);
         BackingStore {
             lines: PagedMap::with_page_shift(shift, low, [0; LINE_BYTES], page_shift),

@@ -52,18 +52,14 @@ impl<V: Clone> PagedMap<V> {
     /// A map for keys `k` with `k & ((1 << stride_shift) - 1) == low`; `fill` is any value
     /// (it is never read back).
     pub fn new(stride_shift: u32, low: u64, fill: V) -> Self {
-        Self::with_page_shift(
-            stride_shift,
-            low,
-            fill,
-            PAGE_SHIFT.saturating_sub(stride_shift),
-        )
+        Self::with_page_shift(stride_shift, low, fill, None)
     }
 
-    /// A map as [`PagedMap::new`] makes, whose pages hold `2^page_shift` keys (at most 64)
-    /// instead of one frame's: fewer for a map that holds a few keys and is cloned often.
-    pub fn with_page_shift(stride_shift: u32, low: u64, fill: V, page_shift: u32) -> Self {
+    /// A map as [`PagedMap::new`] makes, whose pages hold `2^page_shift` keys (at most 64;
+    /// `None`: one frame's): fewer for a map that holds a few keys and is cloned often.
+    pub fn with_page_shift(stride_shift: u32, low: u64, fill: V, page_shift: Option<u32>) -> Self {
         debug_assert!(stride_shift < 64 && low >> stride_shift == 0);
+        let page_shift = page_shift.unwrap_or(PAGE_SHIFT.saturating_sub(stride_shift));
         PagedMap {
             stride_shift,
             low,
@@ -268,7 +264,7 @@ mod tests {
     #[test]
     fn chosen_page_sizes_match_a_reference_map() {
         for page_shift in [0, 1] {
-            against_a_reference(PagedMap::with_page_shift(6, 0, 0, page_shift), 6, 0);
+            against_a_reference(PagedMap::with_page_shift(6, 0, 0, Some(page_shift)), 6, 0);
         }
     }
 

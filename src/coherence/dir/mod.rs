@@ -163,22 +163,12 @@ impl DirCtrl {
         let n = table.n_counters();
         let invalid = DirEntry::untracked(ids.i);
         let (shift, low) = bank_stride(params.bank, params.banks);
-        let (mem, entries) = match page_shift {
-            None => (
-                BackingStore::for_bank(params.bank, params.banks),
-                PagedMap::new(shift, low, invalid),
-            ),
-            Some(ps) => (
-                BackingStore::for_bank_paged(params.bank, params.banks, ps),
-                PagedMap::with_page_shift(shift, low, invalid, ps),
-            ),
-        };
         Ok(DirCtrl {
-            mem,
+            mem: BackingStore::for_bank_paged(params.bank, params.banks, page_shift),
             params,
             table,
             ids,
-            entries,
+            entries: PagedMap::with_page_shift(shift, low, invalid, page_shift),
             stats: DirStats::default(),
             transitions: TransitionCounts::new(n),
             mem_free_at: 0,
