@@ -171,6 +171,36 @@ impl<T: Default> SetAssoc<T> {
     /// hit, miss and pick victims alike from then on, whatever their stamps' values: only
     /// the stamps' order within a set decides.
     pub fn lru_signature(&self, key: impl Fn(&T) -> u64, out: &mut Vec<u64>) {
+        // Each occupied way as its stamp and way number in one word (stamps are distinct:
+        // every insert and touch takes the next clock value), sorted as plain integers on
+        // the stack; with no way, past 64 ways or past 2^57 stamps, by the
+        // stamps themselves.
+        const WAY_BITS: u32 = 6;
+        if self.ways == 0 || self.ways > 1 << WAY_BITS || self.clock >= 1 << (64 - WAY_BITS - 1) {
+            return self.lru_signature_by_stamps(key, out);
+        }
+        out.reserve(self.entries.len() * 2 + self.sets);
+        let mut order = [0u64; 1 << WAY_BITS];
+        for (set, ways) in self.entries.chunks_exact(self.ways).enumerate() {
+            let base = set * self.ways;
+            let mut n = 0;
+            for (w, e) in ways.iter().enumerate() {
+                if e.0 != NO_TAG {
+                    order[n] = (self.stamps[base + w] << WAY_BITS) | w as u64;
+                    n += 1;
+                }
+            }
+            order[..n].sort_unstable();
+            for &k in &order[..n] {
+                let e = &ways[(k & ((1 << WAY_BITS) - 1)) as usize];
+                out.extend([e.0, key(&e.1)]);
+            }
+            out.push(NO_TAG);
+        }
+    }
+
+    /// [`SetAssoc::lru_signature`] for any number of ways and any stamp.
+    fn lru_signature_by_stamps(&self, key: impl Fn(&T) -> u64, out: &mut Vec<u64>) {
         let mut ways: Vec<Slot> = Vec::with_capacity(self.ways);
         for set in 0..self.sets {
             let base = set * self.ways;
@@ -381,6 +411,38 @@ mod tests {
         assert_eq!((a.tag(s0), a.tag(s1)), (0, 64));
         a.remove(s1);
         assert_eq!(a.victim(128, |_| true), Some(s0));
+    }
+
+    proptest::proptest! {
+        /// The signature sorted on the stack lists what sorting by the stamps lists, after
+        /// any inserts, touches, removals and payload changes, at 1 to 12 ways.
+        #[test]
+        fn both_signature_orders_agree(
+            ways in 1usize..12,
+            ops in proptest::collection::vec((0u8..4, 0u64..64, 0u8..8), 0..200),
+        ) {
+            let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
+            for (op, line, v) in ops {
+                let addr = line * LINE_BYTES as u64;
+                match (op, a.find(addr)) {
+                    (0, None) => {
+                        if let Some(s) = a.free_slot(addr) {
+                            a.insert(s, addr, v);
+                        }
+                    }
+                    (1, Some(s)) => a.touch(s),
+                    (2, Some(s)) => {
+                        a.remove(s);
+                    }
+                    (3, Some(s)) => *a.get_mut(s) = v,
+                    _ => {}
+                }
+            }
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            a.lru_signature(|&v| u64::from(v), &mut fast);
+            a.lru_signature_by_stamps(|&v| u64::from(v), &mut slow);
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 
     #[test]

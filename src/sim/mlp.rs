@@ -83,7 +83,7 @@ fn add<P: Platform, D: Driver + ?Sized>(
     debug_assert_eq!(req.kind, AccessKind::Load);
     let core = &mut p.cores_mut()[c];
     let w = &mut core.window;
-    w.loads.push_back(WinLoad {
+    w.push(WinLoad {
         req,
         // The accesses before it: the window counts from the oldest load on, itself in.
         seq: core.accesses - 1,
@@ -92,7 +92,7 @@ fn add<P: Platform, D: Driver + ?Sized>(
         state: LoadState::Merged,
         hit: None,
     });
-    if w.behind_older(w.loads.len() - 1) {
+    if w.behind_older(w.len() - 1) {
         return Ok(None);
     }
     issue_new(p, c, req, now, driver)
@@ -138,9 +138,7 @@ fn issue<P: Platform, D: Driver + ?Sized>(
         core.stalled_load = true;
         return Ok(());
     }
-    if let Some(l) = core.window.loads.iter_mut().find(|l| l.req.id == req.id) {
-        l.sent_at = now;
-    }
+    core.window.sent(req.id, now);
     // The platform marks it missing, stalled or hit through `answered` and `hit`.
     p.memory_access(c, req, now, driver)
 }
@@ -152,13 +150,15 @@ pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
-    for id in p.cores()[c].window.ready() {
+    let mut ready = Vec::new();
+    p.cores()[c].window.ready(&mut ready);
+    for id in ready {
         // An earlier issue may have completed or moved another load of the window.
         let w = &p.cores()[c].window;
-        let Some(i) = w.loads.iter().position(|l| l.req.id == id) else {
+        let Some(i) = w.index(id) else {
             continue;
         };
-        let l = w.loads[i];
+        let l = *w.load(i);
         let go = match l.state {
             LoadState::Waiting => true,
             LoadState::Merged => !w.behind_older(i),
@@ -178,13 +178,7 @@ pub(crate) fn hit_done<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
-    let w = &mut p.cores_mut()[c].window;
-    let due = w
-        .loads
-        .iter_mut()
-        .find(|l| l.state == LoadState::Hit(now))
-        .and_then(|l| l.hit.take());
-    let Some(comp) = due else {
+    let Some(comp) = p.cores_mut()[c].window.take_hit_due(now) else {
         return Err(SimError::Check {
             cycle: now,
             detail: format!("core {c}: a windowed load's hit completed that was never pending"),
@@ -205,16 +199,10 @@ pub(crate) fn finish<P: Platform, D: Driver + ?Sized>(
     let core = &mut p.cores_mut()[c];
     core.last_progress = now;
     let w = &mut core.window;
-    if let Some(i) = w.loads.iter().position(|l| l.req.id == comp.req.id) {
-        let sent = w.loads[i].sent_at;
-        w.loads.remove(i);
-        core.miss_latency.sample(comp.level, now - sent);
+    if let Some(l) = w.index(comp.req.id).and_then(|i| w.remove(i)) {
+        core.miss_latency.sample(comp.level, now - l.sent_at);
     }
-    let line = line_of(comp.req.addr);
-    let merged = w
-        .loads
-        .iter()
-        .any(|l| l.state == LoadState::Merged && line_of(l.req.addr) == line);
+    let merged = w.merged_on(line_of(comp.req.addr));
     driver
         .completed(c, comp, now)
         .map_err(|detail| SimError::Check { cycle: now, detail })?;

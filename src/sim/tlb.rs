@@ -43,13 +43,17 @@ struct CoreTlb {
     /// Advances on every lookup: the LRU order, deterministic.
     clock: u64,
     stats: TlbStats,
-    /// The entry of the last hit, looked at first: a sweep stays on one page for 64
-    /// words, and the full scan (64 entries) was most of a hit's host time.
-    mru: usize,
+    /// The entry of the last hit on each of a few pages, by the page's low bits, looked
+    /// at first: a sweep stays on its pages for 64 words each, often on several arrays at
+    /// once, and the full scan (64 entries) was most of a hit's host time.
+    recent: [u32; RECENT],
     /// A translation was filled twice. A lookup must then find the first of the two,
     /// which only the full scan does, so the shortcut is off for good.
     duplicates: bool,
 }
+
+/// Entries of [`CoreTlb::recent`]: a power of two.
+const RECENT: usize = 16;
 
 /// Every core's data TLB.
 #[derive(Clone, Debug)]
@@ -81,13 +85,15 @@ impl Tlb {
         t.clock += 1;
         let now = t.clock;
         let is = |e: &Entry| e.proc == proc && e.vpage == vpage;
-        let found = match t.entries.get(t.mru) {
-            Some(e) if !t.duplicates && is(e) => Some(t.mru),
+        // Without a duplicate at most one entry holds the page, so the hint's is the one.
+        let hint = (vpage >> crate::mem::PAGE_SHIFT) as usize & (RECENT - 1);
+        let found = match t.entries.get(t.recent[hint] as usize) {
+            Some(e) if !t.duplicates && is(e) => Some(t.recent[hint] as usize),
             _ => t.entries.iter().position(is),
         };
         match found {
             Some(i) => {
-                t.mru = i;
+                t.recent[hint] = i as u32;
                 let e = &mut t.entries[i];
                 e.used = now;
                 t.stats.hits += 1;
@@ -178,6 +184,35 @@ mod tests {
         assert_eq!(t.lookup(1, 1, 0), None);
         let s = t.stats(0);
         assert_eq!((s.hits, s.misses), (3, 67));
+    }
+
+    /// Pages that share a hint, another process's page at the same address, a page
+    /// replaced under its hint and a translation filled twice all look up as a scan of
+    /// every entry does.
+    #[test]
+    fn lookups_through_the_hints_find_what_a_scan_finds() {
+        let scan = |t: &Tlb, proc: ProcId, page: u64| {
+            let e = t.cores[0]
+                .entries
+                .iter()
+                .find(|e| e.proc == proc && e.vpage == page);
+            e.map(|e| e.frame)
+        };
+        let mut t = Tlb::new(1, 8, true);
+        let pages: Vec<(ProcId, u64)> = (0..24u64)
+            .map(|i| ((i % 3) as ProcId, (i * RECENT as u64 / 2) << 12))
+            .collect();
+        for (k, &(proc, page)) in pages.iter().cycle().take(200).enumerate() {
+            let want = scan(&t, proc, page);
+            assert_eq!(t.lookup(0, proc, page), want, "lookup {k}");
+            if want.is_none() {
+                t.fill(0, proc, page, 0x100_0000 + page + proc as u64);
+            }
+        }
+        // A second fill of a page held: the first entry answers from then on.
+        let (proc, page) = pages[23];
+        t.fill(0, proc, page, 0xdead_0000);
+        assert_eq!(t.lookup(0, proc, page), scan(&t, proc, page));
     }
 
     /// Equal translations in the same LRU order sign alike whatever their stamps; another

@@ -51,13 +51,32 @@ pub(super) struct WinLoad {
     pub hit: Option<Completed>,
 }
 
-/// A core's loads in flight without blocking it, oldest first.
+/// A core's loads in flight without blocking it, oldest first. Their ids rise from the
+/// oldest to the newest (a core numbers its accesses in order), so a load is found by
+/// binary search; their lines sit apart in a dense copy, so a search for a line reads
+/// eight bytes per load instead of the whole record; and the window counts its loads that
+/// hold a miss register and those merged behind another, so a step's "is the window
+/// full" reads two numbers instead of every load.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Window {
-    pub(super) loads: VecDeque<WinLoad>,
+    loads: VecDeque<WinLoad>,
+    /// `line_of(load.req.addr)` for each load of `loads`, in the same order.
+    lines: VecDeque<u64>,
+    /// Loads that hold a miss register: `Missing` or `Waiting`.
+    registers: usize,
+    /// Loads `Merged` behind an older one.
+    merged: usize,
     /// The core stopped for room in the window: only a window load's completion steps it
     /// again (a store's does not, as it does not step a core blocked on a load).
     pub(super) blocked: bool,
+}
+
+impl LoadState {
+    /// Whether a load in this state holds one of the core's miss registers (a waiting one
+    /// will need one as it issues).
+    fn holds_register(self) -> bool {
+        matches!(self, LoadState::Missing | LoadState::Waiting)
+    }
 }
 
 impl Window {
@@ -70,21 +89,90 @@ impl Window {
         self.blocked = true;
     }
 
+    pub fn len(&self) -> usize {
+        self.loads.len()
+    }
+
     /// Whether load `id` is one of the window's.
     pub fn holds(&self, id: u64) -> bool {
-        self.loads.iter().any(|l| l.req.id == id)
+        self.index(id).is_some()
+    }
+
+    /// Where load `id` stands in the window, oldest first.
+    #[inline]
+    pub(super) fn index(&self, id: u64) -> Option<usize> {
+        // Most often the load just taken, as it issues and hits.
+        let last = self.loads.len().checked_sub(1)?;
+        if self.loads[last].req.id == id {
+            return Some(last);
+        }
+        self.loads.binary_search_by_key(&id, |l| l.req.id).ok()
+    }
+
+    /// The load at `i`, oldest first.
+    #[inline]
+    pub(super) fn load(&self, i: usize) -> &WinLoad {
+        &self.loads[i]
+    }
+
+    /// Load `l` joins the window as its newest (its id above every other's).
+    pub(super) fn push(&mut self, l: WinLoad) {
+        debug_assert!(self.loads.back().map_or(true, |b| b.req.id < l.req.id));
+        self.registers += usize::from(l.state.holds_register());
+        self.merged += usize::from(l.state == LoadState::Merged);
+        self.lines.push_back(line_of(l.req.addr));
+        self.loads.push_back(l);
+    }
+
+    /// Load `i` leaves the window.
+    pub(super) fn remove(&mut self, i: usize) -> Option<WinLoad> {
+        let l = self.loads.remove(i)?;
+        self.lines.remove(i);
+        self.registers -= usize::from(l.state.holds_register());
+        self.merged -= usize::from(l.state == LoadState::Merged);
+        Some(l)
+    }
+
+    /// Load `i` moves to state `s`.
+    fn set_state(&mut self, i: usize, s: LoadState) {
+        let l = &mut self.loads[i];
+        self.registers -= usize::from(l.state.holds_register());
+        self.merged -= usize::from(l.state == LoadState::Merged);
+        self.registers += usize::from(s.holds_register());
+        self.merged += usize::from(s == LoadState::Merged);
+        l.state = s;
+    }
+
+    /// Load `id` went into the memory system at `now` (for its miss latency).
+    pub(super) fn sent(&mut self, id: u64, now: u64) {
+        if let Some(i) = self.index(id) {
+            self.loads[i].sent_at = now;
+        }
+    }
+
+    /// The completion of the oldest load whose hit completes at `now`, taken.
+    pub(super) fn take_hit_due(&mut self, now: u64) -> Option<Completed> {
+        self.loads
+            .iter_mut()
+            .find(|l| l.state == LoadState::Hit(now))
+            .and_then(|l| l.hit.take())
+    }
+
+    /// Whether a load merged behind another waits for `line`.
+    pub(super) fn merged_on(&self, line: u64) -> bool {
+        self.merged > 0
+            && self
+                .loads
+                .iter()
+                .zip(&self.lines)
+                .any(|(l, &at)| at == line && l.state == LoadState::Merged)
     }
 
     /// Whether the core must wait for a load of the window before it issues anything
     /// more, having issued `accesses` accesses so far.
     pub fn full(&self, accesses: u64, sys: &CoreSection) -> bool {
         // A merged load needs no register of its own; a waiting one will need one.
-        let missing = self
-            .loads
-            .iter()
-            .filter(|l| matches!(l.state, LoadState::Missing | LoadState::Waiting))
-            .count();
-        missing >= sys.outstanding_loads
+        self.registers >= sys.outstanding_loads
             || self
                 .loads
                 .front()
@@ -95,9 +183,8 @@ impl Window {
     /// issue, so a retry issues nothing) and none is to `addr`'s line.
     pub fn settled_apart_from(&self, addr: u64) -> bool {
         let line = line_of(addr);
-        self.loads.iter().all(|l| {
-            !matches!(l.state, LoadState::Merged | LoadState::Waiting)
-                && line_of(l.req.addr) != line
+        self.loads.iter().zip(&self.lines).all(|(l, &at)| {
+            !matches!(l.state, LoadState::Merged | LoadState::Waiting) && at != line
         })
     }
 
@@ -108,49 +195,54 @@ impl Window {
 
     /// The L2 controller's answer to load `id`: a miss, or a stall to retry.
     pub fn answered(&mut self, id: u64, missed: bool) {
-        if let Some(l) = self.loads.iter_mut().find(|l| l.req.id == id) {
-            l.state = if missed {
+        if let Some(i) = self.index(id) {
+            let s = if missed {
                 LoadState::Missing
             } else {
                 LoadState::Waiting
             };
+            self.set_state(i, s);
         }
     }
 
     /// Load `id` will hit, its completion delivered by another host (gem5's Ruby): it holds
     /// no miss register, as a hit does, until it completes.
     pub fn answered_hit(&mut self, id: u64) {
-        if let Some(l) = self.loads.iter_mut().find(|l| l.req.id == id) {
-            l.state = LoadState::Hit(u64::MAX);
+        if let Some(i) = self.index(id) {
+            self.set_state(i, LoadState::Hit(u64::MAX));
         }
     }
 
     /// Load `id` hit; it completes with `comp` at cycle `at` ([`hit_done`]).
     pub fn hit(&mut self, comp: Completed, at: u64) {
-        if let Some(l) = self.loads.iter_mut().find(|l| l.req.id == comp.req.id) {
-            l.state = LoadState::Hit(at);
-            l.hit = Some(comp);
+        if let Some(i) = self.index(comp.req.id) {
+            self.set_state(i, LoadState::Hit(at));
+            self.loads[i].hit = Some(comp);
         }
     }
 
     /// Whether an older load than the one at `i` waits for the same line.
     pub(super) fn behind_older(&self, i: usize) -> bool {
-        let line = line_of(self.loads[i].req.addr);
-        self.loads
-            .iter()
-            .take(i)
-            .any(|l| line_of(l.req.addr) == line)
+        let line = self.lines[i];
+        // Newest first: the load a merged one waits behind is usually just before it.
+        self.lines.range(..i).rev().any(|&at| at == line)
     }
 
-    /// The loads that may issue now, oldest first.
-    pub(super) fn ready(&self) -> Vec<u64> {
-        (0..self.loads.len())
-            .filter(|&i| match self.loads[i].state {
+    /// The loads that may issue now, oldest first, into `out`.
+    pub(super) fn ready(&self, out: &mut Vec<u64>) {
+        out.clear();
+        if self.registers == 0 && self.merged == 0 {
+            return;
+        }
+        for (i, l) in self.loads.iter().enumerate() {
+            let go = match l.state {
                 LoadState::Waiting => true,
                 LoadState::Merged => !self.behind_older(i),
                 _ => false,
-            })
-            .map(|i| self.loads[i].req.id)
-            .collect()
+            };
+            if go {
+                out.push(l.req.id);
+            }
+        }
     }
 }
