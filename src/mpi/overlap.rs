@@ -105,6 +105,9 @@ pub struct Overlap {
     off: u64,
     /// Words whose loads have begun to issue and whose store has not, in program order.
     words: VecDeque<Word>,
+    /// The bytes `[lo, hi)` that cover the stores of every word queued since `words` was
+    /// last empty: a load outside them passes no older store without a look at each word.
+    stores: Option<(u64, u64)>,
     /// The word whose load the core is about to number ([`Overlap::issued`]).
     numbering: Option<(usize, usize)>,
 }
@@ -135,6 +138,7 @@ impl Overlap {
             walk,
             off: 0,
             words: VecDeque::new(),
+            stores: None,
             numbering: None,
         }
     }
@@ -193,6 +197,9 @@ impl Overlap {
             // Stores leave in program order, each once its loads are in.
             if self.words.front().is_some_and(Word::complete) {
                 let w = self.words.pop_front().expect("a front word");
+                if self.words.is_empty() {
+                    self.stores = None;
+                }
                 match w.store {
                     Some((a, n, how)) => return Some(store(a, n, w.store_value(how))),
                     None => continue,
@@ -201,21 +208,31 @@ impl Overlap {
             let pending = self.words.back().is_some_and(|w| w.issued < w.n_loads);
             if !pending {
                 match self.next_word() {
-                    Some(w) => self.words.push_back(w),
+                    Some(w) => {
+                        if let Some((a, n, _)) = w.store {
+                            let (lo, hi) = self.stores.unwrap_or((a, a));
+                            self.stores = Some((lo.min(a), hi.max(a + u64::from(n))));
+                        }
+                        self.words.push_back(w);
+                    }
                     None if self.words.is_empty() => return None,
                     None => return Some(Next::WaitForCompletion),
                 }
                 continue;
             }
             let i = self.words.len() - 1;
-            let w = self.words[i];
+            let w = &self.words[i];
             let (a, n) = w.loads[w.issued as usize];
+            let issued = w.issued;
             // A load may not pass an older store to its bytes that has not yet issued
             // (the store buffer's own order covers those that have).
-            if self.words.iter().take(i).any(|o| o.stores_into(a, n)) {
+            let near = self
+                .stores
+                .is_some_and(|(lo, hi)| a < hi && lo < a + u64::from(n));
+            if near && self.words.iter().take(i).any(|o| o.stores_into(a, n)) {
                 return Some(Next::WaitForCompletion);
             }
-            self.numbering = Some((i, w.issued as usize));
+            self.numbering = Some((i, issued as usize));
             self.words[i].issued += 1;
             return Some(match load(a, n) {
                 Next::Access(r) => Next::Independent(r),

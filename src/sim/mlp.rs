@@ -89,7 +89,6 @@ fn add<P: Platform, D: Driver + ?Sized>(
         seq: core.accesses - 1,
         issued_at: now,
         sent_at: now,
-        state: LoadState::Merged,
         hit: None,
     });
     if w.behind_older(w.len() - 1) {
@@ -159,7 +158,7 @@ pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
             continue;
         };
         let l = *w.load(i);
-        let go = match l.state {
+        let go = match w.state(i) {
             LoadState::Waiting => true,
             LoadState::Merged => !w.behind_older(i),
             _ => false,

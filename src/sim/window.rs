@@ -46,22 +46,29 @@ pub(super) struct WinLoad {
     pub issued_at: u64,
     /// When it last went into the memory system (for its miss latency).
     pub sent_at: u64,
-    pub state: LoadState,
     /// The hit's completion, kept until its latency has passed.
     pub hit: Option<Completed>,
 }
 
+/// What the window's searches read of a load: its id, its line and its state.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    id: u64,
+    line: u64,
+    state: LoadState,
+}
+
 /// A core's loads in flight without blocking it, oldest first. Their ids rise from the
 /// oldest to the newest (a core numbers its accesses in order), so a load is found by
-/// binary search; their lines sit apart in a dense copy, so a search for a line reads
-/// eight bytes per load instead of the whole record; and the window counts its loads that
-/// hold a miss register and those merged behind another, so a step's "is the window
-/// full" reads two numbers instead of every load.
+/// binary search; each load's id, line and state sit apart from its record in a dense
+/// copy, so a search reads 32 bytes per load instead of 128; and the window counts its
+/// loads that hold a miss register and those merged behind another, so a step's "is the
+/// window full" reads two numbers instead of every load.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Window {
     loads: VecDeque<WinLoad>,
-    /// `line_of(load.req.addr)` for each load of `loads`, in the same order.
-    lines: VecDeque<u64>,
+    /// The key of each load of `loads`, in the same order.
+    keys: VecDeque<Key>,
     /// Loads that hold a miss register: `Missing` or `Waiting`.
     registers: usize,
     /// Loads `Merged` behind an older one.
@@ -101,12 +108,16 @@ impl Window {
     /// Where load `id` stands in the window, oldest first.
     #[inline]
     pub(super) fn index(&self, id: u64) -> Option<usize> {
-        // Most often the load just taken, as it issues and hits.
-        let last = self.loads.len().checked_sub(1)?;
-        if self.loads[last].req.id == id {
-            return Some(last);
+        // Most often the load just taken, as it issues and hits; a store or a blocking
+        // load issued after the newest window load is none of the window's.
+        let last = self.keys.back()?.id;
+        if last == id {
+            return Some(self.keys.len() - 1);
         }
-        self.loads.binary_search_by_key(&id, |l| l.req.id).ok()
+        if id > last || id < self.keys[0].id {
+            return None;
+        }
+        self.keys.binary_search_by_key(&id, |k| k.id).ok()
     }
 
     /// The load at `i`, oldest first.
@@ -115,32 +126,42 @@ impl Window {
         &self.loads[i]
     }
 
-    /// Load `l` joins the window as its newest (its id above every other's).
+    /// The state of the load at `i`.
+    #[inline]
+    pub(super) fn state(&self, i: usize) -> LoadState {
+        self.keys[i].state
+    }
+
+    /// Load `l` joins the window as its newest (its id above every other's), merged: it
+    /// issues as the window lets it.
     pub(super) fn push(&mut self, l: WinLoad) {
-        debug_assert!(self.loads.back().map_or(true, |b| b.req.id < l.req.id));
-        self.registers += usize::from(l.state.holds_register());
-        self.merged += usize::from(l.state == LoadState::Merged);
-        self.lines.push_back(line_of(l.req.addr));
+        debug_assert!(self.keys.back().map_or(true, |b| b.id < l.req.id));
+        self.merged += 1;
+        self.keys.push_back(Key {
+            id: l.req.id,
+            line: line_of(l.req.addr),
+            state: LoadState::Merged,
+        });
         self.loads.push_back(l);
     }
 
     /// Load `i` leaves the window.
     pub(super) fn remove(&mut self, i: usize) -> Option<WinLoad> {
         let l = self.loads.remove(i)?;
-        self.lines.remove(i);
-        self.registers -= usize::from(l.state.holds_register());
-        self.merged -= usize::from(l.state == LoadState::Merged);
+        let k = self.keys.remove(i)?;
+        self.registers -= usize::from(k.state.holds_register());
+        self.merged -= usize::from(k.state == LoadState::Merged);
         Some(l)
     }
 
     /// Load `i` moves to state `s`.
     fn set_state(&mut self, i: usize, s: LoadState) {
-        let l = &mut self.loads[i];
-        self.registers -= usize::from(l.state.holds_register());
-        self.merged -= usize::from(l.state == LoadState::Merged);
+        let k = &mut self.keys[i];
+        self.registers -= usize::from(k.state.holds_register());
+        self.merged -= usize::from(k.state == LoadState::Merged);
         self.registers += usize::from(s.holds_register());
         self.merged += usize::from(s == LoadState::Merged);
-        l.state = s;
+        k.state = s;
     }
 
     /// Load `id` went into the memory system at `now` (for its miss latency).
@@ -152,20 +173,20 @@ impl Window {
 
     /// The completion of the oldest load whose hit completes at `now`, taken.
     pub(super) fn take_hit_due(&mut self, now: u64) -> Option<Completed> {
-        self.loads
-            .iter_mut()
-            .find(|l| l.state == LoadState::Hit(now))
-            .and_then(|l| l.hit.take())
+        let i = self
+            .keys
+            .iter()
+            .position(|k| k.state == LoadState::Hit(now))?;
+        self.loads[i].hit.take()
     }
 
     /// Whether a load merged behind another waits for `line`.
     pub(super) fn merged_on(&self, line: u64) -> bool {
         self.merged > 0
             && self
-                .loads
+                .keys
                 .iter()
-                .zip(&self.lines)
-                .any(|(l, &at)| at == line && l.state == LoadState::Merged)
+                .any(|k| k.line == line && k.state == LoadState::Merged)
     }
 
     /// Whether the core must wait for a load of the window before it issues anything
@@ -183,9 +204,9 @@ impl Window {
     /// issue, so a retry issues nothing) and none is to `addr`'s line.
     pub fn settled_apart_from(&self, addr: u64) -> bool {
         let line = line_of(addr);
-        self.loads.iter().zip(&self.lines).all(|(l, &at)| {
-            !matches!(l.state, LoadState::Merged | LoadState::Waiting) && at != line
-        })
+        self.keys
+            .iter()
+            .all(|k| !matches!(k.state, LoadState::Merged | LoadState::Waiting) && k.line != line)
     }
 
     /// The oldest load and the cycle it issued, for the watchdog.
@@ -223,9 +244,9 @@ impl Window {
 
     /// Whether an older load than the one at `i` waits for the same line.
     pub(super) fn behind_older(&self, i: usize) -> bool {
-        let line = self.lines[i];
+        let line = self.keys[i].line;
         // Newest first: the load a merged one waits behind is usually just before it.
-        self.lines.range(..i).rev().any(|&at| at == line)
+        self.keys.range(..i).rev().any(|k| k.line == line)
     }
 
     /// The loads that may issue now, oldest first, into `out`.
@@ -234,14 +255,14 @@ impl Window {
         if self.registers == 0 && self.merged == 0 {
             return;
         }
-        for (i, l) in self.loads.iter().enumerate() {
-            let go = match l.state {
+        for (i, k) in self.keys.iter().enumerate() {
+            let go = match k.state {
                 LoadState::Waiting => true,
                 LoadState::Merged => !self.behind_older(i),
                 _ => false,
             };
             if go {
-                out.push(l.req.id);
+                out.push(k.id);
             }
         }
     }
