@@ -7,7 +7,7 @@ use crate::coherence::{AccessKind, Completed, CoreReq, HitLevel};
 use crate::mem::line_of;
 
 use super::platform::{schedule_step, Ev, Platform};
-use super::window::{LoadState, WinLoad};
+use super::window::WinLoad;
 use super::{Driver, SimError};
 
 /// Core `c` takes independent load `req` (physical): numbers it, tells the driver, issues
@@ -149,22 +149,15 @@ pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
-    let mut ready = Vec::new();
-    p.cores()[c].window.ready(&mut ready);
-    for id in ready {
+    for id in p.cores()[c].window.ready() {
         // An earlier issue may have completed or moved another load of the window.
         let w = &p.cores()[c].window;
         let Some(i) = w.index(id) else {
             continue;
         };
-        let l = *w.load(i);
-        let go = match w.state(i) {
-            LoadState::Waiting => true,
-            LoadState::Merged => !w.behind_older(i),
-            _ => false,
-        };
-        if go {
-            issue(p, c, l.req, now, driver)?;
+        if w.may_issue(i) {
+            let req = w.load(i).req;
+            issue(p, c, req, now, driver)?;
         }
     }
     Ok(())

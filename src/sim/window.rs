@@ -126,12 +126,6 @@ impl Window {
         &self.loads[i]
     }
 
-    /// The state of the load at `i`.
-    #[inline]
-    pub(super) fn state(&self, i: usize) -> LoadState {
-        self.keys[i].state
-    }
-
     /// Load `l` joins the window as its newest (its id above every other's), merged: it
     /// issues as the window lets it.
     pub(super) fn push(&mut self, l: WinLoad) {
@@ -249,21 +243,24 @@ impl Window {
         self.keys.range(..i).rev().any(|k| k.line == line)
     }
 
-    /// The loads that may issue now, oldest first, into `out`.
-    pub(super) fn ready(&self, out: &mut Vec<u64>) {
-        out.clear();
+    /// Whether the load at `i` may issue now: it waits to (re)issue, or it is merged and
+    /// no older load to its line is left.
+    pub(super) fn may_issue(&self, i: usize) -> bool {
+        match self.keys[i].state {
+            LoadState::Waiting => true,
+            LoadState::Merged => !self.behind_older(i),
+            _ => false,
+        }
+    }
+
+    /// The loads that may issue now, oldest first.
+    pub(super) fn ready(&self) -> Vec<u64> {
         if self.registers == 0 && self.merged == 0 {
-            return;
+            return Vec::new();
         }
-        for (i, k) in self.keys.iter().enumerate() {
-            let go = match k.state {
-                LoadState::Waiting => true,
-                LoadState::Merged => !self.behind_older(i),
-                _ => false,
-            };
-            if go {
-                out.push(k.id);
-            }
-        }
+        (0..self.keys.len())
+            .filter(|&i| self.may_issue(i))
+            .map(|i| self.keys[i].id)
+            .collect()
     }
 }
