@@ -91,7 +91,7 @@ fn add<P: Platform, D: Driver + ?Sized>(
         sent_at: now,
         hit: None,
     });
-    if w.behind_older(w.len() - 1) {
+    if w.behind_older(w.newest()) {
         return Ok(None);
     }
     issue_new(p, c, req, now, driver)
@@ -191,8 +191,8 @@ pub(crate) fn finish<P: Platform, D: Driver + ?Sized>(
     let core = &mut p.cores_mut()[c];
     core.last_progress = now;
     let w = &mut core.window;
-    if let Some(l) = w.index(comp.req.id).and_then(|i| w.remove(i)) {
-        core.miss_latency.sample(comp.level, now - l.sent_at);
+    if let Some(sent_at) = w.index(comp.req.id).and_then(|i| w.remove(i)) {
+        core.miss_latency.sample(comp.level, now - sent_at);
     }
     let merged = w.merged_on(line_of(comp.req.addr));
     driver

@@ -36,7 +36,13 @@ pub(super) enum LoadState {
     Missing,
     /// Hit; completes at the cycle given.
     Hit(u64),
+    /// Left the window: its record stays, matching no search, until every older load has
+    /// left too (taking a load out of the middle of the window moved every load after it).
+    Gone,
 }
+
+/// A gone load's line: no load's line (a line address has its low bits clear).
+const GONE_LINE: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct WinLoad {
@@ -63,7 +69,9 @@ struct Key {
 /// binary search; each load's id, line and state sit apart from its record in a dense
 /// copy, so a search reads 32 bytes per load instead of 128; and the window counts its
 /// loads that hold a miss register and those merged behind another, so a step's "is the
-/// window full" reads two numbers instead of every load.
+/// window full" reads two numbers instead of every load. A load that leaves is marked
+/// gone in place and its record dropped once it is the oldest, so the oldest record is
+/// always a load still in the window.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Window {
     loads: VecDeque<WinLoad>,
@@ -96,8 +104,9 @@ impl Window {
         self.blocked = true;
     }
 
-    pub fn len(&self) -> usize {
-        self.loads.len()
+    /// Where the newest load stands (the window holds at least one).
+    pub(super) fn newest(&self) -> usize {
+        self.loads.len() - 1
     }
 
     /// Whether load `id` is one of the window's.
@@ -110,14 +119,15 @@ impl Window {
     pub(super) fn index(&self, id: u64) -> Option<usize> {
         // Most often the load just taken, as it issues and hits; a store or a blocking
         // load issued after the newest window load is none of the window's.
-        let last = self.keys.back()?.id;
-        if last == id {
-            return Some(self.keys.len() - 1);
-        }
-        if id > last || id < self.keys[0].id {
+        let last = self.keys.back()?;
+        let i = if last.id == id {
+            self.keys.len() - 1
+        } else if id > last.id || id < self.keys[0].id {
             return None;
-        }
-        self.keys.binary_search_by_key(&id, |k| k.id).ok()
+        } else {
+            self.keys.binary_search_by_key(&id, |k| k.id).ok()?
+        };
+        (!matches!(self.keys[i].state, LoadState::Gone)).then_some(i)
     }
 
     /// The load at `i`, oldest first.
@@ -139,22 +149,30 @@ impl Window {
         self.loads.push_back(l);
     }
 
-    /// Load `i` leaves the window.
-    pub(super) fn remove(&mut self, i: usize) -> Option<WinLoad> {
-        let l = self.loads.remove(i)?;
-        let k = self.keys.remove(i)?;
-        self.registers -= usize::from(k.state.holds_register());
-        self.merged -= usize::from(k.state == LoadState::Merged);
-        Some(l)
+    /// Load `i` (not gone) leaves the window; the records of the loads gone from its
+    /// oldest end are dropped. The cycle it last went into the memory system.
+    pub(super) fn remove(&mut self, i: usize) -> Option<u64> {
+        let sent_at = self.loads.get(i)?.sent_at;
+        self.set_state(i, LoadState::Gone);
+        self.keys[i].line = GONE_LINE;
+        while self
+            .keys
+            .front()
+            .is_some_and(|k| matches!(k.state, LoadState::Gone))
+        {
+            self.keys.pop_front();
+            self.loads.pop_front();
+        }
+        Some(sent_at)
     }
 
     /// Load `i` moves to state `s`.
     fn set_state(&mut self, i: usize, s: LoadState) {
         let k = &mut self.keys[i];
         self.registers -= usize::from(k.state.holds_register());
-        self.merged -= usize::from(k.state == LoadState::Merged);
+        self.merged -= usize::from(matches!(k.state, LoadState::Merged));
         self.registers += usize::from(s.holds_register());
-        self.merged += usize::from(s == LoadState::Merged);
+        self.merged += usize::from(matches!(s, LoadState::Merged));
         k.state = s;
     }
 
@@ -180,7 +198,7 @@ impl Window {
             && self
                 .keys
                 .iter()
-                .any(|k| k.line == line && k.state == LoadState::Merged)
+                .any(|k| k.line == line && matches!(k.state, LoadState::Merged))
     }
 
     /// Whether the core must wait for a load of the window before it issues anything
@@ -203,7 +221,8 @@ impl Window {
             .all(|k| !matches!(k.state, LoadState::Merged | LoadState::Waiting) && k.line != line)
     }
 
-    /// The oldest load and the cycle it issued, for the watchdog.
+    /// The oldest load and the cycle it issued, for the watchdog (the oldest record is
+    /// never a gone load's).
     pub fn oldest(&self) -> Option<(CoreReq, u64)> {
         self.loads.front().map(|l| (l.req, l.issued_at))
     }

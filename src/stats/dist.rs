@@ -26,6 +26,9 @@ pub struct Distribution {
     min: i64,
     max: i64,
     bucket_size: u64,
+    /// `bucket_size`'s log2 where it is a power of two (a shift finds the bucket, where a
+    /// division costs tens of host cycles per sample), else `u32::MAX`.
+    shift: u32,
     buckets: Box<[u64]>,
     samples: u64,
     sum: i128,
@@ -103,6 +106,11 @@ impl Distribution {
             min,
             max,
             bucket_size,
+            shift: if bucket_size.is_power_of_two() {
+                bucket_size.trailing_zeros()
+            } else {
+                u32::MAX
+            },
             buckets: vec![0; n as usize].into_boxed_slice(),
             samples: 0,
             sum: 0,
@@ -132,7 +140,12 @@ impl Distribution {
             self.overflows = self.overflows.saturating_add(n);
         } else {
             // `v - min` fits in a u64 even where it overflows an i64.
-            let i = (v.wrapping_sub(self.min) as u64 / self.bucket_size) as usize;
+            let off = v.wrapping_sub(self.min) as u64;
+            let i = if self.shift < u64::BITS {
+                off >> self.shift
+            } else {
+                off / self.bucket_size
+            } as usize;
             self.buckets[i] = self.buckets[i].saturating_add(n);
         }
         self.min_value = self.min_value.min(v);
@@ -491,6 +504,37 @@ mod tests {
         wide.sample(i64::MAX);
         assert_eq!(wide.buckets(), [1, 1]);
         assert_eq!(wide.sum(), -1);
+    }
+
+    proptest::proptest! {
+        /// A power-of-two bucket size finds its bucket by a shift: the bucket is the one
+        /// `bucket_range` names, as a division finds it for any other size.
+        #[test]
+        fn each_sample_lands_in_the_bucket_whose_range_holds_it(
+            min in -1_000_000i64..1_000_000,
+            width in 1u64..1_000_000,
+            log in 0u32..21,
+            odd in 0u64..2,
+            values in proptest::collection::vec(-2_000_000i64..2_000_000, 1..40),
+        ) {
+            let size = (1u64 << log) + odd * 2;
+            let max = min + width as i64;
+            let mut dist = d(min, max, size);
+            for &v in &values {
+                let before = dist.buckets().to_vec();
+                dist.sample(v);
+                let changed: Vec<usize> = (0..before.len())
+                    .filter(|&i| before[i] != dist.buckets()[i])
+                    .collect();
+                if v < min || v > max {
+                    proptest::prop_assert!(changed.is_empty());
+                } else {
+                    proptest::prop_assert_eq!(changed.len(), 1);
+                    let (lo, hi) = dist.bucket_range(changed[0]);
+                    proptest::prop_assert!(lo <= v && v <= hi, "{} outside [{}, {}]", v, lo, hi);
+                }
+            }
+        }
     }
 
     #[test]

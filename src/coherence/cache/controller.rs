@@ -157,10 +157,14 @@ impl CacheCtrl {
                 && (req.addr - addr) as usize + req.size as usize <= LINE_BYTES
         );
         let loc = self.loc(addr);
-        if let Loc::L1(slot) = loc {
-            if self.plain_l1_hit(slot, req, done) {
+        match loc {
+            Loc::L1(slot) if self.plain_l1_hit(slot, req, done) => {
                 return Ok(CoreOutcome::Hit(HitLevel::L1));
             }
+            Loc::L2(slot) if self.plain_l2_hit(addr, slot, req, done) => {
+                return Ok(CoreOutcome::Hit(HitLevel::L2));
+            }
+            _ => {}
         }
         if loc == Loc::Absent && !self.make_room(addr, out, done)? {
             self.stats.stalls += 1;
@@ -209,6 +213,36 @@ impl CacheCtrl {
             value,
             level: HitLevel::L1,
         });
+        true
+    }
+
+    /// The plain hit's transition on a line in the L2 (the same table cell as in the L1,
+    /// see `hit_next`), then what [`CacheCtrl::hit`] books for an L2 hit: the counts and
+    /// the line's move up into the L1. False, with nothing changed, for another cell.
+    #[inline]
+    fn plain_l2_hit(
+        &mut self,
+        addr: LineAddr,
+        slot: Slot,
+        req: CoreReq,
+        done: &mut Vec<Completed>,
+    ) -> bool {
+        let state = self.l2.get(slot).state;
+        let Some((next, counter)) = self.hit_next[state as usize][req.kind as usize] else {
+            return false;
+        };
+        self.transitions.bump(counter as usize);
+        let way = self.l2.get_mut(slot);
+        let value = super::line::access(way, self.store.get_mut(way.data), &req);
+        way.state = next;
+        done.push(Completed {
+            req,
+            value,
+            level: HitLevel::L2,
+        });
+        self.stats.l1_misses += 1;
+        self.stats.l2_hits += 1;
+        self.promote_from(addr, slot);
         true
     }
 

@@ -244,9 +244,10 @@ pub struct CacheCtrl {
     /// line up several times. Checked against the tags before use, so it never goes stale.
     hint: HintCell<(LineAddr, Slot, bool)>,
     /// Per state, for loads (`[0]`) and stores (`[1]`): the next state and the cell's
-    /// transition counter when the table's cell is a plain L1 hit (its only action
-    /// `h_loadHit` or `hh_storeHit`). Derived from the table at load time, so the fast path
-    /// in `core_request` is the same transition.
+    /// transition counter when the table's cell is a plain hit (its only action
+    /// `h_loadHit` or `hh_storeHit`), the same cell for a line in the L1 or the L2.
+    /// Derived from the table at load time, so the fast paths in `core_request` are the
+    /// same transition.
     hit_next: Vec<[Option<(StateId, u16)>; 2]>,
     pub stats: CacheStats,
     /// Transition counts, indexed by the cells' `counter` (see [`Machine::counted_cell`]).

@@ -3,7 +3,7 @@
 //! lines between the levels. A line is in at most one of the two arrays; moving it changes
 //! no coherence state, so the protocol tables never see these moves.
 
-use crate::mem::{LineAddr, LINE_BYTES};
+use crate::mem::{LineAddr, Slot, LINE_BYTES};
 
 use crate::coherence::msg::Outbox;
 use crate::coherence::{Delivery, Violation};
@@ -154,39 +154,51 @@ impl CacheCtrl {
 
     /// Moves a line just hit in the L2 into the L1, sending the L1's victim down.
     pub(super) fn promote(&mut self, addr: LineAddr) {
-        self.try_swap_up(addr);
-        // A line that could not move up is still the L2's most recently used.
-        if let Loc::L2(slot) = self.loc(addr) {
-            self.l2.touch(slot);
+        if let Loc::L2(from) = self.loc(addr) {
+            self.promote_from(addr, from);
+        }
+    }
+
+    /// [`CacheCtrl::promote`] for a line known to sit in L2 slot `from`.
+    #[inline]
+    pub(super) fn promote_from(&mut self, addr: LineAddr, from: Slot) {
+        if !self.swap_up(addr, from) {
+            // A line that could not move up is still the L2's most recently used.
+            self.l2.touch(from);
         }
     }
 
     /// Best-effort swap of an L2 line into the L1: only when the L1 victim can take a way
     /// in the L2 without another replacement (its set has a free way once this line leaves).
     pub(super) fn try_swap_up(&mut self, addr: LineAddr) {
-        if self.l1.ways() == 0 {
-            return;
+        if let Loc::L2(from) = self.loc(addr) {
+            self.swap_up(addr, from);
         }
-        let Loc::L2(from) = self.loc(addr) else {
-            return;
-        };
+    }
+
+    /// [`CacheCtrl::try_swap_up`] for the line in L2 slot `from`; true if it moved.
+    fn swap_up(&mut self, addr: LineAddr, from: Slot) -> bool {
+        if self.l1.ways() == 0 {
+            return false;
+        }
         if let Some(slot) = self.l1.free_slot(addr) {
             let w = self.l2.remove(from);
             self.l1.insert(slot, addr, w);
-            return;
+            return true;
         }
         let Some(v) = self.l1.victim(addr, self.evictable()) else {
-            return;
+            return false;
         };
         let vaddr = self.l1.tag(v);
         let fits = self.l2.free_slot(vaddr).is_some() || self.l2.same_set(from, vaddr);
         if !fits {
-            return;
+            return false;
         }
         let w = self.l2.remove(from);
         let victim = self.l1.remove(v);
         self.l1.insert(v, addr, w);
         let slot = self.l2.free_slot(vaddr).expect("fits");
         self.l2.insert(slot, vaddr, victim);
+        true
     }
 }
