@@ -3,6 +3,7 @@
 //! tests can check.
 
 mod paged;
+mod signature;
 
 pub use paged::{PagedMap, Place};
 
@@ -75,6 +76,11 @@ pub struct SetAssoc<T> {
     /// Last-use stamp per way.
     stamps: Vec<u64>,
     clock: u64,
+    /// One bit per slot whose line, payload or stamp changed since the last
+    /// [`SetAssoc::refresh_signature`] (see `signature.rs`).
+    changed: Vec<u64>,
+    /// The signature the last refresh left, `2 * ways` words per set; empty before the first.
+    signed: Vec<u64>,
 }
 
 /// Tag of an empty way.
@@ -96,6 +102,8 @@ impl<T: Default> SetAssoc<T> {
             entries,
             stamps: vec![0; sets * ways],
             clock: 0,
+            changed: vec![0; (sets * ways).div_ceil(64)],
+            signed: Vec::new(),
         }
     }
 
@@ -117,6 +125,13 @@ impl<T: Default> SetAssoc<T> {
     #[inline]
     fn occupied(&self, slot: Slot) -> bool {
         self.entries[slot].0 != NO_TAG
+    }
+
+    /// Notes that `slot` changed, for the next [`SetAssoc::refresh_signature`]: one bit
+    /// set, no branch, on every change of a way.
+    #[inline(always)]
+    fn note_change(&mut self, slot: Slot) {
+        self.changed[slot / 64] |= 1 << (slot % 64);
     }
 
     /// The slot holding `addr`, if any.
@@ -154,6 +169,7 @@ impl<T: Default> SetAssoc<T> {
     #[inline]
     pub fn get_mut(&mut self, slot: Slot) -> &mut T {
         debug_assert!(self.occupied(slot), "empty slot");
+        self.note_change(slot);
         &mut self.entries[slot].1
     }
 
@@ -163,61 +179,7 @@ impl<T: Default> SetAssoc<T> {
         if self.occupied(slot) {
             self.clock += 1;
             self.stamps[slot] = self.clock;
-        }
-    }
-
-    /// Appends each set's occupied ways, least recently used first, as their tag and
-    /// `key(payload)`, each set closed by an empty tag. Two arrays with equal signatures
-    /// hit, miss and pick victims alike from then on, whatever their stamps' values: only
-    /// the stamps' order within a set decides.
-    pub fn lru_signature(&self, key: impl Fn(&T) -> u64, out: &mut Vec<u64>) {
-        // Each occupied way as its stamp and way number in one word (stamps are distinct:
-        // every insert and touch takes the next clock value), sorted as plain integers on
-        // the stack; with no way, past 64 ways or past 2^57 stamps, by the
-        // stamps themselves.
-        const WAY_BITS: u32 = 6;
-        if self.ways == 0 || self.ways > 1 << WAY_BITS || self.clock >= 1 << (64 - WAY_BITS - 1) {
-            return self.lru_signature_by_stamps(key, out);
-        }
-        out.reserve(self.entries.len() * 2 + self.sets);
-        let mut order = [0u64; 1 << WAY_BITS];
-        for (set, ways) in self.entries.chunks_exact(self.ways).enumerate() {
-            let base = set * self.ways;
-            let mut n = 0;
-            for (w, e) in ways.iter().enumerate() {
-                if e.0 != NO_TAG {
-                    order[n] = (self.stamps[base + w] << WAY_BITS) | w as u64;
-                    n += 1;
-                }
-            }
-            // Each way's place is the number of smaller keys (the keys are distinct, each
-            // with its way number): a few comparisons without branches where a sort's
-            // mispredicted most of a signature's time.
-            let keys = &order[..n];
-            let seg = out.len();
-            out.resize(seg + 2 * n, 0);
-            for &k in keys {
-                let rank = keys.iter().filter(|&&other| other < k).count();
-                let e = &ways[(k & ((1 << WAY_BITS) - 1)) as usize];
-                out[seg + 2 * rank] = e.0;
-                out[seg + 2 * rank + 1] = key(&e.1);
-            }
-            out.push(NO_TAG);
-        }
-    }
-
-    /// [`SetAssoc::lru_signature`] for any number of ways and any stamp.
-    fn lru_signature_by_stamps(&self, key: impl Fn(&T) -> u64, out: &mut Vec<u64>) {
-        let mut ways: Vec<Slot> = Vec::with_capacity(self.ways);
-        for set in 0..self.sets {
-            let base = set * self.ways;
-            ways.clear();
-            ways.extend((base..base + self.ways).filter(|&i| self.occupied(i)));
-            ways.sort_unstable_by_key(|&i| self.stamps[i]);
-            for &i in &ways {
-                out.extend([self.entries[i].0, key(&self.entries[i].1)]);
-            }
-            out.push(NO_TAG);
+            self.note_change(slot);
         }
     }
 
@@ -254,12 +216,14 @@ impl<T: Default> SetAssoc<T> {
         self.clock += 1;
         self.entries[slot] = (addr, payload);
         self.stamps[slot] = self.clock;
+        self.note_change(slot);
     }
 
     /// Removes and returns the line in `slot`.
     #[inline]
     pub fn remove(&mut self, slot: Slot) -> T {
         assert!(self.occupied(slot), "empty slot");
+        self.note_change(slot);
         std::mem::replace(&mut self.entries[slot], (NO_TAG, T::default())).1
     }
 
@@ -338,43 +302,6 @@ pub fn bank_stride(bank: usize, banks: usize) -> (u32, u64) {
 mod tests {
     use super::*;
 
-    /// Two arrays holding the same lines in the same LRU order sign alike, whatever their
-    /// stamps and slots; a touch that reorders a set, or another line, changes the
-    /// signature.
-    #[test]
-    fn lru_signatures_compare_contents_and_order_not_stamps() {
-        let sign = |a: &SetAssoc<u8>| {
-            let mut out = Vec::new();
-            a.lru_signature(|&v| u64::from(v), &mut out);
-            out
-        };
-        // Lines 0x000 and 0x100 share set 0 of 4 sets.
-        let mut a = SetAssoc::new(4, 2);
-        a.insert(0, 0x000, 1);
-        a.insert(1, 0x100, 2);
-        let mut b = SetAssoc::new(4, 2);
-        b.insert(1, 0x000, 1);
-        b.touch(1);
-        b.insert(0, 0x100, 2);
-        assert_eq!(sign(&a), sign(&b));
-        // Renewing both in the same order keeps it.
-        a.touch(0);
-        a.touch(1);
-        assert_eq!(sign(&a), sign(&b));
-        // Reordering does not.
-        a.touch(0);
-        assert_ne!(sign(&a), sign(&b));
-        b.touch(1);
-        assert_eq!(sign(&a), sign(&b));
-        // Nor does another payload or another line.
-        *b.get_mut(1) = 3;
-        assert_ne!(sign(&a), sign(&b));
-        *b.get_mut(1) = 1;
-        b.remove(0);
-        b.insert(0, 0x200, 2);
-        assert_ne!(sign(&a), sign(&b));
-    }
-
     #[test]
     fn bytes_match_a_byte_by_byte_reference() {
         let mut d = [0u8; LINE_BYTES];
@@ -418,38 +345,6 @@ mod tests {
         assert_eq!((a.tag(s0), a.tag(s1)), (0, 64));
         a.remove(s1);
         assert_eq!(a.victim(128, |_| true), Some(s0));
-    }
-
-    proptest::proptest! {
-        /// The signature sorted on the stack lists what sorting by the stamps lists, after
-        /// any inserts, touches, removals and payload changes, at 1 to 12 ways.
-        #[test]
-        fn both_signature_orders_agree(
-            ways in 1usize..12,
-            ops in proptest::collection::vec((0u8..4, 0u64..64, 0u8..8), 0..200),
-        ) {
-            let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
-            for (op, line, v) in ops {
-                let addr = line * LINE_BYTES as u64;
-                match (op, a.find(addr)) {
-                    (0, None) => {
-                        if let Some(s) = a.free_slot(addr) {
-                            a.insert(s, addr, v);
-                        }
-                    }
-                    (1, Some(s)) => a.touch(s),
-                    (2, Some(s)) => {
-                        a.remove(s);
-                    }
-                    (3, Some(s)) => *a.get_mut(s) = v,
-                    _ => {}
-                }
-            }
-            let (mut fast, mut slow) = (Vec::new(), Vec::new());
-            a.lru_signature(|&v| u64::from(v), &mut fast);
-            a.lru_signature_by_stamps(|&v| u64::from(v), &mut slow);
-            proptest::prop_assert_eq!(fast, slow);
-        }
     }
 
     #[test]

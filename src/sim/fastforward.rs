@@ -140,11 +140,28 @@ struct Mark {
     first: Option<Start>,
     /// The pass that ended here was idle and moved lines (see [`Delta::moves_lines`]).
     moved: bool,
-    /// The L1's, L2's and TLB's contents in LRU order, taken when the two passes before
-    /// moved lines: a signature costs about as much as a pass of a hundred ranks, and a
-    /// wait's first pass after computing often moves lines (its TLB and L1 refill) where
-    /// the next ones do not.
-    signature: Option<Vec<u64>>,
+    /// Taken when the two passes before moved lines: a wait's first pass after computing
+    /// often moves lines (its TLB and L1 refill) where the next ones do not.
+    signature: Option<Signature>,
+}
+
+/// The L1's, L2's and TLB's contents in LRU order at a pass start ([`Sim::ff_signature`]).
+#[derive(Clone, Debug)]
+struct Signature {
+    /// The L1's and the L2's differ from the last signature taken of them (they keep theirs
+    /// and sign only the sets changed since: signing every set of the L2 cost as much as a
+    /// pass of a hundred ranks).
+    caches_changed: bool,
+    /// The TLB's, whole.
+    tlb: Vec<u64>,
+}
+
+impl Signature {
+    /// Whether the caches and the TLB stand as they did at `before`, the last signature
+    /// taken of this core's caches.
+    fn same_as(&self, before: &Signature) -> bool {
+        !self.caches_changed && self.tlb == before.tlb
+    }
 }
 
 /// What a core waits for as its pass begins: the pass's first load (or its page walk's
@@ -294,7 +311,11 @@ impl Sim {
             (Some(p), Some(d)) => {
                 first.is_some()
                     && first == p.first
-                    && (!d.moves_lines() || (signature.is_some() && signature == p.signature))
+                    && (!d.moves_lines()
+                        || signature
+                            .as_ref()
+                            .zip(p.signature.as_ref())
+                            .is_some_and(|(s, before)| s.same_as(before)))
             }
             _ => false,
         };
@@ -368,15 +389,20 @@ impl Sim {
 
     /// Core `c`'s L1, L2 and TLB contents in LRU order: two pass starts with equal
     /// signatures see the same hits, misses and victims from then on. `None` with an L1
-    /// prefetcher, whose history a miss moves.
-    fn ff_signature(&self, c: usize) -> Option<Vec<u64>> {
+    /// prefetcher, whose history a miss moves. The caches' part says only whether they
+    /// changed since the last signature of them, so it compares with the mark before
+    /// only where that mark took one: every signature is taken at a mark, and a pass start
+    /// compares with the mark just before it.
+    fn ff_signature(&mut self, c: usize) -> Option<Signature> {
         if self.caches[c].params.prefetch.kind != PrefetchKind::None {
             return None;
         }
-        let mut out = Vec::new();
-        self.caches[c].lru_signature(&mut out);
-        self.tlb.lru_signature(c, &mut out);
-        Some(out)
+        let mut tlb = Vec::new();
+        self.tlb.lru_signature(c, &mut tlb);
+        Some(Signature {
+            caches_changed: self.caches[c].refresh_lru_signature(),
+            tlb,
+        })
     }
 
     fn ff_counters(&self, c: usize) -> Counters {

@@ -325,6 +325,15 @@ impl CacheCtrl {
         self.l2.lru_signature(|l| u64::from(l.state), out);
     }
 
+    /// Refreshes the L1's and the L2's kept signatures ([`SetAssoc::refresh_signature`]):
+    /// true if either differs from the last refresh, false if the two arrays hold what
+    /// they held then in the same order (so [`CacheCtrl::lru_signature`] would be equal).
+    pub fn refresh_lru_signature(&mut self) -> bool {
+        let l1 = self.l1.refresh_signature(|l| u64::from(l.state));
+        let l2 = self.l2.refresh_signature(|l| u64::from(l.state));
+        l1 || l2
+    }
+
     pub fn name(&self) -> String {
         format!("L2Cache[{}]", self.params.node)
     }
