@@ -15,7 +15,7 @@
 //!
 //! This module holds the window's state; `super::mlp` moves loads through it.
 
-use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 
 use crate::coherence::{Completed, CoreReq};
 use crate::config::CoreSection;
@@ -74,9 +74,9 @@ struct Key {
 /// always a load still in the window.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Window {
-    loads: VecDeque<WinLoad>,
+    loads: Run<WinLoad>,
     /// The key of each load of `loads`, in the same order.
-    keys: VecDeque<Key>,
+    keys: Run<Key>,
     /// Loads that hold a miss register: `Missing` or `Waiting`.
     registers: usize,
     /// Loads `Merged` behind an older one.
@@ -119,7 +119,7 @@ impl Window {
     pub(super) fn index(&self, id: u64) -> Option<usize> {
         // Most often the load just taken, as it issues and hits; a store or a blocking
         // load issued after the newest window load is none of the window's.
-        let last = self.keys.back()?;
+        let last = self.keys.last()?;
         let i = if last.id == id {
             self.keys.len() - 1
         } else if id > last.id || id < self.keys[0].id {
@@ -139,7 +139,7 @@ impl Window {
     /// Load `l` joins the window as its newest (its id above every other's), merged: it
     /// issues as the window lets it.
     pub(super) fn push(&mut self, l: WinLoad) {
-        debug_assert!(self.keys.back().map_or(true, |b| b.id < l.req.id));
+        debug_assert!(self.keys.last().map_or(true, |b| b.id < l.req.id));
         self.merged += 1;
         self.keys.push_back(Key {
             id: l.req.id,
@@ -157,7 +157,7 @@ impl Window {
         self.keys[i].line = GONE_LINE;
         while self
             .keys
-            .front()
+            .first()
             .is_some_and(|k| matches!(k.state, LoadState::Gone))
         {
             self.keys.pop_front();
@@ -208,7 +208,7 @@ impl Window {
         self.registers >= sys.outstanding_loads
             || self
                 .loads
-                .front()
+                .first()
                 .is_some_and(|l| accesses - l.seq >= sys.window as u64)
     }
 
@@ -224,7 +224,7 @@ impl Window {
     /// The oldest load and the cycle it issued, for the watchdog (the oldest record is
     /// never a gone load's).
     pub fn oldest(&self) -> Option<(CoreReq, u64)> {
-        self.loads.front().map(|l| (l.req, l.issued_at))
+        self.loads.first().map(|l| (l.req, l.issued_at))
     }
 
     /// The L2 controller's answer to load `id`: a miss, or a stall to retry.
@@ -259,7 +259,7 @@ impl Window {
     pub(super) fn behind_older(&self, i: usize) -> bool {
         let line = self.keys[i].line;
         // Newest first: the load a merged one waits behind is usually just before it.
-        self.keys.range(..i).rev().any(|k| k.line == line)
+        self.keys[..i].iter().rev().any(|k| k.line == line)
     }
 
     /// Whether the load at `i` may issue now: it waits to (re)issue, or it is merged and
@@ -281,5 +281,83 @@ impl Window {
             .filter(|&i| self.may_issue(i))
             .map(|i| self.keys[i].id)
             .collect()
+    }
+}
+
+/// A queue kept in a `Vec` whose front moves on, so that its items are one slice (a
+/// search is a slice's binary search, an index one addition): the items popped from the
+/// front are dropped once they are half the `Vec`, so a push and a pop cost O(1) amortized.
+#[derive(Clone, Debug)]
+struct Run<T> {
+    items: Vec<T>,
+    start: usize,
+}
+
+impl<T> Default for Run<T> {
+    fn default() -> Run<T> {
+        Run {
+            items: Vec::new(),
+            start: 0,
+        }
+    }
+}
+
+impl<T> Run<T> {
+    fn push_back(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    fn pop_front(&mut self) {
+        debug_assert!(self.start < self.items.len(), "pop from an empty run");
+        self.start += 1;
+        if self.start == self.items.len() {
+            self.items.clear();
+            self.start = 0;
+        } else if self.start >= 32 && 2 * self.start >= self.items.len() {
+            self.items.drain(..self.start);
+            self.start = 0;
+        }
+    }
+}
+
+impl<T> Deref for Run<T> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        &self.items[self.start..]
+    }
+}
+
+impl<T> DerefMut for Run<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.items[self.start..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Run;
+
+    /// A run pops and pushes as a queue does, across the moments it drops its front.
+    #[test]
+    fn a_run_is_a_queue() {
+        let mut run = Run::default();
+        let mut model = std::collections::VecDeque::new();
+        let mut x = 7u64;
+        for step in 0..5_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            if x >> 63 == 0 || model.len() < 40 {
+                run.push_back(step);
+                model.push_back(step);
+            } else {
+                run.pop_front();
+                model.pop_front();
+            }
+            assert!(run.iter().eq(model.iter()), "after step {step}");
+        }
     }
 }
