@@ -57,15 +57,21 @@ impl<T: Default> SetAssoc<T> {
     fn lru_signature_by_stamps(&self, key: impl Fn(&T) -> u64, out: &mut Vec<u64>) {
         let mut ways: Vec<Slot> = Vec::with_capacity(self.ways);
         for set in 0..self.sets {
-            let base = set * self.ways;
-            ways.clear();
-            ways.extend((base..base + self.ways).filter(|&i| self.occupied(i)));
-            ways.sort_unstable_by_key(|&i| self.stamps[i]);
+            self.lru_slots(set, &mut ways);
             for &i in &ways {
                 out.extend([self.entries[i].0, key(&self.entries[i].1)]);
             }
             out.push(NO_TAG);
         }
+    }
+
+    /// Set `set`'s occupied slots, least recently used first, into `ways` (stamps are
+    /// distinct: every insert and touch takes the next clock value).
+    fn lru_slots(&self, set: usize, ways: &mut Vec<Slot>) {
+        let base = set * self.ways;
+        ways.clear();
+        ways.extend((base..base + self.ways).filter(|&i| self.occupied(i)));
+        ways.sort_unstable_by_key(|&i| self.stamps[i]);
     }
 
     /// Signs the sets with a slot changed since the last call into the signature kept in
@@ -81,11 +87,12 @@ impl<T: Default> SetAssoc<T> {
             return false;
         }
         let stride = 2 * self.ways;
+        let mut ways = Vec::with_capacity(self.ways);
         if self.signed.len() != self.sets * stride {
             self.signed = vec![NO_TAG; self.sets * stride];
             self.changed.fill(0);
             for set in 0..self.sets {
-                self.sign_set(set, &key);
+                self.sign_set(set, &key, &mut ways);
             }
             return true;
         }
@@ -100,38 +107,22 @@ impl<T: Default> SetAssoc<T> {
                 let set = slot / self.ways;
                 if set != last {
                     last = set;
-                    differs |= self.sign_set(set, &key);
+                    differs |= self.sign_set(set, &key, &mut ways);
                 }
             }
         }
         differs
     }
 
-    /// Writes set `set`'s words of the kept signature; true if they changed.
-    fn sign_set(&mut self, set: usize, key: &impl Fn(&T) -> u64) -> bool {
-        let base = set * self.ways;
-        let mut order: Vec<(u64, Slot)> = Vec::new();
-        let mut small = [(0u64, 0 as Slot); 1 << WAY_BITS];
-        let ways: &mut [(u64, Slot)] = if self.ways <= small.len() {
-            &mut small[..]
-        } else {
-            order.resize(self.ways, (0, 0));
-            &mut order[..]
-        };
-        let mut n = 0;
-        for i in base..base + self.ways {
-            if self.entries[i].0 != NO_TAG {
-                ways[n] = (self.stamps[i], i);
-                n += 1;
-            }
-        }
-        // Stamps are distinct (every insert and touch takes the next clock value).
-        ways[..n].sort_unstable_by_key(|&(stamp, _)| stamp);
-        let seg = 2 * base;
+    /// Writes set `set`'s words of the kept signature (`ways`: scratch); true if they
+    /// changed.
+    fn sign_set(&mut self, set: usize, key: &impl Fn(&T) -> u64, ways: &mut Vec<Slot>) -> bool {
+        self.lru_slots(set, ways);
+        let seg = 2 * set * self.ways;
         let mut changed = false;
         for k in 0..self.ways {
-            let (tag, value) = match ways[..n].get(k) {
-                Some(&(_, i)) => (self.entries[i].0, key(&self.entries[i].1)),
+            let (tag, value) = match ways.get(k) {
+                Some(&i) => (self.entries[i].0, key(&self.entries[i].1)),
                 None => (NO_TAG, NO_TAG),
             };
             let at = seg + 2 * k;
@@ -148,16 +139,39 @@ mod tests {
     use super::super::LINE_BYTES;
     use super::*;
 
+    /// The whole signature, payloads as their own keys.
+    fn whole(a: &SetAssoc<u8>) -> Vec<u64> {
+        let mut out = Vec::new();
+        a.lru_signature(|&v| u64::from(v), &mut out);
+        out
+    }
+
+    /// Random operation `op` on `line`'s way: 0 inserts it (payload `v`) where its set has
+    /// room, 1 touches, 2 removes and 3 changes its payload to `v`, each only where it
+    /// applies; any other `op` does nothing.
+    fn apply(a: &mut SetAssoc<u8>, op: u8, line: u64, v: u8) {
+        let addr = line * LINE_BYTES as u64;
+        match (op, a.find(addr)) {
+            (0, None) => {
+                if let Some(s) = a.free_slot(addr) {
+                    a.insert(s, addr, v);
+                }
+            }
+            (1, Some(s)) => a.touch(s),
+            (2, Some(s)) => {
+                a.remove(s);
+            }
+            (3, Some(s)) => *a.get_mut(s) = v,
+            _ => {}
+        }
+    }
+
     /// Two arrays holding the same lines in the same LRU order sign alike, whatever their
     /// stamps and slots; a touch that reorders a set, or another line, changes the
     /// signature.
     #[test]
     fn lru_signatures_compare_contents_and_order_not_stamps() {
-        let sign = |a: &SetAssoc<u8>| {
-            let mut out = Vec::new();
-            a.lru_signature(|&v| u64::from(v), &mut out);
-            out
-        };
+        let sign = whole;
         // Lines 0x000 and 0x100 share set 0 of 4 sets.
         let mut a = SetAssoc::new(4, 2);
         a.insert(0, 0x000, 1);
@@ -195,20 +209,7 @@ mod tests {
         ) {
             let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
             for (op, line, v) in ops {
-                let addr = line * LINE_BYTES as u64;
-                match (op, a.find(addr)) {
-                    (0, None) => {
-                        if let Some(s) = a.free_slot(addr) {
-                            a.insert(s, addr, v);
-                        }
-                    }
-                    (1, Some(s)) => a.touch(s),
-                    (2, Some(s)) => {
-                        a.remove(s);
-                    }
-                    (3, Some(s)) => *a.get_mut(s) = v,
-                    _ => {}
-                }
+                apply(&mut a, op, line, v);
             }
             let (mut fast, mut slow) = (Vec::new(), Vec::new());
             a.lru_signature(|&v| u64::from(v), &mut fast);
@@ -227,33 +228,16 @@ mod tests {
             ops in proptest::collection::vec((0u8..5, 0u64..64, 0u8..8), 0..300),
         ) {
             let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
-            let whole = |a: &SetAssoc<u8>| {
-                let mut out = Vec::new();
-                a.lru_signature(|&v| u64::from(v), &mut out);
-                out
-            };
             proptest::prop_assert!(a.refresh_signature(|&v| u64::from(v)));
             let mut last = whole(&a);
             for (op, line, v) in ops {
-                let addr = line * LINE_BYTES as u64;
-                match (op, a.find(addr)) {
-                    (0, None) => {
-                        if let Some(s) = a.free_slot(addr) {
-                            a.insert(s, addr, v);
-                        }
-                    }
-                    (1, Some(s)) => a.touch(s),
-                    (2, Some(s)) => {
-                        a.remove(s);
-                    }
-                    (3, Some(s)) => *a.get_mut(s) = v,
-                    (4, _) => {
-                        let now = whole(&a);
-                        let differs = a.refresh_signature(|&v| u64::from(v));
-                        proptest::prop_assert_eq!(differs, now != last);
-                        last = now;
-                    }
-                    _ => {}
+                if op == 4 {
+                    let now = whole(&a);
+                    let differs = a.refresh_signature(|&v| u64::from(v));
+                    proptest::prop_assert_eq!(differs, now != last);
+                    last = now;
+                } else {
+                    apply(&mut a, op, line, v);
                 }
             }
         }

@@ -227,14 +227,9 @@ impl CacheCtrl {
         req: CoreReq,
         done: &mut Vec<Completed>,
     ) -> bool {
-        let state = self.l2.get(slot).state;
-        let Some((next, counter)) = self.hit_next[state as usize][req.kind as usize] else {
+        let Some(value) = self.plain_transition(false, slot, &req) else {
             return false;
         };
-        self.transitions.bump(counter as usize);
-        let way = self.l2.get_mut(slot);
-        let value = super::line::access(way, self.store.get_mut(way.data), &req);
-        way.state = next;
         done.push(Completed {
             req,
             value,
@@ -251,14 +246,24 @@ impl CacheCtrl {
     /// is anything else.
     #[inline]
     fn plain_l1_access(&mut self, slot: Slot, req: &CoreReq) -> Option<u64> {
-        let state = self.l1.get(slot).state;
-        let (next, counter) = self.hit_next[state as usize][req.kind as usize]?;
-        self.transitions.bump(counter as usize);
-        let way = self.l1.get_mut(slot);
-        let value = super::line::access(way, self.store.get_mut(way.data), req);
-        way.state = next;
+        let value = self.plain_transition(true, slot, req)?;
         self.l1.touch(slot);
         self.stats.l1_hits += 1;
+        Some(value)
+    }
+
+    /// The plain hit's transition itself on the line in `slot` of the L1 (`in_l1`) or the
+    /// L2: the cell's counter, the access and the next state; `None`, with nothing
+    /// changed, if the line's cell is anything else.
+    #[inline(always)]
+    fn plain_transition(&mut self, in_l1: bool, slot: Slot, req: &CoreReq) -> Option<u64> {
+        let array = if in_l1 { &mut self.l1 } else { &mut self.l2 };
+        let state = array.get(slot).state;
+        let (next, counter) = self.hit_next[state as usize][req.kind as usize]?;
+        self.transitions.bump(counter as usize);
+        let way = array.get_mut(slot);
+        let value = super::line::access(way, self.store.get_mut(way.data), req);
+        way.state = next;
         Some(value)
     }
 
