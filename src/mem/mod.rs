@@ -208,6 +208,27 @@ impl<T: Default> SetAssoc<T> {
             })
     }
 
+    /// Where a line of `addr`'s set can go: the slot [`SetAssoc::free_slot`] gives, else
+    /// the one [`SetAssoc::victim`] gives, found in one pass over the set (an L2 hit moving
+    /// up into the L1 asks both, every time).
+    #[inline]
+    pub fn room(&self, addr: LineAddr, evictable: impl Fn(&T) -> bool) -> Room {
+        let mut lru: Option<Slot> = None;
+        for i in self.set_range(addr) {
+            if !self.occupied(i) {
+                return Room::Free(i);
+            }
+            if lru.map_or(true, |l| self.stamps[i] < self.stamps[l]) {
+                lru = Some(i);
+            }
+        }
+        match lru {
+            Some(l) if evictable(self.get(l)) => Room::Victim(l),
+            // The LRU way is busy (rare), or there is no way.
+            _ => self.victim(addr, evictable).map_or(Room::Busy, Room::Victim),
+        }
+    }
+
     /// Places a line in a free slot; the caller made room first.
     #[inline]
     pub fn insert(&mut self, slot: Slot, addr: LineAddr, payload: T) {
@@ -240,6 +261,17 @@ impl<T: Default> SetAssoc<T> {
     pub fn same_set(&self, slot: Slot, addr: LineAddr) -> bool {
         self.ways > 0 && slot / self.ways == self.set_of(addr)
     }
+}
+
+/// Where a new line can go in its set ([`SetAssoc::room`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Room {
+    /// A free slot.
+    Free(Slot),
+    /// No free slot: the least recently used evictable line's.
+    Victim(Slot),
+    /// No free slot and no line evictable.
+    Busy,
 }
 
 /// Main memory of one directory bank: sparse, zero-filled, holding real bytes.
@@ -347,11 +379,57 @@ mod tests {
         assert_eq!(a.victim(128, |_| true), Some(s0));
     }
 
+    /// Random operation `op` on `line`'s way: 0 inserts it (payload `v`) where its set has
+    /// room, 1 touches, 2 removes and 3 changes its payload to `v`, each only where it
+    /// applies; any other `op` does nothing.
+    pub(super) fn apply(a: &mut SetAssoc<u8>, op: u8, line: u64, v: u8) {
+        let addr = line * LINE_BYTES as u64;
+        match (op, a.find(addr)) {
+            (0, None) => {
+                if let Some(s) = a.free_slot(addr) {
+                    a.insert(s, addr, v);
+                }
+            }
+            (1, Some(s)) => a.touch(s),
+            (2, Some(s)) => {
+                a.remove(s);
+            }
+            (3, Some(s)) => *a.get_mut(s) = v,
+            _ => {}
+        }
+    }
+
+    proptest::proptest! {
+        /// After any inserts, touches, removals and payload changes, at 1 to 12 ways,
+        /// `room` gives the free slot `free_slot` gives, else the victim `victim` gives,
+        /// whichever lines are evictable.
+        #[test]
+        fn room_is_the_free_slot_else_the_victim(
+            ways in 1usize..12,
+            ops in proptest::collection::vec((0u8..4, 0u64..64, 0u8..8), 0..200),
+            busy in 0u8..8,
+        ) {
+            let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
+            for (op, line, v) in ops {
+                apply(&mut a, op, line, v);
+                let addr = line * LINE_BYTES as u64;
+                let evictable = |&p: &u8| p != busy;
+                let want = match (a.free_slot(addr), a.victim(addr, evictable)) {
+                    (Some(s), _) => Room::Free(s),
+                    (None, Some(v)) => Room::Victim(v),
+                    (None, None) => Room::Busy,
+                };
+                proptest::prop_assert_eq!(a.room(addr, evictable), want);
+            }
+        }
+    }
+
     #[test]
     fn zero_way_array_holds_nothing() {
         let a: SetAssoc<u8> = SetAssoc::new(1, 0);
         assert_eq!(a.free_slot(0), None);
         assert_eq!(a.find(0), None);
+        assert_eq!(a.room(0, |_| true), Room::Busy);
     }
 
     #[test]

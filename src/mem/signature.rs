@@ -136,7 +136,7 @@ impl<T: Default> SetAssoc<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::LINE_BYTES;
+    use super::super::tests::apply;
     use super::*;
 
     /// The whole signature, payloads as their own keys.
@@ -144,26 +144,6 @@ mod tests {
         let mut out = Vec::new();
         a.lru_signature(|&v| u64::from(v), &mut out);
         out
-    }
-
-    /// Random operation `op` on `line`'s way: 0 inserts it (payload `v`) where its set has
-    /// room, 1 touches, 2 removes and 3 changes its payload to `v`, each only where it
-    /// applies; any other `op` does nothing.
-    fn apply(a: &mut SetAssoc<u8>, op: u8, line: u64, v: u8) {
-        let addr = line * LINE_BYTES as u64;
-        match (op, a.find(addr)) {
-            (0, None) => {
-                if let Some(s) = a.free_slot(addr) {
-                    a.insert(s, addr, v);
-                }
-            }
-            (1, Some(s)) => a.touch(s),
-            (2, Some(s)) => {
-                a.remove(s);
-            }
-            (3, Some(s)) => *a.get_mut(s) = v,
-            _ => {}
-        }
     }
 
     /// Two arrays holding the same lines in the same LRU order sign alike, whatever their

@@ -3,7 +3,7 @@
 //! lines between the levels. A line is in at most one of the two arrays; moving it changes
 //! no coherence state, so the protocol tables never see these moves.
 
-use crate::mem::{LineAddr, Slot, LINE_BYTES};
+use crate::mem::{LineAddr, Room, Slot, LINE_BYTES};
 
 use crate::coherence::msg::Outbox;
 use crate::coherence::{Delivery, Violation};
@@ -65,13 +65,14 @@ impl CacheCtrl {
         done: &mut Vec<Completed>,
     ) -> Result<bool, Violation> {
         if self.l1.ways() > 0 {
-            if let Some(slot) = self.l1.free_slot(addr) {
-                let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
-                self.l1.insert(slot, addr, empty);
-                return Ok(true);
-            }
-            let Some(v) = self.l1.victim(addr, self.evictable()) else {
-                return Ok(false);
+            let v = match self.l1.room(addr, self.evictable()) {
+                Room::Free(slot) => {
+                    let empty = self.new_way(self.ids.i, [0; LINE_BYTES], false);
+                    self.l1.insert(slot, addr, empty);
+                    return Ok(true);
+                }
+                Room::Victim(v) => v,
+                Room::Busy => return Ok(false),
             };
             let vaddr = self.l1.tag(v);
             // The L1 victim moves down into the L2 (exclusive hierarchy).
@@ -181,23 +182,27 @@ impl CacheCtrl {
         if self.l1.ways() == 0 {
             return false;
         }
-        if let Some(slot) = self.l1.free_slot(addr) {
-            let w = self.l2.remove(from);
-            self.l1.insert(slot, addr, w);
-            return true;
-        }
-        let Some(v) = self.l1.victim(addr, self.evictable()) else {
-            return false;
+        let v = match self.l1.room(addr, self.evictable()) {
+            Room::Free(slot) => {
+                let w = self.l2.remove(from);
+                self.l1.insert(slot, addr, w);
+                return true;
+            }
+            Room::Victim(v) => v,
+            Room::Busy => return false,
         };
         let vaddr = self.l1.tag(v);
-        let fits = self.l2.free_slot(vaddr).is_some() || self.l2.same_set(from, vaddr);
-        if !fits {
-            return false;
-        }
+        // The victim's L2 way: the first free one of its set once this line has left it
+        // (this line's own, where the two share a set and no way before it is free).
+        let slot = match (self.l2.free_slot(vaddr), self.l2.same_set(from, vaddr)) {
+            (Some(free), true) => free.min(from),
+            (Some(free), false) => free,
+            (None, true) => from,
+            (None, false) => return false,
+        };
         let w = self.l2.remove(from);
         let victim = self.l1.remove(v);
         self.l1.insert(v, addr, w);
-        let slot = self.l2.free_slot(vaddr).expect("fits");
         self.l2.insert(slot, vaddr, victim);
         true
     }
