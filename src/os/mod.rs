@@ -19,7 +19,7 @@ use crate::coherence::{home_bank, DirCtrl};
 use crate::envelope::{ProgramId, Rank};
 use crate::mem::{LineAddr, LineData};
 
-use pagetable::{AddressSpace, PageTableFormat, XlateError, PAGE_BYTES};
+use pagetable::{AddressSpace, Leaf, PageTableFormat, XlateError, PAGE_BYTES};
 use phys::{FrameAllocator, FrameOrder, PhysMem};
 
 /// A process's index in [`Os::procs`].
@@ -204,12 +204,13 @@ impl Os {
             return Ok(());
         };
         let mut page = va & !(PAGE_BYTES - 1);
+        let mut leaves = vec![Leaf::default(); rest.len()];
         while page < va + bytes {
             let frame = self.translate(mem, first, page)? & !(PAGE_BYTES - 1);
-            for &p in rest {
+            for (&p, leaf) in rest.iter().zip(&mut leaves) {
                 let proc = self.procs.get_mut(p).ok_or(OsError::NoProcess(p))?;
                 proc.space
-                    .map_shared(&mut self.frames, mem, page, frame)
+                    .map_shared_via(&mut self.frames, mem, page, frame, leaf)
                     .map_err(|source| OsError::Xlate { proc: p, source })?;
             }
             page += PAGE_BYTES;

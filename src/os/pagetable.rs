@@ -159,6 +159,12 @@ pub fn page_of(addr: u64) -> u64 {
     addr & !(PAGE_BYTES - 1)
 }
 
+/// The last-level table a run of [`AddressSpace::map_shared_via`] went into: the root of
+/// its address space, the span of addresses it maps (`va` shifted right by the bits a
+/// last-level table resolves) and its address.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Leaf(Option<(u64, u64, u64)>);
+
 /// The OS's view of one process: its page-table root and its valid regions (VMAs). Frames
 /// and memory are passed in, so that processes can share them.
 #[derive(Clone, Debug)]
@@ -263,7 +269,7 @@ impl AddressSpace {
         mem: &mut impl PhysMem,
         va: u64,
     ) -> Result<u64, XlateError> {
-        self.map_to(frames, mem, va, None)
+        self.map_to(frames, mem, va, None, &mut Leaf::default())
     }
 
     /// Maps the page of `va` to `frame`, a frame another address space maps too (shared
@@ -275,7 +281,22 @@ impl AddressSpace {
         va: u64,
         frame: u64,
     ) -> Result<u64, XlateError> {
-        self.map_to(frames, mem, va, Some(frame & !(PAGE_BYTES - 1)))
+        self.map_shared_via(frames, mem, va, frame, &mut Leaf::default())
+    }
+
+    /// [`AddressSpace::map_shared`] for one page of a run: `leaf` keeps the last-level
+    /// table the run's last page went into, so the levels above it are walked once per
+    /// table instead of once per page (a shared segment maps tens of thousands of pages
+    /// into every process at set-up). Give each address space a `leaf` of its own.
+    pub fn map_shared_via(
+        &mut self,
+        frames: &mut FrameAllocator,
+        mem: &mut impl PhysMem,
+        va: u64,
+        frame: u64,
+        leaf: &mut Leaf,
+    ) -> Result<u64, XlateError> {
+        self.map_to(frames, mem, va, Some(frame & !(PAGE_BYTES - 1)), leaf)
     }
 
     fn map_to(
@@ -284,24 +305,23 @@ impl AddressSpace {
         mem: &mut impl PhysMem,
         va: u64,
         frame: Option<u64>,
+        leaf: &mut Leaf,
     ) -> Result<u64, XlateError> {
         if !self.contains(va) {
             return Err(XlateError::NotInRegion(va));
         }
         let f = self.format;
         let last = f.levels() - 1;
-        let mut table = self.root;
-        for level in 0..last {
-            let at = f.entry_addr(table, va, level);
-            table = match f.entry_frame(f.read_entry(mem, at)) {
-                Some(next) => next,
-                None => {
-                    let next = alloc_zeroed(f, frames, mem)?;
-                    f.write_entry(mem, at, f.make_entry(next));
-                    next
-                }
-            };
-        }
+        let span = va >> (PAGE_SHIFT + f.index_bits());
+        let table = match leaf.0 {
+            // Tables are never taken away: the entries above it still lead there.
+            Some((root, s, table)) if root == self.root && s == span => table,
+            _ => {
+                let table = self.leaf_table(frames, mem, va)?;
+                leaf.0 = Some((self.root, span, table));
+                table
+            }
+        };
         let at = f.entry_addr(table, va, last);
         if f.entry_frame(f.read_entry(mem, at)).is_some() {
             return Err(XlateError::AlreadyMapped(va));
@@ -312,6 +332,29 @@ impl AddressSpace {
         };
         f.write_entry(mem, at, f.make_entry(frame));
         Ok(frame)
+    }
+
+    /// The last-level table that maps `va`, creating the tables on the way to it.
+    fn leaf_table(
+        &mut self,
+        frames: &mut FrameAllocator,
+        mem: &mut impl PhysMem,
+        va: u64,
+    ) -> Result<u64, XlateError> {
+        let f = self.format;
+        let mut table = self.root;
+        for level in 0..f.levels() - 1 {
+            let at = f.entry_addr(table, va, level);
+            table = match f.entry_frame(f.read_entry(mem, at)) {
+                Some(next) => next,
+                None => {
+                    let next = alloc_zeroed(f, frames, mem)?;
+                    f.write_entry(mem, at, f.make_entry(next));
+                    next
+                }
+            };
+        }
+        Ok(table)
     }
 
     /// The physical address of `va`, walking the tables functionally; `None` when unmapped.
@@ -430,6 +473,40 @@ mod tests {
             X64.entry_addr(0x5000, 0xffff_ffff_ffff, 3),
             0x5000 + 8 * 511
         );
+    }
+
+    /// A run of shared pages mapped through one `Leaf` builds the tables page-by-page
+    /// mapping builds, frame for frame, across last-level tables and in both formats; a
+    /// `Leaf` carried over into another address space walks that one's own tables.
+    #[test]
+    fn a_run_through_one_leaf_maps_as_page_by_page() {
+        for (format, span) in [(X64, 2 * MB), (X32, 4 * MB)] {
+            let build = |via: bool| {
+                let mut frames = FrameAllocator::new(MB..64 * MB).unwrap();
+                let mut mem = FlatMem::new();
+                let mut a = AddressSpace::with_format(format, &mut frames, &mut mem).unwrap();
+                let mut b = AddressSpace::with_format(format, &mut frames, &mut mem).unwrap();
+                let (lo, hi) = (3 * span - 5 * PAGE_BYTES, 4 * span + 7 * PAGE_BYTES);
+                a.add_region(&mut frames, &mut mem, lo..hi, false).unwrap();
+                b.add_region(&mut frames, &mut mem, lo..hi, false).unwrap();
+                let mut leaf = Leaf::default();
+                let mut out = Vec::new();
+                for (i, va) in (lo..hi).step_by(PAGE_BYTES as usize).enumerate() {
+                    let frame = 32 * MB + i as u64 * PAGE_BYTES;
+                    let space = if i % 3 == 0 { &mut b } else { &mut a };
+                    let got = if via {
+                        space.map_shared_via(&mut frames, &mut mem, va, frame, &mut leaf)
+                    } else {
+                        space.map_shared(&mut frames, &mut mem, va, frame)
+                    };
+                    assert_eq!(got, Ok(frame));
+                    out.push((a.translate(&mem, va), b.translate(&mem, va)));
+                }
+                out.push((Some(frames.alloc().unwrap()), None));
+                out
+            };
+            assert_eq!(build(true), build(false), "{format:?}");
+        }
     }
 
     #[test]
