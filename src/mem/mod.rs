@@ -225,7 +225,9 @@ impl<T: Default> SetAssoc<T> {
         match lru {
             Some(l) if evictable(self.get(l)) => Room::Victim(l),
             // The LRU way is busy (rare), or there is no way.
-            _ => self.victim(addr, evictable).map_or(Room::Busy, Room::Victim),
+            _ => self
+                .victim(addr, evictable)
+                .map_or(Room::Busy, Room::Victim),
         }
     }
 
