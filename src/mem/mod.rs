@@ -401,6 +401,15 @@ mod tests {
         }
     }
 
+    /// Up to `most` random operations for [`apply`], each `(op, line, payload)` with `op`
+    /// below `kinds`, over 64 lines.
+    pub(super) fn random_ops(
+        kinds: u8,
+        most: usize,
+    ) -> impl proptest::strategy::Strategy<Value = Vec<(u8, u64, u8)>> {
+        proptest::collection::vec((0..kinds, 0u64..64, 0u8..8), 0..most)
+    }
+
     proptest::proptest! {
         /// After any inserts, touches, removals and payload changes, at 1 to 12 ways,
         /// `room` gives the free slot `free_slot` gives, else the victim `victim` gives,
@@ -408,7 +417,7 @@ mod tests {
         #[test]
         fn room_is_the_free_slot_else_the_victim(
             ways in 1usize..12,
-            ops in proptest::collection::vec((0u8..4, 0u64..64, 0u8..8), 0..200),
+            ops in random_ops(4, 200),
             busy in 0u8..8,
         ) {
             let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);

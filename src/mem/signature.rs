@@ -136,7 +136,7 @@ impl<T: Default> SetAssoc<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::apply;
+    use super::super::tests::{apply, random_ops};
     use super::*;
 
     /// The whole signature, payloads as their own keys.
@@ -185,7 +185,7 @@ mod tests {
         #[test]
         fn both_signature_orders_agree(
             ways in 1usize..12,
-            ops in proptest::collection::vec((0u8..4, 0u64..64, 0u8..8), 0..200),
+            ops in random_ops(4, 200),
         ) {
             let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
             for (op, line, v) in ops {
@@ -196,16 +196,14 @@ mod tests {
             a.lru_signature_by_stamps(|&v| u64::from(v), &mut slow);
             proptest::prop_assert_eq!(fast, slow);
         }
-    }
 
-    proptest::proptest! {
         /// After any inserts, touches, removals and payload changes, a refresh of the kept
         /// signature says it changed exactly when the whole signature differs from the one
         /// at the last refresh, at 1 to 12 ways.
         #[test]
         fn a_refresh_tells_what_a_whole_signature_tells(
             ways in 1usize..12,
-            ops in proptest::collection::vec((0u8..5, 0u64..64, 0u8..8), 0..300),
+            ops in random_ops(5, 300),
         ) {
             let mut a: SetAssoc<u8> = SetAssoc::new(4, ways);
             proptest::prop_assert!(a.refresh_signature(|&v| u64::from(v)));
