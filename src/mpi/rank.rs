@@ -436,7 +436,9 @@ impl Default for PassWatch {
 
 impl PassWatch {
     /// At a pass's start (after its first step): whether the pass before it was idle. The
-    /// task stack and counters are kept for the next pass's start to compare with.
+    /// task stack and counters are kept for the next pass's start to compare with. Not
+    /// inlined: the driver asks at every step, and a pass starts at few of them.
+    #[inline(never)]
     pub fn begin(&mut self, stack: &[Task], counters: [u64; RANK_COUNTERS]) -> bool {
         let idle = !self.dirty && self.stack == stack;
         if idle {

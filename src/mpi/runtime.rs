@@ -251,6 +251,7 @@ impl Driver for MpiDriver {
         true
     }
 
+    #[inline]
     fn take_pass_start(&mut self, core: usize) -> Option<bool> {
         let Rank {
             pass, stack, stats, ..
