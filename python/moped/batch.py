@@ -88,20 +88,11 @@ EXTRAS = (
 )
 #: Columns besides the metrics that hold counts.
 COUNTS = ("seed", "events", "messages_verified")
-#: A program run's metrics, each the sum of the statistics named, defined as an MPI
-#: run's record defines them (MOPED's own line requests count as L2 misses of the L2 that
-#: took them), so program and workload rows can share columns.
+#: A program run's metrics, each the sum of the statistics named: the simulator's one
+#: definition, which an MPI run's record uses too (MOPED's own line requests count as L2
+#: misses of the L2 that took them), so program and workload rows share columns.
 PROGRAM_METRICS: dict[str, tuple[str, ...]] = {
-    "l1_misses": ("system.total.l1d.misses",),
-    "l1_hits": ("system.total.l1d.hits",),
-    "l2_hits": ("system.total.l2.hits",),
-    "l2_misses_private": (
-        "system.total.l2.misses_other_cache",
-        "system.total.l2.moped_misses_other_cache",
-    ),
-    "l2_misses_global": ("system.total.l2.misses_memory", "system.total.l2.moped_misses_memory"),
-    "l2_misses_local": ("system.total.l2.moped_misses_no_data",),
-    "coherence_messages": ("system.network.total_msgs",),
+    name: tuple(stats) for name, stats in _core.summed_metrics()
 }
 
 #: What a task's file is: an MPI workload (spec or GOAL schedule) or a program file.

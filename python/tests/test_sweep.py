@@ -328,6 +328,22 @@ def test_a_sweep_mixes_programs_and_workloads(small_program: Path, tmp_path: Pat
     assert df.cycles.iloc[2] > df.cycles.iloc[1]
 
 
+def test_a_workload_row_sums_the_statistics_a_program_row_sums(tmp_path: Path) -> None:
+    # One definition of the summed metrics serves both kinds of row: an MPI run's record
+    # adds the statistics of its stats.txt that a program's row adds.
+    goal = experiments.find_workloads_dir() / "goal" / "any_source.goal"
+    df = moped.sweep([{"workload": goal, "design": "optcopy", "out": str(tmp_path / "run")}])
+    stats = moped.read_stats(tmp_path / "run" / "stats.txt").set_index("name")["value"]
+    assert batch.PROGRAM_METRICS["l2_misses_private"] == (
+        "system.total.l2.misses_other_cache",
+        "system.total.l2.moped_misses_other_cache",
+    )
+    for metric, names in batch.PROGRAM_METRICS.items():
+        assert all(n in stats.index for n in names), metric
+        assert df[metric].iloc[0] == sum(stats[n] for n in names), metric
+    assert df.coherence_messages.iloc[0] > 0
+
+
 def test_what_a_task_file_is(tmp_path: Path, small_program: Path) -> None:
     w = experiments.find_workloads_dir()
     assert batch.workload_kind(small_program) == "program"

@@ -493,6 +493,18 @@ fn designs() -> PyResult<Vec<(&'static str, &'static str, &'static str)>> {
     })
 }
 
+/// The run metrics that are sums of statistics: (metric, the statistics it adds), as MPI
+/// runs' records define them, for the package's program runs.
+#[pyfunction]
+fn summed_metrics() -> PyResult<Vec<(&'static str, Vec<&'static str>)>> {
+    guard(|| {
+        Ok(api::experiments::SUMMED_METRICS
+            .iter()
+            .map(|&(name, parts)| (name, parts.to_vec()))
+            .collect())
+    })
+}
+
 /// Names of the shipped protocols.
 #[pyfunction]
 fn protocol_names() -> PyResult<Vec<String>> {
@@ -727,6 +739,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(random_test, m)?)?;
     m.add_function(wrap_pyfunction!(designs, m)?)?;
+    m.add_function(wrap_pyfunction!(summed_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_names, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(lint_protocol, m)?)?;
