@@ -24,13 +24,6 @@ pub(crate) const LEVELS: [(HitLevel, &str, &str); 4] = [
     ),
 ];
 
-/// Where `level` stands in [`LEVELS`] (`None` for the L1, a port or a device): a search
-/// of the four, which the compiler folds to a few compares where it is inlined.
-#[inline(always)]
-fn level_index(level: HitLevel) -> Option<usize> {
-    LEVELS.iter().position(|l| l.0 == level)
-}
-
 /// A pass that samples more than this many misses is not one the fast-forward skips.
 const PASS_SAMPLES: usize = 4096;
 
@@ -61,7 +54,7 @@ impl MissLatency {
     /// nowhere. Inlined down to the level's test: most accesses hit their L1.
     #[inline(always)]
     pub fn sample(&mut self, level: HitLevel, cycles: u64) {
-        if let Some(i) = level_index(level) {
+        if let Some(i) = LEVELS.iter().position(|l| l.0 == level) {
             self.record(i, cycles);
         }
     }
