@@ -374,8 +374,10 @@ impl<M: PhysMem> Gem5Host<M> {
 
     fn fail(&mut self, e: SimError) {
         let why = match e {
-            SimError::Watchdog { cycle, detail } => format!(
-                "watchdog at cycle {cycle}: {detail}\nMPI ranks:{}",
+            SimError::Watchdog(w) => format!(
+                "watchdog at cycle {}: {}\nMPI ranks:{}",
+                w.cycle,
+                w.detail,
                 self.driver.describe()
             ),
             e => e.to_string(),
@@ -419,19 +421,19 @@ impl<M: PhysMem> Gem5Host<M> {
         let now = self.now;
         let need = self.completion_bytes(id);
         let Some(p) = self.sys.outstanding.remove(&id) else {
-            return Err(SimError::Check {
-                cycle: now,
-                detail: format!("completion of request {id}, which is not outstanding"),
-            });
+            return Err(SimError::check(
+                now,
+                format!("completion of request {id}, which is not outstanding"),
+            ));
         };
         let bytes = match data {
             Some(d) if d.len() >= need => &d[..need],
             _ if need == 0 => &[][..],
             _ => {
-                return Err(SimError::Check {
-                    cycle: now,
-                    detail: format!("completion of request {id} without its {need} data bytes"),
-                })
+                return Err(SimError::check(
+                    now,
+                    format!("completion of request {id} without its {need} data bytes"),
+                ))
             }
         };
         match p {
@@ -444,10 +446,10 @@ impl<M: PhysMem> Gem5Host<M> {
                     }
                 };
                 if !waiting {
-                    return Err(SimError::Check {
-                        cycle: now,
-                        detail: format!("core {c}: request {id} completed out of its order"),
-                    });
+                    return Err(SimError::check(
+                        now,
+                        format!("core {c}: request {id} completed out of its order"),
+                    ));
                 }
                 let value = match req.kind {
                     AccessKind::Load => {
@@ -468,10 +470,10 @@ impl<M: PhysMem> Gem5Host<M> {
             }
             Pending::Window { c, req } => {
                 if !self.sys.cores[c].window.holds(req.id) {
-                    return Err(SimError::Check {
-                        cycle: now,
-                        detail: format!("core {c}: window load {id} completed, not in its window"),
-                    });
+                    return Err(SimError::check(
+                        now,
+                        format!("core {c}: window load {id} completed, not in its window"),
+                    ));
                 }
                 let mut b = [0; 8];
                 b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
@@ -528,7 +530,7 @@ impl<M: PhysMem> Gem5Host<M> {
             r = self
                 .driver
                 .read_memory(&self.sys, now)
-                .map_err(|detail| SimError::Check { cycle: now, detail });
+                .map_err(|detail| SimError::check(now, detail));
         }
         let r = r.map_err(|e| e.to_string()).and_then(|()| {
             crate::mpi::check_all_received(&self.driver, self.cycles()).map_err(|e| e.to_string())
@@ -567,16 +569,14 @@ impl<M: PhysMem> Gem5Host<M> {
     fn region_stats(&self, to: u64) -> Result<StatsRegistry, SimError> {
         let mut r = self.stats_at(to);
         let Some((from, start)) = &self.region_start else {
-            return Err(SimError::Check {
-                cycle: to,
-                detail: "the timed region ended where it never started".into(),
-            });
+            return Err(SimError::check(
+                to,
+                "the timed region ended where it never started",
+            ));
         };
         r.level("sim.timed_from", *from, TIMED_FROM, "Cycle");
-        r.since(start).map_err(|e| SimError::Check {
-            cycle: to,
-            detail: format!("the timed region's statistics: {e}"),
-        })
+        r.since(start)
+            .map_err(|e| SimError::check(to, format!("the timed region's statistics: {e}")))
     }
 
     /// The statistics as they stand at `cycles` (the run's cycles so far).

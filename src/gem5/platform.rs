@@ -171,14 +171,14 @@ impl<M: PhysMem> G5Platform<M> {
                     AccessKind::Load => "load",
                     AccessKind::Store => "store",
                 };
-                return Err(SimError::Watchdog {
-                    cycle: now,
-                    detail: format!(
+                return Err(SimError::watchdog(
+                    now,
+                    format!(
                         "core {i} made no progress for {quiet} cycles: its {what} of {} bytes at \
                          {:#x}, issued at cycle {since}, is not complete",
                         req.size, req.addr
                     ),
-                });
+                ));
             }
         }
         Ok(())
@@ -303,10 +303,10 @@ impl<M: PhysMem> Platform for G5Platform<M> {
         now: u64,
         _driver: &mut D,
     ) -> Result<(), SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: "a coherence message event in the gem5 host, whose coherence is gem5's".into(),
-        })
+        Err(SimError::check(
+            now,
+            "a coherence message event in the gem5 host, whose coherence is gem5's",
+        ))
     }
 
     fn watchdog(&mut self, now: u64) -> Result<(), SimError> {
@@ -339,12 +339,10 @@ impl<M: PhysMem> Platform for G5Platform<M> {
         now: u64,
         _driver: &mut D,
     ) -> Result<(), SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!(
-                "MOPED {m}: a driver's line operations run on the embedded simulator only"
-            ),
-        })
+        Err(SimError::check(
+            now,
+            format!("MOPED {m}: a driver's line operations run on the embedded simulator only"),
+        ))
     }
 
     fn line_request(&mut self, m: usize, req: MopedReq, _now: u64) -> Result<(), SimError> {

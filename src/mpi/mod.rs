@@ -121,7 +121,7 @@ fn check_nic(cfg: &SystemConfig, w: &Workload, design: Design) -> Result<(), Mop
         return Ok(());
     }
     let fail = |detail: String| {
-        Err(MopedError::Simulation(SimError::Config(format!(
+        Err(MopedError::Simulation(SimError::config(format!(
             "workload {}: {detail}",
             w.name
         ))))
@@ -199,10 +199,10 @@ fn timed_region(
         return Ok(end);
     };
     end.since(&start).map_err(|e| {
-        MopedError::Simulation(SimError::Check {
-            cycle: at,
-            detail: format!("the timed region's statistics: {e}"),
-        })
+        MopedError::Simulation(SimError::check(
+            at,
+            format!("the timed region's statistics: {e}"),
+        ))
     })
 }
 
@@ -239,10 +239,10 @@ fn refuse_certain_failures(w: &Workload) -> Result<Option<u64>, MopedError> {
         }
         Err(_) => return Ok(None),
     };
-    Err(MopedError::Simulation(SimError::Check {
-        cycle: 0,
-        detail: format!("workload {}: {detail}", w.name),
-    }))
+    Err(MopedError::Simulation(SimError::check(
+        0,
+        format!("workload {}: {detail}", w.name),
+    )))
 }
 
 /// The ranks of `w` made processes of `os` (rank `r` is the `r`-th process and runs on
@@ -413,14 +413,14 @@ fn seed_buffers(
 pub fn check_all_received(driver: &MpiDriver, cycles: u64) -> Result<(), MopedError> {
     let left = driver.verifier.unchecked();
     if left > 0 {
-        return Err(MopedError::Simulation(SimError::Check {
-            cycle: cycles,
-            detail: format!(
+        return Err(MopedError::Simulation(SimError::check(
+            cycles,
+            format!(
                 "{left} messages were sent but never received:{}{}",
                 driver.describe_unreceived(),
                 driver.describe()
             ),
-        }));
+        )));
     }
     Ok(())
 }

@@ -139,7 +139,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
     if driver.wants_memory() {
         driver
             .read_memory(&*p, now)
-            .map_err(|detail| SimError::Check { cycle: now, detail })?;
+            .map_err(|detail| SimError::check(now, detail))?;
     }
     let core = &p.cores()[c];
     if core.done || core.load.is_some() || core.walk.is_some() {
@@ -167,7 +167,7 @@ fn step<P: Platform, D: Driver + ?Sized>(
     let mlp = p.cfg().system.core_model == CoreModel::Mlp;
     let mut next = driver
         .next(c, now)
-        .map_err(|detail| SimError::Check { cycle: now, detail })?;
+        .map_err(|detail| SimError::check(now, detail))?;
     let pass = driver.take_pass_start(c);
     let mut independent = false;
     if let Next::Independent(req) = next {
@@ -191,12 +191,9 @@ fn step<P: Platform, D: Driver + ?Sized>(
         }
         Next::Wait(n) => {
             let Some(at) = now.checked_add(n.max(1)) else {
-                return Err(SimError::Check {
-                    cycle: now,
-                    detail: format!(
+                return Err(SimError::check(now, format!(
                         "core {c}: a wait of {n} cycles from cycle {now} ends past the last cycle of simulated time"
-                    ),
-                });
+                    )));
             };
             schedule_step(p, c, at)
         }
@@ -224,10 +221,10 @@ fn step<P: Platform, D: Driver + ?Sized>(
         }
         Next::Switch(proc) => {
             if let Some(proc) = proc.filter(|&x| x >= p.os().procs.len()) {
-                return Err(SimError::Check {
-                    cycle: now,
-                    detail: format!("core {c}: switch to process {proc}, which does not exist"),
-                });
+                return Err(SimError::check(
+                    now,
+                    format!("core {c}: switch to process {proc}, which does not exist"),
+                ));
             }
             p.cores_mut()[c].proc = proc;
             schedule_step(p, c, now + 1);
@@ -260,10 +257,10 @@ fn access<P: Platform, D: Driver + ?Sized>(
 ) -> Result<(), SimError> {
     let sb_entries = p.cfg().system.store_buffer_entries.max(1);
     if req.kind == AccessKind::Store && p.cores()[c].store_buffer.len() >= sb_entries {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: driver issued a store into a full store buffer"),
-        });
+        return Err(SimError::check(
+            now,
+            format!("core {c}: driver issued a store into a full store buffer"),
+        ));
     }
     match physical(p, c, req, independent, now)? {
         Some(pa) => {
@@ -348,10 +345,7 @@ fn physical<P: Platform>(
     }
     let pa = os
         .translate(&mut mem, proc, req.addr)
-        .map_err(|e| SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: {e}"),
-        })?;
+        .map_err(|e| SimError::check(now, format!("core {c}: {e}")))?;
     if !tlb.walks() {
         tlb.fill(c, proc, page_of(req.addr), page_of(pa));
         return Ok(Some(pa));
@@ -382,10 +376,10 @@ fn walk_next<P: Platform, D: Driver + ?Sized>(
     let core = &mut p.cores_mut()[c];
     core.short_hit = None;
     let Some(walk) = core.walk.as_mut() else {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: a page walk went on that never started"),
-        });
+        return Err(SimError::check(
+            now,
+            format!("core {c}: a page walk went on that never started"),
+        ));
     };
     if let Some(entry) = walk.entries.pop_front() {
         let load = CoreReq {
@@ -465,13 +459,13 @@ fn issue<P: Platform, D: Driver + ?Sized>(
     } else if p.is_uncached(req.addr) {
         p.nic_access(c, req, now)
     } else if req.kind == AccessKind::Store && p.is_nic(req.addr) {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!(
+        Err(SimError::check(
+            now,
+            format!(
                 "core {c}: a store to {:#x}, a NIC's LH buffer, which only the NIC writes",
                 req.addr
             ),
-        })
+        ))
     } else if req.kind == AccessKind::Load && p.cores()[c].alone() {
         match p.l1_hit(c, &req) {
             Some(value) => short_hit(p, c, req, value, now, driver),
@@ -581,14 +575,14 @@ fn flush<P: Platform>(p: &mut P, c: usize, addr: u64, now: u64) -> Result<(), Si
 /// or later if the MOPED forwarded it.
 fn port_access<P: Platform>(p: &mut P, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
     if !p.dev().present() {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!(
+        return Err(SimError::check(
+            now,
+            format!(
                 "core {c}: access to MOPED port {:#x}, but protocol `{}` has no MOPED",
                 req.addr,
                 p.design()
             ),
-        });
+        ));
     }
     let pt_root = p.cores()[c]
         .proc
@@ -652,10 +646,10 @@ fn hit_done<P: Platform, D: Driver + ?Sized>(
         core.hit_store.take()
     };
     let Some(comp) = comp else {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: a hit completed that was never pending"),
-        });
+        return Err(SimError::check(
+            now,
+            format!("core {c}: a hit completed that was never pending"),
+        ));
     };
     finish_access(p, c, &comp, now, driver)
 }

@@ -472,13 +472,13 @@ impl Sim {
         // What is left of the pass joins the event queue (the scratch queue is left empty).
         while let Some((t, ev)) = self.ff.scratch.pop() {
             if ev.tie() != tie && result.is_ok() {
-                result = Err(SimError::Check {
-                    cycle: t,
-                    detail: format!(
+                result = Err(SimError::check(
+                    t,
+                    format!(
                         "fast-forward: waking core {c}'s pass scheduled {ev:?}, not an event of \
                          the core (replay with sim.fast_forward = false)"
                     ),
-                });
+                ));
             }
             self.wire.q.schedule(t, ev);
         }

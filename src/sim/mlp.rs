@@ -171,10 +171,10 @@ pub(crate) fn hit_done<P: Platform, D: Driver + ?Sized>(
     driver: &mut D,
 ) -> Result<(), SimError> {
     let Some(comp) = p.cores_mut()[c].window.take_hit_due(now) else {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: a windowed load's hit completed that was never pending"),
-        });
+        return Err(SimError::check(
+            now,
+            format!("core {c}: a windowed load's hit completed that was never pending"),
+        ));
     };
     finish(p, c, &comp, now, driver)
 }
@@ -197,7 +197,7 @@ pub(crate) fn finish<P: Platform, D: Driver + ?Sized>(
     let merged = w.merged_on(line_of(comp.req.addr));
     driver
         .completed(c, comp, now)
-        .map_err(|detail| SimError::Check { cycle: now, detail })?;
+        .map_err(|detail| SimError::check(now, detail))?;
     if merged {
         p.queue()
             .schedule(now + 1, super::platform::Ev::RetryLoad(c as u16));

@@ -5,6 +5,7 @@
 // Sibling modules form a DAG: platform <- moped_host <- cores <- memory, fastforward,
 // nic_host; stats uses none.
 pub(crate) mod cores;
+mod error;
 mod fastforward;
 pub mod heartbeat;
 pub mod host_memory;
@@ -15,6 +16,7 @@ mod mlp;
 pub(crate) mod moped_host;
 mod nic_host;
 pub(crate) mod platform;
+pub use error::{SimError, Stop};
 pub use platform::EventKinds;
 mod stats;
 pub(crate) mod tlb;
@@ -194,25 +196,6 @@ pub trait VirtualMemory {
     fn read(&self, proc: ProcId, va: u64, len: usize) -> Vec<u8>;
 }
 
-/// Why a run stopped early.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum SimError {
-    #[error("{0}")]
-    Protocol(#[from] Violation),
-    #[error("check failed at cycle {cycle}: {detail}")]
-    Check { cycle: u64, detail: String },
-    #[error("watchdog: {detail}")]
-    Watchdog { cycle: u64, detail: String },
-    #[error("configuration: {0}")]
-    Config(String),
-    /// The run was asked to stop (Ctrl-C; see [`interrupt`]).
-    #[error("interrupted")]
-    Interrupted,
-    /// The host is nearly out of memory (see [`host_memory`]).
-    #[error("stopped at cycle {cycle}: {detail}")]
-    HostMemory { cycle: u64, detail: String },
-}
-
 /// Counters of the simulator itself.
 #[derive(Clone, Debug, Default)]
 pub struct SimCounters {
@@ -327,10 +310,10 @@ pub enum Pause {
 impl Sim {
     pub fn new(cfg: &SystemConfig, protocol: Protocol, seed: u64) -> Result<Sim, SimError> {
         cfg.validate()
-            .map_err(|e| SimError::Config(e.to_string()))?;
+            .map_err(|e| SimError::config(e.to_string()))?;
         if let Some(host) = crate::config::host_memory_bytes() {
             cfg.check_host_memory(host)
-                .map_err(|e| SimError::Config(e.to_string()))?;
+                .map_err(|e| SimError::config(e.to_string()))?;
         }
         let n = cfg.system.cores;
         let banks = cfg.directory.banks;
@@ -355,7 +338,7 @@ impl Sim {
             };
             caches.push(
                 CacheCtrl::new(p, protocol.l2.clone())
-                    .map_err(|e| SimError::Config(e.to_string()))?,
+                    .map_err(|e| SimError::config(e.to_string()))?,
             );
         }
         let mut dirs = Vec::with_capacity(banks);
@@ -376,7 +359,7 @@ impl Sim {
             };
             dirs.push(
                 DirCtrl::new(p, protocol.dir.clone())
-                    .map_err(|e| SimError::Config(e.to_string()))?,
+                    .map_err(|e| SimError::config(e.to_string()))?,
             );
         }
         let mut net = moped_host::network(cfg, &[]);
@@ -491,7 +474,7 @@ impl Sim {
                     }
                     if self.counters.events % host_memory::EVERY == 0 {
                         if let Some(detail) = host_memory::exhausted() {
-                            return Err(SimError::HostMemory { cycle: now, detail });
+                            return Err(SimError::host_memory(now, detail));
                         }
                         let events = self.counters.events;
                         heartbeat::tick(|host_seconds| heartbeat::Beat {
@@ -509,7 +492,7 @@ impl Sim {
                     }
                     if let Some(detail) = driver.stuck(now, &self.cfg.watchdog) {
                         let detail = detail + &self.nic_notes();
-                        return Err(SimError::Watchdog { cycle: now, detail });
+                        return Err(SimError::watchdog(now, detail));
                     }
                     check_at = now.saturating_add(period);
                 }
@@ -559,31 +542,25 @@ impl Sim {
         self.check_driver_lines(self.now(), 0)?;
         for c in &self.caches {
             if let Some(t) = c.tbes().first() {
-                return Err(SimError::Watchdog {
-                    cycle: self.now(),
-                    detail: format!(
+                return Err(SimError::watchdog(self.now(), format!(
                         "event queue drained with a transaction outstanding: controller {}, address {:#x}, state {}",
                         c.name(),
                         t.addr,
                         c.state_name(t.addr)
-                    ),
-                });
+                    )));
             }
         }
         for (n, s) in self.stalled.iter().enumerate() {
             if let Some(&slot) = s.first() {
                 let m = &self.wire.slab[slot as usize];
-                return Err(SimError::Watchdog {
-                    cycle: self.now(),
-                    detail: format!(
+                return Err(SimError::watchdog(self.now(), format!(
                         "deadlock: message {} for {:#x} from node {} stalled forever at node {}: {}",
                         m.ty.name(),
                         m.addr,
                         m.src,
                         n,
                         self.describe_line(m.addr)
-                    ),
-                });
+                    )));
             }
         }
         Ok(())
@@ -644,15 +621,12 @@ impl Sim {
             AccessKind::Load => "Load",
             AccessKind::Store => "Store",
         };
-        SimError::Watchdog {
-            cycle: now,
-            detail: format!(
+        SimError::watchdog(now, format!(
                 "core {i} made no progress for {quiet} cycles: controller {}, state {}, event {event}, address {addr:#x}, cycle {now}, request issued at cycle {since}; line: {}",
                 cache.name(),
                 cache.state_name(addr),
                 self.describe_line(addr)
-            ),
-        }
+            ))
     }
 
     // ---- Cores ----
@@ -988,7 +962,7 @@ impl Platform for Sim {
 pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
     move |mut v| {
         v.cycle = now;
-        SimError::Protocol(v)
+        SimError::from(v)
     }
 }
 

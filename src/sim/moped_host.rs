@@ -32,7 +32,7 @@ pub(crate) fn build_mopeds(
         return Ok(Vec::new());
     }
     let n = cfg.system.cores;
-    let ports = PortMap::new(cfg.moped.port_base).map_err(|e| SimError::Config(e.to_string()))?;
+    let ports = PortMap::new(cfg.moped.port_base).map_err(|e| SimError::config(e.to_string()))?;
     (0..n)
         .map(|i| {
             Moped::new(MopedParams {
@@ -52,7 +52,7 @@ pub(crate) fn build_mopeds(
                 matching: cfg.moped.matching,
                 engines: cfg.moped.engine_params(),
             })
-            .map_err(|e| SimError::Config(format!("moped: {e}")))
+            .map_err(|e| SimError::config(format!("moped: {e}")))
         })
         .collect()
 }
@@ -224,10 +224,10 @@ fn port_answer<P: Platform>(p: &P, c: usize, value: u64, now: u64) -> Result<Com
         .and_then(|x| x.load)
         .filter(|r| p.dev().is_port(r.addr))
     else {
-        return Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: a port value arrived without a port load"),
-        });
+        return Err(SimError::check(
+            now,
+            format!("core {c}: a port value arrived without a port load"),
+        ));
     };
     Ok(Completed {
         req,
@@ -241,12 +241,12 @@ fn port_answer<P: Platform>(p: &P, c: usize, value: u64, now: u64) -> Result<Com
 pub(crate) fn check_mopeds_quiescent<P: Platform>(p: &P, now: u64) -> Result<(), SimError> {
     for (m, d) in p.mopeds().iter().enumerate() {
         if p.lines_waiting(m) || !d.copies_idle() {
-            return Err(SimError::Watchdog {
-                cycle: now,
-                detail: format!(
+            return Err(SimError::watchdog(
+                now,
+                format!(
                     "MOPED {m}: a copy or line request still outstanding when every core finished"
                 ),
-            });
+            ));
         }
     }
     Ok(())
@@ -627,14 +627,11 @@ impl Sim {
             LineOp::Write { addr, .. } => addr,
         };
         if self.mopeds.get(m).is_none() || addr != line_of(addr) {
-            return Err(SimError::Check {
-                cycle: now,
-                detail: format!(
+            return Err(SimError::check(now, format!(
                     "MOPED {m}: line operation on {addr:#x} needs a design with MOPEDs ({} has {}) and a line-aligned address",
                     self.protocol.name,
                     self.mopeds.len()
-                ),
-            });
+                )));
         }
         match op {
             LineOp::Request(req) => {
@@ -652,10 +649,10 @@ impl Sim {
     /// A driver's check of a line answer failed: its message, with the states the line
     /// has in every controller now.
     fn driver_check_failed(&self, detail: String, addr: LineAddr, now: u64) -> SimError {
-        SimError::Check {
-            cycle: now,
-            detail: format!("{detail}; line {addr:#x} now: {}", self.describe_line(addr)),
-        }
+        SimError::check(
+            now,
+            format!("{detail}; line {addr:#x} now: {}", self.describe_line(addr)),
+        )
     }
 
     /// A driver's line request unanswered for more than `limit` cycles (any, for 0): an
@@ -675,16 +672,13 @@ impl Sim {
                 MopedKind::Fill if self.protocol.l2.event_id("M_FILL").is_some() => "M_FILL",
                 MopedKind::Fill => "M_GETX",
             };
-            return Err(SimError::Watchdog {
-                cycle: now,
-                detail: format!(
+            return Err(SimError::watchdog(now, format!(
                     "MOPED {m}'s line request never answered: controller {}, state {}, event {event}, address {:#x}, cycle {now}, request issued at cycle {since}; line: {}",
                     cache.name(),
                     cache.state_name(req.addr),
                     req.addr,
                     self.describe_line(req.addr)
-                ),
-            });
+                )));
         }
         Ok(())
     }

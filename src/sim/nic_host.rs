@@ -148,10 +148,7 @@ impl Sim {
     }
 
     fn nic_error(&self, c: usize, now: u64, detail: String) -> SimError {
-        SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: {detail}"),
-        }
+        SimError::check(now, format!("core {c}: {detail}"))
     }
 
     /// Core `c`'s uncacheable or write-combining access `req` to a NIC: on its way.
@@ -257,10 +254,7 @@ impl Sim {
         let back = host.one_way[c];
         let posted = host.posted(region);
         let nic = &mut host.nics[n];
-        let err = |e: crate::nic::NicError| SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: {e}"),
-        };
+        let err = |e: crate::nic::NicError| SimError::check(now, format!("core {c}: {e}"));
         match (req.kind, region) {
             (AccessKind::Load, Region::Regs | Region::ReadWindow) => {
                 let window = region == Region::ReadWindow;
@@ -297,7 +291,7 @@ impl Sim {
                         "store"
                     }
                 );
-                return Err(SimError::Check { cycle: now, detail });
+                return Err(SimError::check(now, detail));
             }
         }
         if req.kind == AccessKind::Store && !posted {
@@ -310,10 +304,10 @@ impl Sim {
     fn send_packet(&mut self, n: usize, sent: crate::nic::Sent, now: u64) -> Result<(), SimError> {
         let host = self.nics.as_mut().expect("NICs");
         let Some(dst) = host.nics.get_mut(sent.dst) else {
-            return Err(SimError::Check {
-                cycle: now,
-                detail: format!("NIC {n}: a message for node {}, which has none", sent.dst),
-            });
+            return Err(SimError::check(
+                now,
+                format!("NIC {n}: a message for node {}, which has none", sent.dst),
+            ));
         };
         dst.arrive(sent.at, sent.packet);
         if let Some(t) = dst.next_event() {
@@ -330,10 +324,7 @@ impl Sim {
             host.nics[n].finish_vl(now);
             let next = host.nics[n]
                 .next_division(now)
-                .map_err(|e| SimError::Check {
-                    cycle: now,
-                    detail: e.to_string(),
-                })?;
+                .map_err(|e| SimError::check(now, e.to_string()))?;
             let Some(d) = next else {
                 return Ok(false);
             };
@@ -344,10 +335,8 @@ impl Sim {
                 }
             }
             let nic = &mut self.nics.as_mut().expect("NICs").nics[n];
-            nic.commit_division(now).map_err(|e| SimError::Check {
-                cycle: now,
-                detail: e.to_string(),
-            })?;
+            nic.commit_division(now)
+                .map_err(|e| SimError::check(now, e.to_string()))?;
         }
     }
 

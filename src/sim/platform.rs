@@ -320,14 +320,14 @@ pub(crate) trait Platform: VirtualMemory + Sized {
     /// Core `c`'s access to a NIC's uncached window; the platform marks it outstanding
     /// and completes it later.
     fn nic_access(&mut self, c: usize, req: CoreReq, now: u64) -> Result<(), SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!(
+        Err(SimError::check(
+            now,
+            format!(
                 "core {c}: access to NIC address {:#x}: this host models no NICs ([nic] runs \
                  on the embedded simulator)",
                 req.addr
             ),
-        })
+        ))
     }
 
     /// NIC `n`'s tick ([`Ev::NicTick`]).
@@ -337,27 +337,27 @@ pub(crate) trait Platform: VirtualMemory + Sized {
         now: u64,
         _driver: &mut D,
     ) -> Result<(), SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!("NIC {n} ticked on a host that models no NICs"),
-        })
+        Err(SimError::check(
+            now,
+            format!("NIC {n} ticked on a host that models no NICs"),
+        ))
     }
 
     /// Core `c`'s `clflush` of physical `addr`; false while the line is busy (the core
     /// tries again).
     fn flush_line(&mut self, c: usize, addr: u64, now: u64) -> Result<bool, SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: clflush of {addr:#x}: not modelled on this host"),
-        })
+        Err(SimError::check(
+            now,
+            format!("core {c}: clflush of {addr:#x}: not modelled on this host"),
+        ))
     }
 
     /// Core `c`'s software prefetch of physical `addr`.
     fn software_prefetch(&mut self, c: usize, addr: u64, now: u64) -> Result<(), SimError> {
-        Err(SimError::Check {
-            cycle: now,
-            detail: format!("core {c}: software prefetch of {addr:#x}: not modelled on this host"),
-        })
+        Err(SimError::check(
+            now,
+            format!("core {c}: software prefetch of {addr:#x}: not modelled on this host"),
+        ))
     }
 
     /// Core `c`'s step at `now` began a pass of its driver's polling loop (`idle`: see
@@ -477,7 +477,7 @@ pub(crate) fn finish_access<P: Platform, D: Driver + ?Sized>(
     }
     driver
         .completed(c, comp, now)
-        .map_err(|detail| SimError::Check { cycle: now, detail })?;
+        .map_err(|detail| SimError::check(now, detail))?;
     let core = &mut p.cores_mut()[c];
     let retry_store = comp.req.kind == AccessKind::Store && !core.store_buffer.is_empty();
     let retry_load = std::mem::take(&mut core.stalled_load);

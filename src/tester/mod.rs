@@ -505,7 +505,7 @@ fn run_sim(cfg: &TesterConfig, protocol: Protocol) -> Result<(TesterReport, Sim)
     match r {
         Ok(_) => Ok((t.report, sim)),
         Err(e) => {
-            if matches!(e, SimError::Watchdog { .. }) {
+            if matches!(e, SimError::Watchdog(_)) {
                 t.report.watchdog_trips += 1;
             }
             Err(format!(

@@ -514,10 +514,7 @@ impl World {
             self.now() as f64 / TICKS_PER_US as f64,
             nics.join("; ")
         );
-        MopedError::Simulation(SimError::Check {
-            cycle: self.now(),
-            detail,
-        })
+        MopedError::Simulation(SimError::check(self.now(), detail))
     }
 
     fn measurement(&self) -> Measurement {

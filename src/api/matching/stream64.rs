@@ -300,10 +300,7 @@ pub fn measure(program: &[Instr], p: StreamPoint, v: Variant) -> Result<StreamRo
 
 /// A failed check of the benchmark, at a unit cycle: the program misbehaved.
 fn fail(cycle: u64, detail: String) -> MopedError {
-    MopedError::Simulation(SimError::Check {
-        cycle,
-        detail: format!("{NAME}: {detail}"),
-    })
+    MopedError::Simulation(SimError::check(cycle, format!("{NAME}: {detail}")))
 }
 
 /// Every message matched its `k`-th item, and the manager sent one item past it (which

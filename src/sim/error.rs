@@ -1,0 +1,73 @@
+//! Why a run stopped early: the simulator's one error type.
+
+use crate::coherence::Violation;
+
+/// Why a run stopped early. Each kind keeps its particulars behind one pointer: the error
+/// is two words, so the `Result<(), SimError>` that every step of an event's path returns
+/// comes back in registers rather than through a 112-byte slot in memory.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Protocol(Box<Violation>),
+    #[error("check failed at cycle {}: {}", .0.cycle, .0.detail)]
+    Check(Box<Stop>),
+    #[error("watchdog: {}", .0.detail)]
+    Watchdog(Box<Stop>),
+    #[error("configuration: {0}")]
+    Config(Box<String>),
+    /// The run was asked to stop (Ctrl-C; see [`interrupt`](super::interrupt)).
+    #[error("interrupted")]
+    Interrupted,
+    /// The host is nearly out of memory (see [`host_memory`](super::host_memory)).
+    #[error("stopped at cycle {}: {}", .0.cycle, .0.detail)]
+    HostMemory(Box<Stop>),
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Result<(), SimError>>() == 16,
+    "an event path's result stays two words"
+);
+
+/// The cycle a run stopped at and why, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    pub cycle: u64,
+    pub detail: String,
+}
+
+impl SimError {
+    /// A check of the model's own rules failed at `cycle`.
+    pub fn check(cycle: u64, detail: impl Into<String>) -> Self {
+        Self::Check(Box::new(Stop {
+            cycle,
+            detail: detail.into(),
+        }))
+    }
+
+    /// Nothing moved for too long (or a request can never complete), seen at `cycle`.
+    pub fn watchdog(cycle: u64, detail: impl Into<String>) -> Self {
+        Self::Watchdog(Box::new(Stop {
+            cycle,
+            detail: detail.into(),
+        }))
+    }
+
+    /// The host ran nearly out of memory at `cycle`.
+    pub fn host_memory(cycle: u64, detail: impl Into<String>) -> Self {
+        Self::HostMemory(Box::new(Stop {
+            cycle,
+            detail: detail.into(),
+        }))
+    }
+
+    /// The configuration cannot be simulated.
+    pub fn config(detail: impl Into<String>) -> Self {
+        Self::Config(Box::new(detail.into()))
+    }
+}
+
+impl From<Violation> for SimError {
+    fn from(v: Violation) -> Self {
+        Self::Protocol(Box::new(v))
+    }
+}
