@@ -162,7 +162,7 @@ impl CacheCut {
         &mut self,
         kind: MopedKind,
         write: Option<(LineData, u64)>,
-    ) -> Result<CoreOutcome, Violation> {
+    ) -> Result<CoreOutcome, Box<Violation>> {
         self.out.clear();
         self.done.clear();
         let req = MopedReq {
@@ -205,7 +205,7 @@ impl CacheCut {
         acks: i16,
         data: LineData,
         dirty: bool,
-    ) -> Result<Delivery, Violation> {
+    ) -> Result<Delivery, Box<Violation>> {
         let mut m = Msg::control(ty, ADDR, src, ME, requestor);
         m.acks = acks;
         m.data = data;
@@ -216,7 +216,7 @@ impl CacheCut {
     }
 
     /// A core load or store of 8 bytes at offset 8 of the line.
-    pub fn request(&mut self, kind: AccessKind, value: u64) -> Result<CoreOutcome, Violation> {
+    pub fn request(&mut self, kind: AccessKind, value: u64) -> Result<CoreOutcome, Box<Violation>> {
         self.out.clear();
         self.done.clear();
         let req = CoreReq {
@@ -230,7 +230,7 @@ impl CacheCut {
     }
 
     /// A replacement of the line.
-    pub fn replace(&mut self) -> Result<bool, Violation> {
+    pub fn replace(&mut self) -> Result<bool, Box<Violation>> {
         self.out.clear();
         self.done.clear();
         self.ctrl.evict(ADDR, &mut self.out, &mut self.done)
@@ -341,7 +341,7 @@ impl DirCut {
         ty: MsgType,
         src: NodeId,
         data: LineData,
-    ) -> Result<Delivery, Violation> {
+    ) -> Result<Delivery, Box<Violation>> {
         let mut m = Msg::control(ty, ADDR, src, DIR, src);
         m.data = data;
         self.out.clear();

@@ -66,8 +66,8 @@ impl SimError {
     }
 }
 
-impl From<Violation> for SimError {
-    fn from(v: Violation) -> Self {
-        Self::Protocol(Box::new(v))
+impl From<Box<Violation>> for SimError {
+    fn from(v: Box<Violation>) -> Self {
+        Self::Protocol(v)
     }
 }

@@ -959,7 +959,7 @@ impl Platform for Sim {
 /// Stamps a controller's violation with the cycle of the event that raised it (the
 /// simulator does not keep every controller's clock current: one store per event into a
 /// controller's otherwise cold line).
-pub(crate) fn violation_at(now: u64) -> impl FnOnce(Violation) -> SimError {
+pub(crate) fn violation_at(now: u64) -> impl FnOnce(Box<Violation>) -> SimError {
     move |mut v| {
         v.cycle = now;
         SimError::from(v)

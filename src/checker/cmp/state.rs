@@ -94,8 +94,8 @@ impl Fault {
     }
 }
 
-impl From<Violation> for Fault {
-    fn from(v: Violation) -> Fault {
+impl From<Box<Violation>> for Fault {
+    fn from(v: Box<Violation>) -> Fault {
         Fault::new(FailureKind::InvalidTransition, v.to_string())
     }
 }

@@ -22,19 +22,29 @@ enum PrefetchBy {
 }
 
 impl CacheCtrl {
-    fn violation(&self, addr: LineAddr, state: StateId, event: EventId, detail: &str) -> Violation {
-        Violation {
+    fn violation(
+        &self,
+        addr: LineAddr,
+        state: StateId,
+        event: EventId,
+        detail: &str,
+    ) -> Box<Violation> {
+        Box::new(Violation {
             controller: self.name(),
             cycle: 0,
             addr,
             state: self.table.state_name(state).to_string(),
             event: self.table.event_name(event).to_string(),
             detail: detail.to_string(),
-        }
+        })
     }
 
     /// Runs one (state, event) cell of the table, then any trigger it raised.
-    pub(super) fn handle(&mut self, event: EventId, ctx: &mut Ctx) -> Result<Delivery, Violation> {
+    pub(super) fn handle(
+        &mut self,
+        event: EventId,
+        ctx: &mut Ctx,
+    ) -> Result<Delivery, Box<Violation>> {
         let addr = ctx.addr;
         ctx.entry = self.way_of(addr);
         ctx.tbe = self.tbes.iter().position(|t| t.addr == addr);
@@ -98,16 +108,16 @@ impl CacheCtrl {
         msg: &Msg,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<Delivery, Violation> {
+    ) -> Result<Delivery, Box<Violation>> {
         let Some(event) = self.event_for(msg) else {
-            return Err(Violation {
+            return Err(Box::new(Violation {
                 controller: self.name(),
                 cycle: 0,
                 addr: msg.addr,
                 state: self.state_name(msg.addr).to_string(),
                 event: msg.ty.name().to_string(),
                 detail: "message type not handled by an L2 controller".into(),
-            });
+            }));
         };
         match msg.ty {
             MsgType::Inv => self.stats.invalidations += 1,
@@ -135,7 +145,7 @@ impl CacheCtrl {
         req: CoreReq,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<CoreOutcome, Violation> {
+    ) -> Result<CoreOutcome, Box<Violation>> {
         let outcome = self.demand_request(req, out, done)?;
         if self.prefetcher.enabled() || self.prefetched_lines {
             self.after_demand(line_of(req.addr), outcome, out, done)?;
@@ -149,7 +159,7 @@ impl CacheCtrl {
         req: CoreReq,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<CoreOutcome, Violation> {
+    ) -> Result<CoreOutcome, Box<Violation>> {
         let addr = line_of(req.addr);
         debug_assert!(
             req.size >= 1
@@ -314,7 +324,7 @@ impl CacheCtrl {
         addr: LineAddr,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<bool, Violation> {
+    ) -> Result<bool, Box<Violation>> {
         let st = self.state(addr);
         if st == self.ids.i || !self.table.is_stable(st) {
             return Ok(false);
@@ -334,7 +344,7 @@ impl CacheCtrl {
         outcome: CoreOutcome,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), Box<Violation>> {
         if outcome == CoreOutcome::Stalled {
             // It waits (on a prefetch in flight, say) and will come again.
             return Ok(());
@@ -364,7 +374,7 @@ impl CacheCtrl {
         by: PrefetchBy,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), Box<Violation>> {
         let busy = self.tbes.iter().any(|t| t.addr == addr);
         let stable = |c: &Self| {
             let st = c.state(addr);
@@ -415,7 +425,7 @@ impl CacheCtrl {
         addr: u64,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), Box<Violation>> {
         self.prefetch(line_of(addr), PrefetchBy::Software, out, done)
     }
 
@@ -427,7 +437,7 @@ impl CacheCtrl {
         addr: u64,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<bool, Violation> {
+    ) -> Result<bool, Box<Violation>> {
         let line = line_of(addr);
         let st = self.state(line);
         if st == self.ids.i && !self.tbes.iter().any(|t| t.addr == line) {
@@ -467,7 +477,7 @@ impl CacheCtrl {
         by: PrefetchBy,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), Box<Violation>> {
         if !self.make_room(addr, out, done)? {
             self.count_prefetch(by, None);
             return Ok(());
@@ -508,7 +518,7 @@ impl CacheCtrl {
         req: MopedReq,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<CoreOutcome, Violation> {
+    ) -> Result<CoreOutcome, Box<Violation>> {
         let addr = req.addr;
         debug_assert_eq!(addr, line_of(addr));
         let event = self.moped_event(&req)?;
@@ -546,20 +556,22 @@ impl CacheCtrl {
 
     /// The event a MOPED request raises: `M_GETS`, `M_GETX`, or `M_FILL` where the protocol
     /// has it. An error if the protocol has no MOPED events.
-    fn moped_event(&self, req: &MopedReq) -> Result<EventId, Violation> {
+    fn moped_event(&self, req: &MopedReq) -> Result<EventId, Box<Violation>> {
         let ids = &self.ids;
         let event = match req.kind {
             MopedKind::Read => ids.m_gets,
             MopedKind::Own => ids.m_getx,
             MopedKind::Fill => ids.m_fill.or(ids.m_getx),
         };
-        event.ok_or_else(|| Violation {
-            controller: self.name(),
-            cycle: 0,
-            addr: req.addr,
-            state: self.state_name(req.addr).to_string(),
-            event: format!("{:?}", req.kind),
-            detail: format!("protocol `{}` has no MOPED events", self.table.name()),
+        event.ok_or_else(|| {
+            Box::new(Violation {
+                controller: self.name(),
+                cycle: 0,
+                addr: req.addr,
+                state: self.state_name(req.addr).to_string(),
+                event: format!("{:?}", req.kind),
+                detail: format!("protocol `{}` has no MOPED events", self.table.name()),
+            })
         })
     }
 
@@ -571,7 +583,7 @@ impl CacheCtrl {
         req: &MopedReq,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<Option<bool>, Violation> {
+    ) -> Result<Option<bool>, Box<Violation>> {
         let addr = req.addr;
         let mut placed = false;
         let ready = match self.loc(addr) {

@@ -63,7 +63,7 @@ impl CacheCtrl {
         addr: LineAddr,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<bool, Violation> {
+    ) -> Result<bool, Box<Violation>> {
         if self.l1.ways() > 0 {
             let v = match self.l1.room(addr, self.evictable()) {
                 Room::Free(slot) => {
@@ -102,7 +102,7 @@ impl CacheCtrl {
         addr: LineAddr,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<bool, Violation> {
+    ) -> Result<bool, Box<Violation>> {
         if self.l2.free_slot(addr).is_some() {
             return Ok(true);
         }
@@ -122,7 +122,7 @@ impl CacheCtrl {
         addr: LineAddr,
         out: &mut dyn Outbox,
         done: &mut Vec<Completed>,
-    ) -> Result<bool, Violation> {
+    ) -> Result<bool, Box<Violation>> {
         if !self.make_l2_way(addr, out, done)? {
             return Ok(false);
         }

@@ -286,19 +286,25 @@ impl DirCtrl {
         })
     }
 
-    fn violation(&self, addr: LineAddr, state: StateId, event: &str, detail: String) -> Violation {
-        Violation {
+    fn violation(
+        &self,
+        addr: LineAddr,
+        state: StateId,
+        event: &str,
+        detail: String,
+    ) -> Box<Violation> {
+        Box::new(Violation {
             controller: self.name(),
             cycle: 0,
             addr,
             state: self.table.state_name(state).to_string(),
             event: event.to_string(),
             detail,
-        }
+        })
     }
 
     /// Delivers a network message. A stalled message is left to the caller to retry.
-    pub fn deliver(&mut self, msg: &Msg, out: &mut dyn Outbox) -> Result<Delivery, Violation> {
+    pub fn deliver(&mut self, msg: &Msg, out: &mut dyn Outbox) -> Result<Delivery, Box<Violation>> {
         // One lookup for the read and the write-back of the entry.
         let place = self.entries.place(msg.addr);
         let entry = self
@@ -359,7 +365,7 @@ impl DirCtrl {
         msg: &Msg,
         entry: &DirEntry,
         event: EventId,
-    ) -> Result<(), Violation> {
+    ) -> Result<(), Box<Violation>> {
         let is_response = matches!(
             msg.ty,
             MsgType::Unblock
