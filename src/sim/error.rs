@@ -71,3 +71,39 @@ impl From<Box<Violation>> for SimError {
         Self::Protocol(v)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_reads_as_it_did_before_its_particulars_were_boxed() {
+        assert_eq!(
+            SimError::check(7, "a store into a full buffer").to_string(),
+            "check failed at cycle 7: a store into a full buffer"
+        );
+        assert_eq!(
+            SimError::watchdog(9, "core 3 waits").to_string(),
+            "watchdog: core 3 waits"
+        );
+        assert_eq!(
+            SimError::host_memory(11, "2 MB left").to_string(),
+            "stopped at cycle 11: 2 MB left"
+        );
+        assert_eq!(
+            SimError::config("no such port").to_string(),
+            "configuration: no such port"
+        );
+        let v = Violation {
+            controller: "L2_0".into(),
+            cycle: 5,
+            addr: 0x40,
+            state: "S".into(),
+            event: "Inv".into(),
+            detail: "no cell".into(),
+        };
+        let text = v.to_string();
+        assert_eq!(SimError::from(Box::new(v)).to_string(), text);
+        assert_eq!(SimError::Interrupted.to_string(), "interrupted");
+    }
+}
