@@ -35,29 +35,26 @@ pub struct Stop {
     pub detail: String,
 }
 
+impl Stop {
+    fn boxed(cycle: u64, detail: String) -> Box<Self> {
+        Box::new(Stop { cycle, detail })
+    }
+}
+
 impl SimError {
     /// A check of the model's own rules failed at `cycle`.
     pub fn check(cycle: u64, detail: impl Into<String>) -> Self {
-        Self::Check(Box::new(Stop {
-            cycle,
-            detail: detail.into(),
-        }))
+        Self::Check(Stop::boxed(cycle, detail.into()))
     }
 
     /// Nothing moved for too long (or a request can never complete), seen at `cycle`.
     pub fn watchdog(cycle: u64, detail: impl Into<String>) -> Self {
-        Self::Watchdog(Box::new(Stop {
-            cycle,
-            detail: detail.into(),
-        }))
+        Self::Watchdog(Stop::boxed(cycle, detail.into()))
     }
 
     /// The host ran nearly out of memory at `cycle`.
     pub fn host_memory(cycle: u64, detail: impl Into<String>) -> Self {
-        Self::HostMemory(Box::new(Stop {
-            cycle,
-            detail: detail.into(),
-        }))
+        Self::HostMemory(Stop::boxed(cycle, detail.into()))
     }
 
     /// The configuration cannot be simulated.
