@@ -47,6 +47,7 @@ pub mod os;
 pub mod protocol;
 #[cfg(feature = "python")]
 mod python;
+mod reuse;
 pub mod sim;
 pub mod stats;
 pub mod tester;

@@ -57,6 +57,10 @@ pub trait Model {
 
     fn key(&self, state: &Self::State, work: &mut Self::Work) -> Self::Key;
 
+    /// Takes back a state the search is done with (expanded, or a successor already
+    /// seen), so that later [`Model::next_state`] calls can reuse what it holds.
+    fn recycle(&self, _state: Self::State, _work: &mut Self::Work) {}
+
     /// Called once for each new state that satisfies [`Model::always`].
     fn on_new_state(&self, _state: &Self::State, _work: &mut Self::Work) {}
 }
@@ -122,6 +126,7 @@ pub fn bfs<M: Model>(model: &M, opts: &Options) -> Result<Explored<M::Work>, Fai
     while let Some((id, st)) = s.queue.pop_front() {
         s.report_progress(id);
         s.expand(id, &st)?;
+        model.recycle(st, &mut s.work);
     }
     let n = s.depth.len();
     s.visited = FxHashMap::default();
@@ -253,6 +258,7 @@ impl<'a, M: Model> Bfs<'a, M> {
     fn visit(&mut self, parent: u32, a: M::Action, next: M::State) -> Result<u32, Failed<M>> {
         let key = self.model.key(&next, &mut self.work);
         if let Some(&n) = self.visited.get(&key) {
+            self.model.recycle(next, &mut self.work);
             return Ok(n);
         }
         let nid = self.depth.len() as u32;
@@ -269,7 +275,10 @@ impl<'a, M: Model> Bfs<'a, M> {
             let limit = self.opts.max_states;
             return Err(self.fail(Finding::StateLimit { limit }, self.depth.len()));
         }
-        self.queue.push_back((nid, next));
+        // Queued as a clone sized to what it holds: `next` may have been built in the
+        // buffers of a larger spent state, and the queue holds millions.
+        self.queue.push_back((nid, next.clone()));
+        self.model.recycle(next, &mut self.work);
         Ok(nid)
     }
 

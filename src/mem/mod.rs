@@ -66,7 +66,7 @@ pub fn write_bytes(data: &mut LineData, offset: usize, size: usize, value: u64) 
 /// a victim scan reads two host lines per set. A way is occupied when its tag is set; an
 /// empty way's payload is `T::default()`. A zero-way array holds nothing (used to model
 /// "no L1" in the exhaustive checker).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SetAssoc<T> {
     sets: usize,
     ways: usize,
@@ -82,6 +82,17 @@ pub struct SetAssoc<T> {
     /// The signature the last refresh left, `2 * ways` words per set; empty before the first.
     signed: Vec<u64>,
 }
+
+crate::reuse::clone_by_fields!(SetAssoc<T> {
+    sets,
+    ways,
+    set_shift,
+    entries,
+    stamps,
+    clock,
+    changed,
+    signed,
+});
 
 /// Tag of an empty way.
 const NO_TAG: LineAddr = LineAddr::MAX;
@@ -277,10 +288,12 @@ pub enum Room {
 }
 
 /// Main memory of one directory bank: sparse, zero-filled, holding real bytes.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct BackingStore {
     lines: PagedMap<LineData>,
 }
+
+crate::reuse::clone_by_fields!(BackingStore { lines });
 
 impl Default for BackingStore {
     fn default() -> Self {

@@ -32,7 +32,7 @@ pub struct Place {
 /// lines, whose index `key >> stride_shift` is dense. Page `p` holds the values of indices
 /// `p << page_shift ..` in `vals[p << page_shift ..]`, with bit `i` of `present[p]` set when
 /// slot `i` holds a value.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PagedMap<V> {
     stride_shift: u32,
     low: u64,
@@ -47,6 +47,18 @@ pub struct PagedMap<V> {
     /// `(page number, page index)` of the last page found.
     last: Cell<(u64, u32)>,
 }
+
+crate::reuse::clone_by_fields!(PagedMap<V> {
+    stride_shift,
+    low,
+    page_shift,
+    index,
+    present,
+    vals,
+    len,
+    fill,
+    last,
+});
 
 impl<V: Clone> PagedMap<V> {
     /// A map for keys `k` with `k & ((1 << stride_shift) - 1) == low`; `fill` is any value

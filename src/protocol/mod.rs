@@ -319,12 +319,14 @@ impl Machine {
 /// ([`Machine::counted_cell`]). Sixteen bits per cell keep a controller's counts in a few
 /// host cache lines, which every transition touches; the carries go to a wide array that
 /// only every 65,536th count reaches, allocated then.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct TransitionCounts {
     low: Vec<u16>,
     /// Carries per counter: empty until the first carry.
     high: Vec<u64>,
 }
+
+crate::reuse::clone_by_fields!(TransitionCounts { low, high });
 
 impl TransitionCounts {
     /// `n` counters at zero.

@@ -87,7 +87,13 @@ struct Work {
     dir_reached: Vec<bool>,
     max_in_flight: usize,
     max_occupancy: usize,
+    /// States the search is done with, whose buffers the next steps' clones reuse.
+    spare: Vec<State>,
 }
+
+/// Spent states kept for reuse: enough for the successors of one state that turn out
+/// seen or not enabled, a few kilobytes each.
+const SPARE_STATES: usize = 64;
 
 impl<'a> CmpModel<'a> {
     fn new(cfg: &'a CheckConfig, protocol: &Protocol) -> Result<CmpModel<'a>, String> {
@@ -216,6 +222,7 @@ impl Model for CmpModel<'_> {
             dir_reached: vec![false; self.dir_cells],
             max_in_flight: 0,
             max_occupancy: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -229,7 +236,7 @@ impl Model for CmpModel<'_> {
     }
 
     fn next_state(&self, st: &State, a: Action, work: &mut Work) -> Result<Option<State>, Fault> {
-        let next = self.step(st, a, &mut work.fired)?;
+        let next = self.step(st, a, &mut work.fired, &mut work.spare)?;
         if next.is_some() {
             for f in &work.fired {
                 if f.dir {
@@ -252,6 +259,12 @@ impl Model for CmpModel<'_> {
 
     fn key(&self, st: &State, work: &mut Work) -> Box<[u8]> {
         self.canonical_key(st, &mut work.scratch)
+    }
+
+    fn recycle(&self, st: State, work: &mut Work) {
+        if work.spare.len() < SPARE_STATES {
+            work.spare.push(st);
+        }
     }
 
     fn on_new_state(&self, st: &State, work: &mut Work) {

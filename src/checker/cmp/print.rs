@@ -269,7 +269,7 @@ impl CmpModel<'_> {
         let mut fired = Vec::new();
         for (k, &a) in actions.iter().enumerate() {
             let text = self.action_text(&st, a);
-            match self.step(&st, a, &mut fired) {
+            match self.step(&st, a, &mut fired, &mut Vec::new()) {
                 Ok(Some(next)) => {
                     out.push(format!("{:3}. {text}: {}", k + 1, self.fired_text(&fired)));
                     st = next;
@@ -283,7 +283,7 @@ impl CmpModel<'_> {
         }
         if let Some((a, what)) = last {
             let text = self.action_text(&st, a);
-            let _ = self.step(&st, a, &mut fired);
+            let _ = self.step(&st, a, &mut fired, &mut Vec::new());
             out.push(format!(
                 "{:3}. {text}: {} -> {what}",
                 actions.len() + 1,

@@ -13,7 +13,6 @@ pub(super) struct Pending {
 }
 
 /// The controllers, the network and the ghost values of one reachable state.
-#[derive(Clone)]
 pub(super) struct State {
     pub caches: Vec<CacheCtrl>,
     pub dir: DirCtrl,
@@ -25,6 +24,15 @@ pub(super) struct State {
     /// Last value written to byte 0 of each address.
     pub ghost: Vec<u8>,
 }
+
+crate::reuse::clone_by_fields!(State {
+    caches,
+    dir,
+    net,
+    pending,
+    moped,
+    ghost,
+});
 
 /// A MOPED's outstanding request. A read may return any value the line held while it was
 /// outstanding (a copy is taken at some instant): `seen` has bit `v` set for each.

@@ -106,14 +106,23 @@ impl CmpModel<'_> {
         r
     }
 
-    /// Applies one action to a clone of `st`. `Ok(None)`: the action is not enabled.
+    /// Applies one action to a clone of `st`, made in a spent state of `spare` when it
+    /// holds one (its buffers reused). `Ok(None)`: the action is not enabled (the clone
+    /// goes back to `spare`).
     pub(super) fn step(
         &self,
         st: &State,
         a: Action,
         fired: &mut Vec<Fired>,
+        spare: &mut Vec<State>,
     ) -> Result<Option<State>, Fault> {
-        let mut s = st.clone();
+        let mut s = match spare.pop() {
+            Some(mut s) => {
+                s.clone_from(st);
+                s
+            }
+            None => st.clone(),
+        };
         let mut fx = Effects::default();
         fired.clear();
         let taken = match a {
@@ -132,6 +141,7 @@ impl CmpModel<'_> {
         }?;
         // Completions are attributed to the core that acted or received.
         let Some(completing) = taken else {
+            spare.push(s);
             return Ok(None);
         };
         self.complete_core(&mut s, completing, &fx.done)?;

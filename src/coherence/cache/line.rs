@@ -47,11 +47,13 @@ pub(super) struct Way {
 
 /// The bytes of the lines a controller's arrays hold, apart from their states: one entry
 /// per line, reused through a free list (which entry a line gets decides nothing).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct DataStore {
     lines: Vec<LineData>,
     free: Vec<u32>,
 }
+
+crate::reuse::clone_by_fields!(DataStore { lines, free });
 
 impl DataStore {
     /// Room for `n` lines (the arrays' ways).

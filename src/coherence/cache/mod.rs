@@ -230,7 +230,7 @@ impl<'a> Ctx<'a> {
 }
 
 /// One core's L2 controller with its L1 placement level.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CacheCtrl {
     pub params: CacheParams,
     table: Arc<Machine>,
@@ -259,6 +259,23 @@ pub struct CacheCtrl {
     /// look for the line's prefetched bit, to count the prefetch useful.
     prefetched_lines: bool,
 }
+
+crate::reuse::clone_by_fields!(CacheCtrl {
+    params,
+    table,
+    ids,
+    l1,
+    l2,
+    store,
+    tbes,
+    hint,
+    hit_next,
+    stats,
+    transitions,
+    moped_done,
+    prefetcher,
+    prefetched_lines,
+});
 
 impl CacheCtrl {
     pub fn new(params: CacheParams, table: Arc<Machine>) -> Result<CacheCtrl, ProtocolError> {

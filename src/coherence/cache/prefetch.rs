@@ -100,12 +100,18 @@ struct Stream {
 }
 
 /// The prefetcher's state.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Prefetcher {
     pub params: PrefetchParams,
     streams: Vec<Stream>,
     clock: u64,
 }
+
+crate::reuse::clone_by_fields!(Prefetcher {
+    params,
+    streams,
+    clock,
+});
 
 /// A line's number (its address over the line size).
 fn number(line: LineAddr) -> i64 {

@@ -132,7 +132,7 @@ struct Ctx<'a> {
 }
 
 /// One directory bank with its memory.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DirCtrl {
     pub params: DirParams,
     table: Arc<Machine>,
@@ -145,6 +145,17 @@ pub struct DirCtrl {
     /// The cycle the memory channel is free again: timing only, not protocol state.
     mem_free_at: u64,
 }
+
+crate::reuse::clone_by_fields!(DirCtrl {
+    params,
+    table,
+    ids,
+    entries,
+    mem,
+    stats,
+    transitions,
+    mem_free_at,
+});
 
 impl DirCtrl {
     pub fn new(params: DirParams, table: Arc<Machine>) -> Result<DirCtrl, ProtocolError> {
