@@ -57,8 +57,9 @@ pub trait Model {
 
     fn key(&self, state: &Self::State, work: &mut Self::Work) -> Self::Key;
 
-    /// Takes back a state the search is done with (expanded, or a successor already
-    /// seen), so that later [`Model::next_state`] calls can reuse what it holds.
+    /// Takes back a state the search is done with (expanded, a successor already seen,
+    /// or a new one, queued as a clone), so that later [`Model::next_state`] calls can
+    /// reuse what it holds.
     fn recycle(&self, _state: Self::State, _work: &mut Self::Work) {}
 
     /// Called once for each new state that satisfies [`Model::always`].
