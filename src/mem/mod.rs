@@ -335,6 +335,20 @@ impl BackingStore {
     pub fn sorted_lines(&self) -> Vec<(LineAddr, LineData)> {
         self.lines.sorted()
     }
+
+    /// Lines ever written, by address, without copying them.
+    pub fn lines(&self) -> impl Iterator<Item = (LineAddr, &LineData)> + '_ {
+        self.lines.iter()
+    }
+
+    /// How many lines were ever written.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
 }
 
 /// The key stride and low bits of the lines of `bank` out of `banks` (a power of two)

@@ -5,8 +5,10 @@
 //! interchangeable among themselves). The stored representative of each orbit stays the
 //! concrete state first reached, so traces are concrete executions with stable node ids.
 
-use crate::coherence::dir::NOBODY;
-use crate::coherence::{Msg, NodeId};
+use crate::coherence::cache::EncodeBuf;
+use crate::coherence::dir::{DirEntry, NOBODY};
+use crate::coherence::{DirCtrl, Msg, NodeId};
+use crate::mem::LineAddr;
 
 use super::super::config::CheckConfig;
 use super::state::State;
@@ -18,7 +20,13 @@ const MSG_ENC: usize = 8 + 64;
 /// Buffers reused across keys.
 #[derive(Default)]
 pub(super) struct Scratch {
-    cache_enc: Vec<Vec<u8>>,
+    /// Per cache, what its encoding holds under any renaming: its controller, its core's
+    /// pending request and its MOPED's.
+    blocks: Vec<Vec<u8>>,
+    cache_buf: EncodeBuf,
+    entries: Vec<(LineAddr, DirEntry)>,
+    /// The directory's memory, the same under every renaming.
+    memory: Vec<u8>,
     buf: Vec<u8>,
     best: Vec<u8>,
     msgs: Vec<[u8; MSG_ENC]>,
@@ -113,12 +121,24 @@ impl CmpModel<'_> {
     }
 
     /// The visited-set key of a state: its encoding, minimized over the cache permutations.
+    /// What no renaming changes is encoded once, before the permutations.
     pub(super) fn canonical_key(&self, st: &State, scratch: &mut Scratch) -> Box<[u8]> {
-        scratch.cache_enc.resize_with(self.cfg.caches, Vec::new);
-        for (c, e) in st.caches.iter().zip(scratch.cache_enc.iter_mut()) {
+        scratch.blocks.resize_with(self.cfg.caches, Vec::new);
+        for (i, e) in scratch.blocks.iter_mut().enumerate() {
             e.clear();
-            c.encode(e);
+            st.caches[i].encode(e, &mut scratch.cache_buf);
+            match st.pending[i] {
+                None => e.push(0),
+                Some(p) => e.extend_from_slice(&[1 + p.store as u8, p.addr, p.value]),
+            }
+            match st.moped[i] {
+                None => e.push(0),
+                Some(p) => e.extend_from_slice(&[1 + p.kind as u8, p.addr, p.value, p.seen]),
+            }
         }
+        st.dir.sorted_entries_into(&mut scratch.entries);
+        scratch.memory.clear();
+        st.dir.encode_memory(&mut scratch.memory);
         scratch.best.clear();
         let mut first = true;
         for perm in &self.perms {
@@ -134,8 +154,8 @@ impl CmpModel<'_> {
         compact(&scratch.best)
     }
 
-    /// The encoding of `st` with cache `i` renamed `perm[i]`, appended to `buf`; the
-    /// caches' own encodings are in `scratch.cache_enc`.
+    /// The encoding of `st` with cache `i` renamed `perm[i]`, appended to `buf`, from the
+    /// parts [`CmpModel::canonical_key`] put in `scratch`.
     fn encode(&self, st: &State, perm: &[NodeId], scratch: &mut Scratch, buf: &mut Vec<u8>) {
         // inv[new] = old
         let mut inv = [0usize; 8];
@@ -143,18 +163,11 @@ impl CmpModel<'_> {
             inv[new as usize] = old;
         }
         for &old in inv.iter().take(self.cfg.caches) {
-            buf.extend_from_slice(&scratch.cache_enc[old]);
-            match st.pending[old] {
-                None => buf.push(0),
-                Some(p) => buf.extend_from_slice(&[1 + p.store as u8, p.addr, p.value]),
-            }
-            match st.moped[old] {
-                None => buf.push(0),
-                Some(p) => buf.extend_from_slice(&[1 + p.kind as u8, p.addr, p.value, p.seen]),
-            }
+            buf.extend_from_slice(&scratch.blocks[old]);
         }
         buf.extend_from_slice(&st.ghost);
-        st.dir.encode(buf, &|x: NodeId| perm[x as usize]);
+        DirCtrl::encode_entries(&scratch.entries, buf, &|x: NodeId| perm[x as usize]);
+        buf.extend_from_slice(&scratch.memory);
         scratch.msgs.clear();
         for m in &st.net {
             let mut e = [0u8; MSG_ENC];

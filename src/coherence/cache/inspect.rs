@@ -8,6 +8,13 @@ use crate::protocol::{Permission, StateId};
 use super::line::{Line, Tbe, Way};
 use super::{CacheCtrl, Loc};
 
+/// The lists [`CacheCtrl::encode`] sorts, kept by its caller from one call to the next.
+#[derive(Debug, Default)]
+pub struct EncodeBuf {
+    lines: Vec<(LineAddr, u8, Way)>,
+    tbes: Vec<usize>,
+}
+
 /// Where [`CacheCtrl::place_line`] puts a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -76,28 +83,29 @@ impl CacheCtrl {
     }
 
     /// Appends a canonical encoding of the coherence-relevant state (lines, placement, TBEs;
-    /// not statistics or LRU clocks) for the exhaustive checker's visited set.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        let mut lines: Vec<(LineAddr, u8, &Way)> = self
-            .l1
-            .iter()
-            .map(|(_, a, w)| (a, 1u8, w))
-            .chain(self.l2.iter().map(|(_, a, w)| (a, 2u8, w)))
-            .collect();
+    /// not statistics or LRU clocks) for the exhaustive checker's visited set. `buf` holds
+    /// the sorting's lists between calls, so a state's key allocates nothing here.
+    pub fn encode(&self, out: &mut Vec<u8>, buf: &mut EncodeBuf) {
+        let lines = &mut buf.lines;
+        lines.clear();
+        lines.extend(self.l1.iter().map(|(_, a, w)| (a, 1u8, *w)));
+        lines.extend(self.l2.iter().map(|(_, a, w)| (a, 2u8, *w)));
         lines.sort_by_key(|(a, _, _)| *a);
         out.push(lines.len() as u8);
-        for (addr, level, l) in lines {
+        for (addr, level, l) in lines.iter() {
             out.extend_from_slice(&addr.to_le_bytes());
-            out.push(level);
+            out.push(*level);
             out.extend_from_slice(&l.state.to_le_bytes());
             out.push(l.dirty as u8);
             out.extend_from_slice(self.store.get(l.data));
         }
-        let mut tbes: Vec<&Tbe> = self.tbes.iter().collect();
-        tbes.sort_by_key(|t| t.addr);
+        let tbes = &mut buf.tbes;
+        tbes.clear();
+        tbes.extend(0..self.tbes.len());
+        tbes.sort_by_key(|&i| self.tbes[i].addr);
         out.push(tbes.len() as u8);
-        for t in tbes {
-            encode_tbe(t, out);
+        for &i in tbes.iter() {
+            encode_tbe(&self.tbes[i], out);
         }
     }
 

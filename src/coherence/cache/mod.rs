@@ -28,7 +28,7 @@ use super::msg::{Msg, NodeId, Outbox};
 
 pub use actions::action_names;
 use actions::ACTIONS;
-pub use inspect::Placement;
+pub use inspect::{EncodeBuf, Placement};
 use line::{DataStore, Way};
 pub use line::{Line, Tbe};
 use prefetch::Prefetcher;

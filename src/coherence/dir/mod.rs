@@ -228,15 +228,20 @@ impl DirCtrl {
             .unwrap_or(DirEntry::untracked(self.ids.i))
     }
 
-    /// Every tracked line, sorted by address.
-    pub fn sorted_entries(&self) -> Vec<(LineAddr, DirEntry)> {
-        self.entries.sorted()
+    /// Every tracked line, sorted by address, into `out` (cleared first).
+    pub fn sorted_entries_into(&self, out: &mut Vec<(LineAddr, DirEntry)>) {
+        out.clear();
+        out.extend(self.entries.iter().map(|(a, e)| (a, e.clone())));
     }
 
-    /// Appends a canonical encoding of the directory entries and memory contents, with core
-    /// ids renamed by `rename` (the checker's symmetry reduction permutes cores).
-    pub fn encode(&self, out: &mut Vec<u8>, rename: &dyn Fn(NodeId) -> NodeId) {
-        let entries = self.sorted_entries();
+    /// Appends a canonical encoding of directory entries (as [`DirCtrl::sorted_entries_into`]
+    /// lists them), with core ids renamed by `rename` (the checker's symmetry reduction
+    /// permutes cores).
+    pub fn encode_entries(
+        entries: &[(LineAddr, DirEntry)],
+        out: &mut Vec<u8>,
+        rename: &dyn Fn(NodeId) -> NodeId,
+    ) {
         out.push(entries.len() as u8);
         for (addr, e) in entries {
             out.extend_from_slice(&addr.to_le_bytes());
@@ -249,11 +254,15 @@ impl DirCtrl {
             }
             out.extend_from_slice(&NOBODY.to_le_bytes());
         }
-        let lines = self.mem.sorted_lines();
-        out.push(lines.len() as u8);
-        for (addr, data) in lines {
+    }
+
+    /// Appends a canonical encoding of the memory's contents (no core ids: the same under
+    /// every renaming), to follow the entries' encoding.
+    pub fn encode_memory(&self, out: &mut Vec<u8>) {
+        out.push(self.mem.len() as u8);
+        for (addr, data) in self.mem.lines() {
             out.extend_from_slice(&addr.to_le_bytes());
-            out.extend_from_slice(&data);
+            out.extend_from_slice(data);
         }
     }
 
