@@ -384,6 +384,19 @@ impl TransitionCounts {
         self.low.is_empty()
     }
 
+    /// Calls `f` with each counter that counted a run, in counter order, and sets every
+    /// counter back to zero.
+    pub fn drain_counted(&mut self, mut f: impl FnMut(usize)) {
+        let high = &self.high;
+        for (k, low) in self.low.iter_mut().enumerate() {
+            if *low != 0 || high.get(k).is_some_and(|&h| h != 0) {
+                f(k);
+                *low = 0;
+            }
+        }
+        self.high.clear();
+    }
+
     /// Every counter's runs, in counter order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         (0..self.len()).map(|k| self.get(k))

@@ -669,3 +669,20 @@ fn transition_counts_add_many_runs_as_bumps_would() {
     );
     assert_eq!(added.get(1), 65_539);
 }
+
+/// Draining lists every counter that counted, one that carried past 16 bits to an exact
+/// multiple of 65,536 (its low bits zero) too, and leaves every counter at zero.
+#[test]
+fn transition_counts_drain_the_counters_that_counted() {
+    let mut c = TransitionCounts::new(4);
+    c.bump(3);
+    c.add(1, 1 << 16);
+    let mut seen = Vec::new();
+    c.drain_counted(|k| seen.push(k));
+    assert_eq!(seen, vec![1, 3]);
+    assert_eq!(c.iter().collect::<Vec<_>>(), vec![0; 4]);
+    c.bump(0);
+    seen.clear();
+    c.drain_counted(|k| seen.push(k));
+    assert_eq!(seen, vec![0]);
+}

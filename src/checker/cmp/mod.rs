@@ -21,6 +21,7 @@ mod state;
 mod step;
 mod symmetry;
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::coherence::{CacheCtrl, CacheParams, DirCtrl, DirParams, NodeId, Protocol};
@@ -30,7 +31,7 @@ use crate::protocol::{Machine, TransitionCounts};
 use super::config::CheckConfig;
 use super::report::{CheckReport, Failure, FailureKind};
 use super::search::{self, Model};
-use state::{Action, Fault, Fired, State};
+use state::{Action, Fault, Firing, State};
 use symmetry::Scratch;
 
 /// Explores every reachable state of `cfg` under `protocol`.
@@ -81,7 +82,7 @@ struct CmpModel<'a> {
 struct Work {
     scratch: Scratch,
     /// The cells the step in progress fired.
-    fired: Vec<Fired>,
+    fired: Firing,
     /// The cells any step fired, by `state * events + event`.
     cache_reached: Vec<bool>,
     dir_reached: Vec<bool>,
@@ -147,7 +148,7 @@ impl<'a> CmpModel<'a> {
             };
             let mut c = CacheCtrl::new(p, Arc::clone(&self.l2)).map_err(|e| e.to_string())?;
             c.transitions = TransitionCounts::default();
-            caches.push(c);
+            caches.push(Rc::new(c));
         }
         let dp = DirParams {
             node: self.dir_node(),
@@ -165,7 +166,7 @@ impl<'a> CmpModel<'a> {
         dir.transitions = TransitionCounts::default();
         Ok(State {
             caches,
-            dir,
+            dir: Rc::new(dir),
             net: Vec::new(),
             pending: vec![None; n],
             moped: vec![None; n],
@@ -217,7 +218,7 @@ impl Model for CmpModel<'_> {
     fn new_work(&self) -> Work {
         Work {
             scratch: Scratch::default(),
-            fired: Vec::new(),
+            fired: Firing::default(),
             cache_reached: vec![false; self.cache_cells],
             dir_reached: vec![false; self.dir_cells],
             max_in_flight: 0,
@@ -238,7 +239,7 @@ impl Model for CmpModel<'_> {
     fn next_state(&self, st: &State, a: Action, work: &mut Work) -> Result<Option<State>, Fault> {
         let next = self.step(st, a, &mut work.fired, &mut work.spare)?;
         if next.is_some() {
-            for f in &work.fired {
+            for f in &work.fired.cells {
                 if f.dir {
                     work.dir_reached[f.cell] = true;
                 } else {

@@ -11,7 +11,7 @@ use crate::protocol::Cell;
 
 use super::super::report::{CellName, CheckReport, Failure, FailureKind};
 use super::super::search::{Counterexample, Explored, Finding};
-use super::state::{msg_text, Action, Fault, Fired, State};
+use super::state::{msg_text, Action, Fault, Fired, Firing, State};
 use super::{CmpModel, Work};
 
 impl CmpModel<'_> {
@@ -266,12 +266,16 @@ impl CmpModel<'_> {
         };
         out.push("  0. initial state".to_string());
         out.extend(self.state_text(&st));
-        let mut fired = Vec::new();
+        let mut fired = Firing::default();
         for (k, &a) in actions.iter().enumerate() {
             let text = self.action_text(&st, a);
             match self.step(&st, a, &mut fired, &mut Vec::new()) {
                 Ok(Some(next)) => {
-                    out.push(format!("{:3}. {text}: {}", k + 1, self.fired_text(&fired)));
+                    out.push(format!(
+                        "{:3}. {text}: {}",
+                        k + 1,
+                        self.fired_text(&fired.cells)
+                    ));
                     st = next;
                     out.extend(self.state_text(&st));
                 }
@@ -287,7 +291,7 @@ impl CmpModel<'_> {
             out.push(format!(
                 "{:3}. {text}: {} -> {what}",
                 actions.len() + 1,
-                self.fired_text(&fired)
+                self.fired_text(&fired.cells)
             ));
         }
         out

@@ -1,6 +1,8 @@
 //! The CMP model's state and actions.
 
 use crate::coherence::{CacheCtrl, DirCtrl, MopedKind, Msg, NodeId, Violation};
+use crate::protocol::TransitionCounts;
+use std::rc::Rc;
 
 use super::super::report::FailureKind;
 
@@ -12,10 +14,12 @@ pub(super) struct Pending {
     pub value: u8,
 }
 
-/// The controllers, the network and the ghost values of one reachable state.
+/// The controllers, the network and the ghost values of one reachable state. A step
+/// changes one or two controllers, so a state shares the others with the state it came
+/// from: each controller is copied only when a step changes it (`Rc::make_mut`).
 pub(super) struct State {
-    pub caches: Vec<CacheCtrl>,
-    pub dir: DirCtrl,
+    pub caches: Vec<Rc<CacheCtrl>>,
+    pub dir: Rc<DirCtrl>,
     /// In-flight messages, sorted (a canonical multiset).
     pub net: Vec<Msg>,
     pub pending: Vec<Option<Pending>>,
@@ -80,6 +84,16 @@ pub(super) struct Fired {
     pub node: NodeId,
     pub dir: bool,
     pub cell: usize,
+}
+
+/// The cells one step fired, and the counters its controllers count them in: kept from
+/// one step to the next, every counter back at zero between steps, so a step allocates
+/// none.
+#[derive(Default)]
+pub(super) struct Firing {
+    pub cells: Vec<Fired>,
+    pub cache: TransitionCounts,
+    pub dir: TransitionCounts,
 }
 
 /// A broken property: which one, and what was seen.

@@ -6,9 +6,10 @@ use crate::coherence::{
     MopedReq, NodeId, Outgoing,
 };
 use crate::protocol::TransitionCounts;
+use std::rc::Rc;
 
 use super::super::report::FailureKind;
-use super::state::{msg_text, Action, Fault, Fired, MopedPending, Pending, State};
+use super::state::{msg_text, Action, Fault, Fired, Firing, MopedPending, Pending, State};
 use super::CmpModel;
 
 /// What the controllers did in one step: the messages they sent and the core requests
@@ -72,37 +73,42 @@ impl CmpModel<'_> {
         }
     }
 
+    /// Records the cells whose counters in `counts` counted, and sets them back to zero.
     fn collect_fired(
         &self,
         node: NodeId,
         dir: bool,
-        counts: &TransitionCounts,
+        counts: &mut TransitionCounts,
         fired: &mut Vec<Fired>,
     ) {
         let m = if dir { &self.dirm } else { &self.l2 };
         let ne = m.events().len();
-        for (k, n) in counts.iter().enumerate() {
-            if n > 0 {
-                let (st, ev) = m.counted_cell(k);
-                let cell = st as usize * ne + ev as usize;
-                fired.push(Fired { node, dir, cell });
-            }
-        }
+        counts.drain_counted(|k| {
+            let (st, ev) = m.counted_cell(k);
+            let cell = st as usize * ne + ev as usize;
+            fired.push(Fired { node, dir, cell });
+        });
     }
 
-    /// Runs `f` on cache controller `core` with its transitions counted, and records the
-    /// cells that fired. Stored states keep no counters, so they stay cheap to clone.
+    /// Runs `f` on cache controller `core` with its transitions counted in `fired`'s
+    /// counters, and records the cells that fired. Stored states keep no counters, so they
+    /// stay cheap to clone.
     fn counted<R>(
         &self,
-        c: &mut CacheCtrl,
+        c: &mut Rc<CacheCtrl>,
         core: usize,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         f: impl FnOnce(&mut CacheCtrl) -> R,
     ) -> R {
-        c.transitions = TransitionCounts::new(self.l2.n_counters());
+        // The controller this step changes is the state's own from here on.
+        let c = Rc::make_mut(c);
+        if fired.cache.is_empty() {
+            fired.cache = TransitionCounts::new(self.l2.n_counters());
+        }
+        std::mem::swap(&mut c.transitions, &mut fired.cache);
         let r = f(c);
-        self.collect_fired(core as NodeId, false, &c.transitions, fired);
-        c.transitions = TransitionCounts::default();
+        std::mem::swap(&mut c.transitions, &mut fired.cache);
+        self.collect_fired(core as NodeId, false, &mut fired.cache, &mut fired.cells);
         r
     }
 
@@ -113,7 +119,7 @@ impl CmpModel<'_> {
         &self,
         st: &State,
         a: Action,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         spare: &mut Vec<State>,
     ) -> Result<Option<State>, Fault> {
         let mut s = match spare.pop() {
@@ -124,7 +130,7 @@ impl CmpModel<'_> {
             None => st.clone(),
         };
         let mut fx = Effects::default();
-        fired.clear();
+        fired.cells.clear();
         let taken = match a {
             Action::Load { core, addr } => self.access(&mut s, core, addr, None, fired, &mut fx),
             Action::Store { core, addr, value } => {
@@ -146,7 +152,10 @@ impl CmpModel<'_> {
         };
         self.complete_core(&mut s, completing, &fx.done)?;
         if completing < self.cfg.caches {
-            let answers: Vec<MopedDone> = s.caches[completing].take_moped_done().collect();
+            // The cache that completes is the one the step changed: already the state's own.
+            let answers: Vec<MopedDone> = Rc::make_mut(&mut s.caches[completing])
+                .take_moped_done()
+                .collect();
             let from_network = matches!(a, Action::Deliver { .. });
             for d in answers {
                 self.moped_completion(&mut s, completing, d, from_network)?;
@@ -170,7 +179,7 @@ impl CmpModel<'_> {
         core: u8,
         addr: u8,
         store: Option<u8>,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         fx: &mut Effects,
     ) -> Result<Option<usize>, Fault> {
         let core = core as usize;
@@ -215,7 +224,7 @@ impl CmpModel<'_> {
         s: &mut State,
         core: u8,
         addr: u8,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         fx: &mut Effects,
     ) -> Result<Option<usize>, Fault> {
         let core = core as usize;
@@ -235,7 +244,7 @@ impl CmpModel<'_> {
         addr: u8,
         kind: MopedKind,
         value: u8,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         fx: &mut Effects,
     ) -> Result<Option<usize>, Fault> {
         let core = core as usize;
@@ -275,7 +284,7 @@ impl CmpModel<'_> {
         &self,
         s: &mut State,
         index: u16,
-        fired: &mut Vec<Fired>,
+        fired: &mut Firing,
         fx: &mut Effects,
     ) -> Result<Option<usize>, Fault> {
         let m = s.net.remove(index as usize);
@@ -286,10 +295,14 @@ impl CmpModel<'_> {
                 c.deliver(&m, &mut fx.out, &mut fx.done)
             })
         } else if dst == self.cfg.caches {
-            s.dir.transitions = TransitionCounts::new(self.dirm.n_counters());
-            let r = s.dir.deliver(&m, &mut fx.out);
-            self.collect_fired(dst as NodeId, true, &s.dir.transitions, fired);
-            s.dir.transitions = TransitionCounts::default();
+            if fired.dir.is_empty() {
+                fired.dir = TransitionCounts::new(self.dirm.n_counters());
+            }
+            let dir = Rc::make_mut(&mut s.dir);
+            std::mem::swap(&mut dir.transitions, &mut fired.dir);
+            let r = dir.deliver(&m, &mut fx.out);
+            std::mem::swap(&mut dir.transitions, &mut fired.dir);
+            self.collect_fired(dst as NodeId, true, &mut fired.dir, &mut fired.cells);
             r
         } else {
             return Err(Fault::new(
