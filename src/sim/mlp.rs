@@ -149,7 +149,8 @@ pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
     now: u64,
     driver: &mut D,
 ) -> Result<(), SimError> {
-    for id in p.cores()[c].window.ready() {
+    let ids = p.cores_mut()[c].window.take_ready();
+    for &id in &ids {
         // An earlier issue may have completed or moved another load of the window.
         let w = &p.cores()[c].window;
         let Some(i) = w.index(id) else {
@@ -160,6 +161,7 @@ pub(crate) fn retry<P: Platform, D: Driver + ?Sized>(
             issue(p, c, req, now, driver)?;
         }
     }
+    p.cores_mut()[c].window.keep_ready(ids);
     Ok(())
 }
 

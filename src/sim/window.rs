@@ -84,6 +84,8 @@ pub(crate) struct Window {
     /// The core stopped for room in the window: only a window load's completion steps it
     /// again (a store's does not, as it does not step a core blocked on a load).
     pub(super) blocked: bool,
+    /// The list a retry's loads are gathered in, kept so that a retry allocates nothing.
+    ready: Vec<u64>,
 }
 
 impl LoadState {
@@ -257,30 +259,54 @@ impl Window {
 
     /// Whether an older load than the one at `i` waits for the same line.
     pub(super) fn behind_older(&self, i: usize) -> bool {
-        let line = self.keys[i].line;
-        // Newest first: the load a merged one waits behind is usually just before it.
-        self.keys[..i].iter().rev().any(|k| k.line == line)
+        behind_older(&self.keys, i)
     }
 
     /// Whether the load at `i` may issue now: it waits to (re)issue, or it is merged and
     /// no older load to its line is left.
     pub(super) fn may_issue(&self, i: usize) -> bool {
-        match self.keys[i].state {
-            LoadState::Waiting => true,
-            LoadState::Merged => !self.behind_older(i),
-            _ => false,
-        }
+        may_issue(&self.keys, i)
     }
 
-    /// The loads that may issue now, oldest first.
-    pub(super) fn ready(&self) -> Vec<u64> {
+    /// The ids of the loads that may issue now, oldest first, in a list the window keeps
+    /// between retries (hand it back with [`Window::keep_ready`]), so that a retry
+    /// allocates nothing.
+    pub(super) fn take_ready(&mut self) -> Vec<u64> {
+        let mut ids = std::mem::take(&mut self.ready);
+        ids.clear();
         if self.registers == 0 && self.merged == 0 {
-            return Vec::new();
+            return ids;
         }
-        (0..self.keys.len())
-            .filter(|&i| self.may_issue(i))
-            .map(|i| self.keys[i].id)
-            .collect()
+        let keys: &[Key] = &self.keys;
+        ids.extend(
+            (0..keys.len())
+                .filter(|&i| may_issue(keys, i))
+                .map(|i| keys[i].id),
+        );
+        ids
+    }
+
+    /// The list [`Window::take_ready`] gave, kept for the next retry.
+    pub(super) fn keep_ready(&mut self, ids: Vec<u64>) {
+        self.ready = ids;
+    }
+}
+
+/// Whether an older load than the one at `i` of `keys` waits for the same line.
+#[inline]
+fn behind_older(keys: &[Key], i: usize) -> bool {
+    let line = keys[i].line;
+    // Newest first: the load a merged one waits behind is usually just before it.
+    keys[..i].iter().rev().any(|k| k.line == line)
+}
+
+/// Whether the load at `i` of `keys` may issue now (see [`Window::may_issue`]).
+#[inline]
+fn may_issue(keys: &[Key], i: usize) -> bool {
+    match keys[i].state {
+        LoadState::Waiting => true,
+        LoadState::Merged => !behind_older(keys, i),
+        _ => false,
     }
 }
 
