@@ -102,13 +102,33 @@ impl CmpModel<'_> {
     ) -> R {
         // The controller this step changes is the state's own from here on.
         let c = Rc::make_mut(c);
-        if fired.cache.is_empty() {
-            fired.cache = TransitionCounts::new(self.l2.n_counters());
+        self.counted_on(c, core as NodeId, false, |c| &mut c.transitions, fired, f)
+    }
+
+    /// Runs `f` on controller `ctrl` (node `node`, the directory when `dir`) with the
+    /// counters `transitions` finds in it swapped for `fired`'s, kept at zero between steps
+    /// and sized at their first use, then records the cells that fired.
+    fn counted_on<C, R>(
+        &self,
+        ctrl: &mut C,
+        node: NodeId,
+        dir: bool,
+        transitions: fn(&mut C) -> &mut TransitionCounts,
+        fired: &mut Firing,
+        f: impl FnOnce(&mut C) -> R,
+    ) -> R {
+        let (machine, kept) = if dir {
+            (&self.dirm, &mut fired.dir)
+        } else {
+            (&self.l2, &mut fired.cache)
+        };
+        if kept.is_empty() {
+            *kept = TransitionCounts::new(machine.n_counters());
         }
-        std::mem::swap(&mut c.transitions, &mut fired.cache);
-        let r = f(c);
-        std::mem::swap(&mut c.transitions, &mut fired.cache);
-        self.collect_fired(core as NodeId, false, &mut fired.cache, &mut fired.cells);
+        std::mem::swap(transitions(ctrl), kept);
+        let r = f(ctrl);
+        std::mem::swap(transitions(ctrl), kept);
+        self.collect_fired(node, dir, kept, &mut fired.cells);
         r
     }
 
@@ -295,15 +315,15 @@ impl CmpModel<'_> {
                 c.deliver(&m, &mut fx.out, &mut fx.done)
             })
         } else if dst == self.cfg.caches {
-            if fired.dir.is_empty() {
-                fired.dir = TransitionCounts::new(self.dirm.n_counters());
-            }
             let dir = Rc::make_mut(&mut s.dir);
-            std::mem::swap(&mut dir.transitions, &mut fired.dir);
-            let r = dir.deliver(&m, &mut fx.out);
-            std::mem::swap(&mut dir.transitions, &mut fired.dir);
-            self.collect_fired(dst as NodeId, true, &mut fired.dir, &mut fired.cells);
-            r
+            self.counted_on(
+                dir,
+                dst as NodeId,
+                true,
+                |d| &mut d.transitions,
+                fired,
+                |d| d.deliver(&m, &mut fx.out),
+            )
         } else {
             return Err(Fault::new(
                 FailureKind::InvalidTransition,
